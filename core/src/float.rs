@@ -1,0 +1,105 @@
+//! [`Float`]: the scalar types differentiable code can be generic over.
+
+use crate::{Differentiable, TangentVector};
+use std::fmt::{Debug, Display};
+use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, Sub, SubAssign};
+
+/// A real floating-point scalar (`f32` or `f64`) that is its own tangent.
+///
+/// Write generic differentiable code against this trait:
+/// ```
+/// use adjoint::prelude::*;
+///
+/// #[differentiable]
+/// fn softplus<T: Float>(x: T) -> T {
+///     x.exp().ln_1p()
+/// }
+///
+/// let (_, dx) = value_with_gradient(softplus_vjp(0.0_f32));
+/// assert!((dx - 0.5).abs() < 1e-6);
+/// ```
+/// The methods mirror the inherent methods of `f32`/`f64` with the same names and meaning; the
+/// derivative of each one is in [`crate::rules::methods`].
+pub trait Float:
+    Copy
+    + PartialOrd
+    + Debug
+    + Display
+    + Default
+    + Send
+    + Sync
+    + 'static
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Rem<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + SubAssign
+    + MulAssign
+    + DivAssign
+    + Differentiable<Tangent = Self>
+    + TangentVector
+    + FloatMath
+{
+    /// `0`.
+    const ZERO: Self;
+    /// `1`.
+    const ONE: Self;
+    /// The nearest value of this type to `v`.
+    fn from_f64(v: f64) -> Self;
+    /// `self` widened (or kept) as `f64`.
+    fn to_f64(self) -> f64;
+}
+
+macro_rules! forward_methods {
+    (unary: $($u:ident)*; binary: $($b:ident)*) => {
+        /// The elementary functions of [`Float`], with the meaning of the inherent methods of the
+        /// same name on `f32`/`f64`.
+        pub trait FloatMath: Sized {
+            $(
+                #[doc = concat!("`", stringify!($u), "(self)`, as the inherent float method.")]
+                fn $u(self) -> Self;
+            )*
+            $(
+                #[doc = concat!("`", stringify!($b), "(self, other)`, as the inherent float method.")]
+                fn $b(self, other: Self) -> Self;
+            )*
+            /// `self` raised to the integer power `n`.
+            fn powi(self, n: i32) -> Self;
+            /// `self * a + b` with one rounding.
+            fn mul_add(self, a: Self, b: Self) -> Self;
+        }
+        float_math_impl!(f32; unary: $($u)*; binary: $($b)*);
+        float_math_impl!(f64; unary: $($u)*; binary: $($b)*);
+    };
+}
+
+macro_rules! float_math_impl {
+    ($t:ident; unary: $($u:ident)*; binary: $($b:ident)*) => {
+        impl FloatMath for $t {
+            $(#[inline(always)] fn $u(self) -> Self { $t::$u(self) })*
+            $(#[inline(always)] fn $b(self, other: Self) -> Self { $t::$b(self, other) })*
+            #[inline(always)]
+            fn powi(self, n: i32) -> Self { $t::powi(self, n) }
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self { $t::mul_add(self, a, b) }
+        }
+
+        impl Float for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self { v as $t }
+            #[inline(always)]
+            fn to_f64(self) -> f64 { self as f64 }
+        }
+    };
+}
+
+forward_methods! {
+    unary: sin cos tan asin acos atan sinh cosh tanh exp exp2 exp_m1 ln ln_1p log2 log10 sqrt
+           cbrt recip abs signum floor ceil round trunc fract;
+    binary: atan2 powf log max min hypot
+}

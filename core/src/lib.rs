@@ -1,0 +1,22 @@
+//! Runtime support of [adjoint](https://docs.rs/adjoint): the traits that describe what can be
+//! differentiated, the derivative rules of the primitive operations, and the small helpers the
+//! `#[differentiable]` macro emits calls to.
+//!
+//! Users depend on the `adjoint` facade crate, which re-exports everything here together with the
+//! macros; see its documentation for the user guide.
+
+// The macros emit paths of the form `::adjoint::__private::...`. Inside this crate (whose own
+// code will use the macros for layers) that path must resolve to this crate itself.
+extern crate self as adjoint;
+
+mod differentiable;
+mod float;
+mod gradient;
+pub mod rules;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use differentiable::{Differentiable, TangentVector};
+pub use float::{Float, FloatMath};
+pub use gradient::{UnitSeed, gradient, value_with_gradient, without_derivative};

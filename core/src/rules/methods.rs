@@ -1,0 +1,164 @@
+//! Derivative rules of the float methods, one line per method.
+//!
+//! Each line gives the local derivative(s) in terms of the input `x` (and `o`, the other
+//! argument) and the output `y`; the pullback multiplies them by the output tangent `ȳ`.
+//!
+//! | method | derivative |
+//! |---|---|
+//! | `sin` `cos` `tan` | `cos x`, `−sin x`, `1 + y²` |
+//! | `asin` `acos` `atan` | `1/√(1−x²)`, `−1/√(1−x²)`, `1/(1+x²)` |
+//! | `sinh` `cosh` `tanh` | `cosh x`, `sinh x`, `1 − y²` |
+//! | `exp` `exp2` `exp_m1` | `y`, `y · ln 2`, `y + 1` |
+//! | `ln` `ln_1p` `log2` `log10` | `1/x`, `1/(1+x)`, `1/(x ln 2)`, `1/(x ln 10)` |
+//! | `sqrt` `cbrt` `recip` | `1/(2y)`, `1/(3y²)`, `−y²` |
+//! | `abs` `signum` | `signum(x)` (0 at 0), `0` |
+//! | `powi(n)` | `n · xⁿ⁻¹` (0 when n = 0) |
+//! | `powf(p)` | `∂x = p · xᵖ⁻¹`, `∂p = y · ln x` (0 where x = 0 and p ≥ 0) |
+//! | `atan2(o)` | `∂x = o/(x²+o²)`, `∂o = −x/(x²+o²)` |
+//! | `log(b)` | `∂x = 1/(x ln b)`, `∂b = −ln x/(b ln² b)` |
+//! | `hypot(o)` | `∂x = x/y`, `∂o = o/y` |
+//! | `max(o)` `min(o)` | the selected argument gets `ȳ`; on a tie each gets `ȳ/2` |
+//! | `mul_add(a, b)` | `∂x = a`, `∂a = x`, `∂b = 1` |
+//!
+//! # Conventions where the derivative is undefined
+//! They are PyTorch's, so that results agree with it bit for bit in spirit:
+//! * `abs` at `0` has derivative `0` (PyTorch: `grad · sgn(x)`).
+//! * `signum` has derivative `0` everywhere, also at the jump.
+//! * `max`/`min` split the tangent evenly on a tie (PyTorch's `maximum`/`minimum`).
+//! * `powf` gives `∂p = 0` at `x = 0` for `p ≥ 0` instead of `0 · (−∞)`.
+//! * `sqrt` at `0`, `ln` at `0`, `hypot` at `(0, 0)` follow IEEE arithmetic (`∞`, `∞`, NaN),
+//!   as PyTorch does.
+//!
+//! `floor`, `ceil`, `round`, `trunc` and `fract` have no rule: calling them on an active value
+//! is a compile error; write `without_derivative(x).floor()` if a zero derivative is meant.
+
+use crate::__private::NoTangent;
+use crate::Float;
+
+macro_rules! method_rules {
+    (
+        unary: [$( $name:ident $vjp:ident => |$x:ident, $y:ident| $dx:expr; )*]
+        binary: [$( $bname:ident $bvjp:ident => |$bx:ident, $bo:ident, $by:ident| ($bdx:expr, $bdo:expr); )*]
+    ) => {
+        /// The derivative rules of the [`Float`] methods, called by generated code as
+        /// `x.<method>_vjp_full(args.., needs)`.
+        pub trait FloatMethods: Float {
+            $(
+                #[doc = concat!("Rule of `", stringify!($name), "`: ȳ ↦ (ȳ · ", stringify!($dx), ",).")]
+                fn $vjp(self, needs: [bool; 1]) -> (Self, impl FnOnce(Self) -> (Self,));
+            )*
+            $(
+                #[doc = concat!("Rule of `", stringify!($bname), "`: ȳ ↦ (ȳ · ", stringify!($bdx), ", ȳ · ", stringify!($bdo), ").")]
+                fn $bvjp(self, other: Self, needs: [bool; 2]) -> (Self, impl FnOnce(Self) -> (Self, Self));
+            )*
+            /// Rule of `powi`: ȳ ↦ (ȳ · n · xⁿ⁻¹, no tangent for `n`).
+            fn powi_vjp_full(self, n: i32, needs: [bool; 2]) -> (Self, impl FnOnce(Self) -> (Self, NoTangent));
+            /// Rule of `mul_add`: ȳ ↦ (ȳ · a, ȳ · x, ȳ).
+            fn mul_add_vjp_full(self, a: Self, b: Self, needs: [bool; 3]) -> (Self, impl FnOnce(Self) -> (Self, Self, Self));
+        }
+
+        impl<T: Float> FloatMethods for T {
+            $(
+                #[inline(always)]
+                #[allow(unused_variables)]
+                fn $vjp(self, needs: [bool; 1]) -> (T, impl FnOnce(T) -> (T,)) {
+                    let $x = self;
+                    let $y = self.$name();
+                    ($y, move |d: T| (if needs[0] { d * $dx } else { T::ZERO },))
+                }
+            )*
+            $(
+                #[inline(always)]
+                #[allow(unused_variables)]
+                fn $bvjp(self, other: T, needs: [bool; 2]) -> (T, impl FnOnce(T) -> (T, T)) {
+                    let ($bx, $bo) = (self, other);
+                    let $by = self.$bname(other);
+                    ($by, move |d: T| (
+                        if needs[0] { d * $bdx } else { T::ZERO },
+                        if needs[1] { d * $bdo } else { T::ZERO },
+                    ))
+                }
+            )*
+            #[inline(always)]
+            fn powi_vjp_full(self, n: i32, needs: [bool; 2]) -> (T, impl FnOnce(T) -> (T, NoTangent)) {
+                let x = self;
+                (x.powi(n), move |d: T| {
+                    let dx = if needs[0] && n != 0 { d * T::from_f64(f64::from(n)) * x.powi(n - 1) } else { T::ZERO };
+                    (dx, NoTangent)
+                })
+            }
+            #[inline(always)]
+            fn mul_add_vjp_full(self, a: T, b: T, needs: [bool; 3]) -> (T, impl FnOnce(T) -> (T, T, T)) {
+                let x = self;
+                (x.mul_add(a, b), move |d: T| (
+                    if needs[0] { d * a } else { T::ZERO },
+                    if needs[1] { d * x } else { T::ZERO },
+                    if needs[2] { d } else { T::ZERO },
+                ))
+            }
+        }
+    };
+}
+
+fn one<T: Float>() -> T {
+    T::ONE
+}
+
+fn half<T: Float>() -> T {
+    T::from_f64(0.5)
+}
+
+/// `∂ max(x, o)/∂x`: 1 where `x` is selected, ½ on a tie (PyTorch's `maximum`).
+fn select_first<T: Float>(x: T, o: T, first_wins: bool) -> T {
+    if x == o {
+        half()
+    } else if first_wins {
+        one()
+    } else {
+        T::ZERO
+    }
+}
+
+/// `∂ xᵖ/∂p = y · ln x`, taken as 0 at `x = 0, p ≥ 0` (PyTorch's convention).
+fn pow_exponent_derivative<T: Float>(x: T, p: T, y: T) -> T {
+    if x == T::ZERO && p >= T::ZERO { T::ZERO } else { y * x.ln() }
+}
+
+/// `signum` with `signum(±0) = 0`, as the derivative of `abs`.
+fn sign_or_zero<T: Float>(x: T) -> T {
+    if x == T::ZERO { T::ZERO } else { x.signum() }
+}
+
+method_rules! {
+    unary: [
+        sin sin_vjp_full => |x, y| x.cos();
+        cos cos_vjp_full => |x, y| -x.sin();
+        tan tan_vjp_full => |x, y| one::<T>() + y * y;
+        asin asin_vjp_full => |x, y| (one::<T>() - x * x).sqrt().recip();
+        acos acos_vjp_full => |x, y| -(one::<T>() - x * x).sqrt().recip();
+        atan atan_vjp_full => |x, y| (one::<T>() + x * x).recip();
+        sinh sinh_vjp_full => |x, y| x.cosh();
+        cosh cosh_vjp_full => |x, y| x.sinh();
+        tanh tanh_vjp_full => |x, y| one::<T>() - y * y;
+        exp exp_vjp_full => |x, y| y;
+        exp2 exp2_vjp_full => |x, y| y * T::from_f64(std::f64::consts::LN_2);
+        exp_m1 exp_m1_vjp_full => |x, y| y + one::<T>();
+        ln ln_vjp_full => |x, y| x.recip();
+        ln_1p ln_1p_vjp_full => |x, y| (one::<T>() + x).recip();
+        log2 log2_vjp_full => |x, y| (x * T::from_f64(std::f64::consts::LN_2)).recip();
+        log10 log10_vjp_full => |x, y| (x * T::from_f64(std::f64::consts::LN_10)).recip();
+        sqrt sqrt_vjp_full => |x, y| half::<T>() / y;
+        cbrt cbrt_vjp_full => |x, y| (T::from_f64(3.0) * y * y).recip();
+        recip recip_vjp_full => |x, y| -(y * y);
+        abs abs_vjp_full => |x, y| sign_or_zero(x);
+        signum signum_vjp_full => |x, y| T::ZERO;
+    ]
+    binary: [
+        atan2 atan2_vjp_full => |x, o, y| (o / (x * x + o * o), -x / (x * x + o * o));
+        powf powf_vjp_full => |x, o, y| (o * x.powf(o - one::<T>()), pow_exponent_derivative(x, o, y));
+        log log_vjp_full => |x, o, y| ((x * o.ln()).recip(), -x.ln() / (o * o.ln() * o.ln()));
+        hypot hypot_vjp_full => |x, o, y| (x / y, o / y);
+        max max_vjp_full => |x, o, y| (select_first(x, o, x > o), select_first(o, x, o > x));
+        min min_vjp_full => |x, o, y| (select_first(x, o, x < o), select_first(o, x, o < x));
+    ]
+}

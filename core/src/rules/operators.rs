@@ -1,0 +1,122 @@
+//! Derivative rules of Rust's arithmetic operators and of `as` casts between float types.
+//!
+//! | expression | value `y` | `ā` (lhs tangent) | `b̄` (rhs tangent) |
+//! |---|---|---|---|
+//! | `a + b` | a + b | ȳ | ȳ |
+//! | `a - b` | a − b | ȳ | −ȳ |
+//! | `a * b` | a · b | ȳ · b | ȳ · a |
+//! | `a / b` | a / b | ȳ / b | −ȳ · y / b |
+//! | `a % b` | a − b·trunc(a/b) | ȳ | −ȳ · trunc(a/b) |
+//! | `-a` | −a | −ȳ | |
+//! | `a as T` | a (rounded to `T`) | ȳ (converted back) | |
+//!
+//! `%` follows PyTorch's `fmod`: the derivative with respect to `b` is taken piecewise, ignoring
+//! the jumps of `trunc`.
+
+use crate::{Differentiable, Float};
+
+/// The tangent type of `T`.
+pub type TangentOf<T> = <T as Differentiable>::Tangent;
+
+macro_rules! binary_rules {
+    ($(
+        $(#[$doc:meta])*
+        $trait:ident :: $method:ident => |$a:ident, $b:ident, $y:ident, $d:ident| ($da:expr, $db:expr);
+    )*) => {$(
+        $(#[$doc])*
+        pub trait $trait<Rhs = Self>: Sized {
+            /// The type of the result.
+            type Output: Differentiable;
+            /// The tangent type of the left operand.
+            type LhsTangent;
+            /// The tangent type of the right operand.
+            type RhsTangent;
+            /// The result and its pullback `ȳ ↦ (ā, b̄)`; `needs` says which tangents to compute.
+            fn $method(
+                self,
+                rhs: Rhs,
+                needs: [bool; 2],
+            ) -> (
+                Self::Output,
+                impl FnOnce(TangentOf<Self::Output>) -> (Self::LhsTangent, Self::RhsTangent),
+            );
+        }
+
+        impl<T: Float> $trait for T {
+            type Output = T;
+            type LhsTangent = T;
+            type RhsTangent = T;
+            #[inline(always)]
+            #[allow(unused_variables)]
+            fn $method(self, rhs: T, needs: [bool; 2]) -> (T, impl FnOnce(T) -> (T, T)) {
+                let ($a, $b) = (self, rhs);
+                let $y = binary_rules!(@eval $trait $a $b);
+                ($y, move |$d: T| {
+                    (
+                        if needs[0] { $da } else { T::ZERO },
+                        if needs[1] { $db } else { T::ZERO },
+                    )
+                })
+            }
+        }
+    )*};
+    (@eval AddRule $a:ident $b:ident) => { $a + $b };
+    (@eval SubRule $a:ident $b:ident) => { $a - $b };
+    (@eval MulRule $a:ident $b:ident) => { $a * $b };
+    (@eval DivRule $a:ident $b:ident) => { $a / $b };
+    (@eval RemRule $a:ident $b:ident) => { $a % $b };
+}
+
+binary_rules! {
+    /// Rule of `a + b`.
+    AddRule::add_vjp => |a, b, y, d| (d, d);
+    /// Rule of `a - b`.
+    SubRule::sub_vjp => |a, b, y, d| (d, -d);
+    /// Rule of `a * b`.
+    MulRule::mul_vjp => |a, b, y, d| (d * b, d * a);
+    /// Rule of `a / b`.
+    DivRule::div_vjp => |a, b, y, d| (d / b, -d * y / b);
+    /// Rule of `a % b` (PyTorch's `fmod` convention).
+    RemRule::rem_vjp => |a, b, y, d| (d, -d * (a / b).trunc());
+}
+
+/// Rule of unary `-a`: `ā = −ȳ`.
+pub trait NegRule: Sized {
+    /// The type of the result.
+    type Output: Differentiable;
+    /// The tangent type of the operand.
+    type Tangent;
+    /// The result and its pullback `ȳ ↦ (−ȳ,)`.
+    fn neg_vjp(
+        self,
+        needs: [bool; 1],
+    ) -> (
+        Self::Output,
+        impl FnOnce(TangentOf<Self::Output>) -> (Self::Tangent,),
+    );
+}
+
+impl<T: Float> NegRule for T {
+    type Output = T;
+    type Tangent = T;
+    #[inline(always)]
+    fn neg_vjp(self, needs: [bool; 1]) -> (T, impl FnOnce(T) -> (T,)) {
+        (-self, move |d: T| (if needs[0] { -d } else { T::ZERO },))
+    }
+}
+
+/// Rule of `a as To` between float types: the value is rounded to `To`, the tangent converted
+/// back (`ā = ȳ as From`).
+pub trait CastRule<To>: Sized {
+    /// The converted value and its pullback.
+    fn cast_vjp(self, needs: [bool; 1]) -> (To, impl FnOnce(To) -> (Self,));
+}
+
+impl<From: Float, To: Float> CastRule<To> for From {
+    #[inline(always)]
+    fn cast_vjp(self, needs: [bool; 1]) -> (To, impl FnOnce(To) -> (From,)) {
+        (To::from_f64(self.to_f64()), move |d: To| {
+            (if needs[0] { From::from_f64(d.to_f64()) } else { From::ZERO },)
+        })
+    }
+}

@@ -1,0 +1,115 @@
+//! `#[derivative_of(path::f)]`: registers a hand-written VJP of `f`.
+//!
+//! The rule keeps its name; the macro adds what generated code calls for `f`: the public name
+//! `f_vjp` (a `use` alias when the rule is named differently) and the uniform companion module
+//! `f_vjp` wrapping the rule. A second rule for the same `f` in the same module defines
+//! `f_vjp` twice, which rustc rejects. A check function coerces `f` to a function pointer with
+//! the rule's parameter types and value type, so a mismatched signature fails to compile.
+
+use crate::attr::DiffArgs;
+use crate::diag::Errors;
+use crate::item::FnItem;
+use crate::names;
+use crate::signature;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{FnArg, Path, ReturnType, Type};
+
+/// Expands `#[derivative_of(path)] fn rule(..) -> (R, impl FnOnce(..) -> ..) { .. }`.
+pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let target: Option<Path> = syn::parse2(args).map_err(|e| errors.add(e)).ok();
+    let mut item: FnItem = match syn::parse2::<FnItem>(input.clone()) {
+        Ok(item) if item.body.is_some() => item,
+        _ => {
+            let e = syn::Error::new(proc_macro2::Span::call_site(), "#[derivative_of] applies to a free function with a body");
+            let e = e.to_compile_error();
+            return quote!(#input #e);
+        }
+    };
+    let excluded = signature::strip_no_derivative(&mut item.sig);
+    let sig = signature::analyse(&item.sig, &excluded, &DiffArgs::default(), &mut errors);
+    if sig.as_ref().is_some_and(|s| s.has_receiver) {
+        errors.push(item.sig.span(), "#[derivative_of] rules must be free functions, not methods");
+    }
+    let value_ty = sig.as_ref().and_then(|_| value_type(&item.sig.output, &mut errors));
+    let (Some(target), Some(sig), Some(value_ty), true) = (target, sig, value_ty, errors.is_empty()) else {
+        let errors = errors.into_compile_errors();
+        return quote!(#item #errors);
+    };
+    let f = &target.segments.last().expect("a path has a segment").ident;
+    let vjp = names::public(f);
+    let rule = &item.sig.ident;
+    let vis = &item.vis;
+    let alias = (rule != &vjp).then(|| quote!(#[allow(unused_imports)] #vis use self::#rule as #vjp;));
+    let generics = &item.sig.generics;
+    let where_clause = &item.sig.generics.where_clause;
+    let decls = sig.params.iter().map(|p| &p.decl);
+    let pass: Vec<_> = sig.params.iter().map(|p| &p.pass).collect();
+    let n = sig.params.len();
+    let ret_tangent = {
+        let span = value_ty.span();
+        quote_spanned!(span=> <#value_ty as ::adjoint::Differentiable>::Tangent)
+    };
+    let slots = sig.slot_tuple();
+    let wrt: Vec<_> = sig.params.iter().enumerate().filter(|(_, p)| p.wrt).map(|(i, _)| format_ident!("__g{}", i)).collect();
+    let received = match wrt.as_slice() {
+        [single] => quote!(#single),
+        many => quote!((#(#many),*)),
+    };
+    let outputs = sig.params.iter().enumerate().map(|(i, p)| {
+        if p.wrt {
+            let g = format_ident!("__g{}", i);
+            quote!(#g)
+        } else {
+            quote!(::adjoint::__private::NoTangent)
+        }
+    });
+    let param_types = item.sig.inputs.iter().map(|a| match a {
+        FnArg::Typed(t) => &*t.ty,
+        FnArg::Receiver(r) => &*r.ty,
+    });
+    let turbofish = &sig.turbofish;
+    let inner = names::full_in_module();
+    let check = format_ident!("__check_derivative_of_{}", f);
+    let sig_span = item.sig.span();
+    let signature_check = quote_spanned!(sig_span=> let _: fn(#(#param_types),*) -> #value_ty = #target;);
+    quote! {
+        #item
+        #alias
+        #[doc(hidden)]
+        #[allow(non_snake_case, unused_imports)]
+        #vis mod #vjp {
+            use super::*;
+            #[allow(unused, clippy::all, clippy::pedantic)]
+            pub(super) fn #inner #generics (#(#decls,)* __needs: [bool; #n]) -> (#value_ty, impl FnOnce(#ret_tangent) -> #slots) #where_clause {
+                let (__value, __pullback) = super::#rule #turbofish (#(#pass),*);
+                (__value, move |__seed: #ret_tangent| -> #slots {
+                    let #received = __pullback(__seed);
+                    (#(#outputs,)*)
+                })
+            }
+        }
+        #[allow(dead_code, non_snake_case, clippy::all)]
+        fn #check #generics () #where_clause {
+            #signature_check
+        }
+    }
+}
+
+/// `R` in `-> (R, impl FnOnce(..) -> ..)`.
+fn value_type(output: &ReturnType, errors: &mut Errors) -> Option<Type> {
+    if let ReturnType::Type(_, ty) = output {
+        if let Type::Tuple(t) = &**ty {
+            if t.elems.len() == 2 {
+                return Some(t.elems[0].clone());
+            }
+        }
+    }
+    errors.push(
+        output.span(),
+        "a #[derivative_of] rule returns `(value, pullback)`: `-> (R, impl FnOnce(R::Tangent) -> tangents)`",
+    );
+    None
+}

@@ -1,0 +1,210 @@
+//! Emission: the original function, unchanged, plus its companions.
+//!
+//! * `f_vjp(args) -> (R, impl FnOnce(R::Tangent) -> tangents)`: the public companion, whose
+//!   pullback returns the tangent of each `wrt` parameter (the tangent itself for one);
+//! * the uniform companion (`f_vjp::__full` or `f_vjp_full`, see [`crate::names`]) that
+//!   generated code calls: one extra argument `needs: [bool; N]` says which parameters' tangents
+//!   the caller needs, and its pullback returns one slot per parameter.
+
+use crate::activity;
+use crate::attr::DiffArgs;
+use crate::diag::Errors;
+use crate::item::FnItem;
+use crate::lower::{self, Lowered};
+use crate::names;
+use crate::reverse;
+use crate::signature::{self, FnSignature};
+use proc_macro2::{Ident, TokenStream};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::visit_mut::VisitMut;
+use syn::{Visibility, parse_quote, parse_quote_spanned};
+
+/// Expands `#[differentiable(args)] input`.
+pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let args = syn::parse2::<DiffArgs>(args).unwrap_or_else(|e| {
+        errors.add(e);
+        DiffArgs::default()
+    });
+    let mut item: FnItem = match syn::parse2(input.clone()) {
+        Ok(item) => item,
+        Err(_) => {
+            errors.push(proc_macro2::Span::call_site(), "#[differentiable] applies to functions and methods");
+            let errors = errors.into_compile_errors();
+            return quote!(#input #errors);
+        }
+    };
+    let excluded = signature::strip_no_derivative(&mut item.sig);
+    let sig = signature::analyse(&item.sig, &excluded, &args, &mut errors);
+    let body = match (&sig, &item.body, errors.is_empty()) {
+        (Some(sig), Some(body), true) => Some(lower_body(sig, body, &mut errors)),
+        _ => None,
+    };
+    match sig {
+        Some(sig) if errors.is_empty() => {
+            let companions = companions(&item, &sig, &args, body.flatten());
+            quote!(#item #companions)
+        }
+        // On error the original function is still emitted, so the user sees one error.
+        _ => {
+            let errors = errors.into_compile_errors();
+            quote!(#item #errors)
+        }
+    }
+}
+
+/// Runs both lowering passes and writes the uniform companion's body.
+fn lower_body(sig: &FnSignature, body: &syn::Block, errors: &mut Errors) -> Option<TokenStream> {
+    let first = lower::lower(sig, body, None);
+    let useful = activity::useful(&first.graph, &first.result);
+    let Lowered { graph, body, result, pullbacks, errors: found } = lower::lower(sig, body, Some(&useful));
+    if !found.is_empty() {
+        *errors = found;
+        return None;
+    }
+    Some(reverse::full_body(sig, &graph, &useful, &result, &body, &pullbacks))
+}
+
+fn companions(item: &FnItem, sig: &FnSignature, args: &DiffArgs, body: Option<TokenStream>) -> TokenStream {
+    let method_form = sig.has_receiver
+        || args.associated
+        || item.body.is_none()
+        || mentions_self(item.sig.to_token_stream());
+    let name = &item.sig.ident;
+    let vjp = names::public(name);
+    let generics = &item.sig.generics;
+    let where_clause = where_with_self(item, sig);
+    let decls: Vec<&TokenStream> = sig.params.iter().map(|p| &p.decl).collect();
+    let ret = &sig.ret;
+    let ret_tangent = sig.ret_tangent();
+    let slots = sig.slot_tuple();
+    let nice = sig.nice_tangents();
+    let cfgs: Vec<_> = item.attrs.iter().filter(|a| a.path().is_ident("cfg")).collect();
+    let vis = &item.vis;
+    let n = sig.params.len();
+    let full_sig = quote! {
+        #generics (#(#decls,)* __needs: [bool; #n]) -> (#ret, impl FnOnce(#ret_tangent) -> #slots) #where_clause
+    };
+    let (full_path, full_item) = if method_form {
+        let full = names::full_method(name);
+        let body = body.map_or_else(|| quote!(;), |b| b);
+        let item = quote! {
+            #(#cfgs)*
+            #[doc(hidden)]
+            #[allow(unused, clippy::all, clippy::pedantic)]
+            #vis fn #full #full_sig #body
+        };
+        (quote!(Self::#full), item)
+    } else {
+        let inner = names::full_in_module();
+        let inner_vis = nested_visibility(vis);
+        let mut full_fn: syn::ItemFn = parse_quote! {
+            #[allow(unused, clippy::all, clippy::pedantic)]
+            #inner_vis fn #inner #full_sig { unreachable!() }
+        };
+        full_fn.block = Box::new(syn::parse2(body.expect("free functions have a body")).expect("body parses"));
+        PathDepth.visit_item_fn_mut(&mut full_fn);
+        let item = quote! {
+            #(#cfgs)*
+            #[doc(hidden)]
+            #[allow(non_snake_case, unused_imports)]
+            #vis mod #vjp {
+                use super::*;
+                #full_fn
+            }
+        };
+        (quote!(#vjp::#inner), item)
+    };
+    let turbofish = &sig.turbofish;
+    let original = if method_form { quote!(Self::#name) } else { quote!(#name) };
+    let pass = sig.params.iter().map(|p| &p.pass);
+    let flags = sig.params.iter().map(|p| p.wrt);
+    let slot_names: Vec<TokenStream> = sig
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| if p.wrt { format_ident!("__g{}", i).into_token_stream() } else { quote!(_) })
+        .collect();
+    let wrt_names: Vec<&TokenStream> = slot_names.iter().filter(|t| t.to_string() != "_").collect();
+    let nice_value = match wrt_names.as_slice() {
+        [single] => quote!(#single),
+        many => quote!((#(#many),*)),
+    };
+    let doc = format!(
+        " The value of [`{name}`] and its pullback: the closure maps the tangent of the result to the tangents of the differentiated parameters. Generated by `#[differentiable]`."
+    );
+    let span = name.span();
+    quote_spanned! {span=>
+        #(#cfgs)*
+        #[doc = #doc]
+        #[allow(unused, clippy::all, clippy::pedantic)]
+        #vis fn #vjp #generics (#(#decls),*) -> (#ret, impl FnOnce(#ret_tangent) -> #nice) #where_clause {
+            let _ = #original #turbofish; // the original is used through its companion
+            let (__value, __pullback) = #full_path #turbofish (#(#pass,)* [#(#flags),*]);
+            (__value, move |__seed: #ret_tangent| {
+                let (#(#slot_names,)*) = __pullback(__seed);
+                #nice_value
+            })
+        }
+        #full_item
+    }
+}
+
+/// The where clause, plus `Self: Differentiable` when `self` is differentiated.
+fn where_with_self(item: &FnItem, sig: &FnSignature) -> TokenStream {
+    let mut clause = item.sig.generics.where_clause.clone().unwrap_or_else(|| parse_quote!(where));
+    if let Some(receiver) = sig.params.iter().find(|p| p.name == "self" && p.wrt) {
+        let span = receiver.span;
+        clause.predicates.push(parse_quote_spanned!(span=> Self: ::adjoint::Differentiable));
+    }
+    clause.into_token_stream()
+}
+
+fn mentions_self(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|tt| match tt {
+        proc_macro2::TokenTree::Ident(id) => id == "Self",
+        proc_macro2::TokenTree::Group(g) => mentions_self(g.stream()),
+        _ => false,
+    })
+}
+
+/// The visibility of the companion function inside the companion module, so that it is
+/// visible exactly where the original function is.
+fn nested_visibility(vis: &Visibility) -> TokenStream {
+    match vis {
+        Visibility::Public(_) => quote!(pub),
+        Visibility::Inherited => quote!(pub(super)),
+        Visibility::Restricted(r) => {
+            let path = &r.path;
+            if path.is_ident("crate") {
+                quote!(pub(crate))
+            } else if path.is_ident("self") {
+                quote!(pub(super))
+            } else if path.is_ident("super") {
+                quote!(pub(in super::super))
+            } else if path.segments.first().is_some_and(|s| s.ident == "crate") {
+                quote!(pub(in #path))
+            } else {
+                quote!(pub(super))
+            }
+        }
+    }
+}
+
+/// Moves relative paths one module down: the companion body lives in a child module of the
+/// original function's module (`self::x` → `super::x`, `super::x` → `super::super::x`).
+struct PathDepth;
+
+impl VisitMut for PathDepth {
+    fn visit_path_mut(&mut self, path: &mut syn::Path) {
+        if path.leading_colon.is_none() && path.segments.len() > 1 {
+            let first = path.segments[0].ident.clone();
+            if first == "self" {
+                path.segments[0].ident = Ident::new("super", first.span());
+            } else if first == "super" {
+                path.segments.insert(0, syn::PathSegment::from(Ident::new("super", first.span())));
+            }
+        }
+        syn::visit_mut::visit_path_mut(self, path);
+    }
+}

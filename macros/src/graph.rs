@@ -1,0 +1,73 @@
+//! The adjoint graph: one node per active value, with the edges its tangent flows back along.
+//!
+//! The forward pass keeps the user's code (names, shadowing, blocks); only the graph is in SSA
+//! form: a `let mut` reassignment or `x += y` creates a new node and rebinds the name.
+
+use proc_macro2::Span;
+use syn::Ident;
+
+/// Index of a node; nodes are created in evaluation order, so operands have smaller ids.
+pub type NodeId = usize;
+
+/// What an expression evaluates to, as far as derivatives are concerned.
+#[derive(Clone, Debug)]
+pub enum Act {
+    /// Does not depend on a differentiated input.
+    Inactive,
+    /// Depends on differentiated inputs: its tangent is the adjoint of this node.
+    Active(NodeId),
+    /// Computed from an active value by something that loses the derivative (a cast to an
+    /// integer, an unsupported construct). Fine as data; an error where it flows into the result.
+    Poison(Span, String),
+}
+
+/// A node of the adjoint graph.
+pub struct Node {
+    pub kind: NodeKind,
+    /// Bit `i` is set when the value depends on parameter `i`.
+    pub deps: u128,
+    /// Errors to report if the node turns out to reach the result.
+    pub errors: Vec<(Span, String)>,
+}
+
+/// How a node's adjoint flows back to its operands.
+pub enum NodeKind {
+    /// Parameter `i` of the function.
+    Param(usize),
+    /// A primitive or a call with a pullback closure stored in `pullback`; one slot per
+    /// operand, `None` for inactive operands.
+    Rule { pullback: Ident, slots: Vec<Option<NodeId>>, span: Span },
+    /// Component `index` of a tuple-valued node.
+    Component { parent: NodeId, index: usize },
+    /// A tuple built from its components.
+    Tuple(Vec<Option<NodeId>>),
+}
+
+impl NodeKind {
+    /// The nodes this node's adjoint flows to.
+    pub fn operands(&self) -> Vec<NodeId> {
+        match self {
+            NodeKind::Param(_) => Vec::new(),
+            NodeKind::Rule { slots, .. } | NodeKind::Tuple(slots) => slots.iter().flatten().copied().collect(),
+            NodeKind::Component { parent, .. } => vec![*parent],
+        }
+    }
+}
+
+/// All nodes of one function.
+#[derive(Default)]
+pub struct Graph {
+    pub nodes: Vec<Node>,
+}
+
+impl Graph {
+    /// Adds a node whose dependencies are the union of its operands'.
+    pub fn add(&mut self, kind: NodeKind) -> NodeId {
+        let deps = match &kind {
+            NodeKind::Param(i) => 1u128 << i,
+            other => other.operands().iter().fold(0, |acc, &o| acc | self.nodes[o].deps),
+        };
+        self.nodes.push(Node { kind, deps, errors: Vec::new() });
+        self.nodes.len() - 1
+    }
+}

@@ -1,0 +1,36 @@
+//! Procedural macros of [adjoint](https://docs.rs/adjoint): `#[differentiable]` and
+//! `#[derivative_of]`.
+//!
+//! The entry points are thin; the work happens in modules that unit tests drive directly:
+//! [`item`] parses the function, [`signature`] decides what is differentiated, [`lower`] walks
+//! the body (rewriting the forward pass and building the adjoint [`graph`]), [`activity`]
+//! keeps only what reaches the result, and [`emit`] writes the companions and the pullback.
+//! See `docs/design.md` for the pipeline with a worked expansion.
+
+mod activity;
+mod attr;
+mod derivative_of;
+mod diag;
+mod emit;
+mod graph;
+mod item;
+mod lower;
+mod names;
+mod reverse;
+mod scan;
+mod signature;
+
+use proc_macro::TokenStream;
+
+/// Generates the reverse-mode derivative of a function: see the `adjoint` crate documentation.
+#[proc_macro_attribute]
+pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
+    emit::differentiable(args.into(), input.into()).into()
+}
+
+/// Registers a hand-written derivative (a VJP) of a function: see the `adjoint` crate
+/// documentation.
+#[proc_macro_attribute]
+pub fn derivative_of(args: TokenStream, input: TokenStream) -> TokenStream {
+    derivative_of::expand(args.into(), input.into()).into()
+}

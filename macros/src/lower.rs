@@ -1,0 +1,635 @@
+//! Lowering: one walk over the body that (1) builds the adjoint [`Graph`] with flow-sensitive
+//! activity (a name is rebound on every `let`, assignment and compound assignment) and (2)
+//! rewrites the forward pass, replacing each active operation that reaches the result by a
+//! call to its rule, whose pullback is stored in a hoisted `__pbN` variable.
+//!
+//! The walk runs twice with identical numbering: the first pass (`useful: None`) only builds
+//! the graph; [`crate::activity::useful`] then decides which nodes reach the result, and the
+//! second pass rewrites exactly those and reports the errors that matter.
+
+use crate::diag::Errors;
+use crate::graph::{Act, Graph, NodeId, NodeKind};
+use crate::names;
+use crate::scan;
+use crate::signature::{FnSignature, obviously_non_differentiable};
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+use syn::{BinOp, Block, Expr, Ident, Local, LocalInit, Member, Pat, Stmt, UnOp, parse_quote, parse_quote_spanned};
+
+/// The result of one lowering pass.
+pub struct Lowered {
+    pub graph: Graph,
+    pub body: Block,
+    pub result: Act,
+    pub pullbacks: Vec<Ident>,
+    pub errors: Errors,
+}
+
+/// Lowers the body of a function with signature `sig`.
+pub fn lower(sig: &FnSignature, body: &Block, useful: Option<&[bool]>) -> Lowered {
+    let mut l = Lowering {
+        graph: Graph::default(),
+        scopes: vec![Vec::new()],
+        useful,
+        errors: Errors::default(),
+        pullbacks: Vec::new(),
+    };
+    let mut prologue = Vec::new();
+    for (i, p) in sig.params.iter().enumerate() {
+        let act = if p.wrt { Act::Active(l.graph.add(NodeKind::Param(i))) } else { Act::Inactive };
+        match &p.pattern {
+            None => l.bind(&p.name, act),
+            Some(pat) => {
+                l.bind_pattern(pat, act);
+                let pass = &p.pass;
+                prologue.push(parse_quote!(let #pat = #pass;));
+            }
+        }
+    }
+    let (mut block, result) = l.block(body, true);
+    prologue.append(&mut block.stmts);
+    block.stmts = prologue;
+    if let Act::Poison(span, message) = &result {
+        l.report(*span, message);
+    }
+    Lowered { graph: l.graph, body: block, result, pullbacks: l.pullbacks, errors: l.errors }
+}
+
+struct Lowering<'u> {
+    graph: Graph,
+    /// Innermost scope last; within a scope, later bindings shadow earlier ones.
+    scopes: Vec<Vec<(String, Act)>>,
+    useful: Option<&'u [bool]>,
+    errors: Errors,
+    pullbacks: Vec<Ident>,
+}
+
+fn is_active(act: &Act) -> bool {
+    matches!(act, Act::Active(_))
+}
+
+fn is_inactive(act: &Act) -> bool {
+    matches!(act, Act::Inactive)
+}
+
+impl Lowering<'_> {
+    fn final_pass(&self) -> bool {
+        self.useful.is_some()
+    }
+
+    fn is_useful(&self, id: NodeId) -> bool {
+        self.useful.is_none_or(|u| u[id])
+    }
+
+    /// Reports an error in the final pass.
+    fn report(&mut self, span: Span, message: impl std::fmt::Display) {
+        if self.final_pass() {
+            self.errors.push(span, message);
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Act> {
+        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, a)| a)
+    }
+
+    fn bind(&mut self, name: &str, act: Act) {
+        self.scopes.last_mut().expect("a scope is open").push((name.to_owned(), act));
+    }
+
+    /// Rebinds an existing variable (assignment); returns false when it is not a local.
+    fn assign(&mut self, name: &str, act: Act) -> bool {
+        let slot = self.scopes.iter_mut().rev().flat_map(|s| s.iter_mut().rev()).find(|(n, _)| n == name);
+        match slot {
+            Some((_, a)) => {
+                *a = act;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The runtime flag saying whether an operand's tangent is needed: true when any
+    /// parameter it depends on is differentiated at this call.
+    fn needs(&self, act: &Act) -> TokenStream {
+        match act {
+            Act::Active(id) => {
+                let deps = self.graph.nodes[*id].deps;
+                let flags = (0..128).filter(|i| deps >> i & 1 == 1).map(|i: usize| quote!(__needs[#i]));
+                quote!((false #(|| #flags)*))
+            }
+            _ => quote!(false),
+        }
+    }
+
+    /// An operation with operands `slots`: a rule node when some operand is active.
+    fn rule(
+        &mut self,
+        slots: Vec<Act>,
+        span: Span,
+        original: Expr,
+        call: impl FnOnce(Vec<TokenStream>) -> TokenStream,
+    ) -> (Expr, Act) {
+        let operands: Vec<Option<NodeId>> =
+            slots.iter().map(|a| if let Act::Active(id) = a { Some(*id) } else { None }).collect();
+        if operands.iter().all(Option::is_none) {
+            let poison = slots.into_iter().find(|a| matches!(a, Act::Poison(..)));
+            return (original, poison.unwrap_or(Act::Inactive));
+        }
+        let pullback = format_ident!("__pb{}", self.graph.nodes.len());
+        let id = self.graph.add(NodeKind::Rule { pullback: pullback.clone(), slots: operands, span });
+        for slot in &slots {
+            if let Act::Poison(s, m) = slot {
+                self.graph.nodes[id].errors.push((*s, m.clone()));
+            }
+        }
+        if !self.is_useful(id) {
+            return (original, Act::Active(id));
+        }
+        for (s, m) in self.graph.nodes[id].errors.clone() {
+            self.report(s, m);
+        }
+        let needs = slots.iter().map(|a| self.needs(a)).collect();
+        let call = call(needs);
+        self.pullbacks.push(pullback.clone());
+        let expr = parse_quote_spanned!(span=> ({
+            let (__value, __pullback) = #call;
+            #pullback = __pullback;
+            __value
+        }));
+        (expr, Act::Active(id))
+    }
+
+    /// Component `index` of an active tuple-valued node.
+    fn component(&mut self, parent: NodeId, index: usize) -> Act {
+        if let NodeKind::Tuple(parts) = &self.graph.nodes[parent].kind {
+            return parts.get(index).copied().flatten().map_or(Act::Inactive, Act::Active);
+        }
+        Act::Active(self.graph.add(NodeKind::Component { parent, index }))
+    }
+
+    fn block(&mut self, block: &Block, top: bool) -> (Block, Act) {
+        self.scopes.push(Vec::new());
+        let mut stmts = Vec::new();
+        let mut result = Act::Inactive;
+        let last = block.stmts.len().saturating_sub(1);
+        for (i, stmt) in block.stmts.iter().enumerate() {
+            match stmt {
+                Stmt::Local(local) => stmts.push(Stmt::Local(self.local(local))),
+                Stmt::Expr(Expr::Return(r), _) if top && i == last && r.expr.is_some() => {
+                    let (e, act) = self.expr(r.expr.as_ref().expect("checked"));
+                    result = act;
+                    stmts.push(Stmt::Expr(e, None));
+                }
+                Stmt::Expr(e, None) if i == last => {
+                    let (e, act) = self.expr(e);
+                    result = act;
+                    stmts.push(Stmt::Expr(e, None));
+                }
+                Stmt::Expr(e, semi) => {
+                    let (new, act) = self.expr(e);
+                    if is_active(&act) && matches!(e, Expr::Call(_) | Expr::MethodCall(_)) {
+                        self.report(
+                            e.span(),
+                            "the result of this call is discarded, so the active values passed to it lose their derivative (a write through interior mutability or to outside state is not differentiable); pass `without_derivative(..)` if that is intended",
+                        );
+                    }
+                    stmts.push(Stmt::Expr(new, *semi));
+                }
+                other => stmts.push(other.clone()),
+            }
+        }
+        self.scopes.pop();
+        (Block { brace_token: block.brace_token, stmts }, result)
+    }
+
+    fn local(&mut self, local: &Local) -> Local {
+        let mut out = local.clone();
+        let act = match &local.init {
+            Some(LocalInit { expr, diverge, .. }) => {
+                let (e, act) = self.expr(expr);
+                if let (Some(_), false) = (diverge, is_inactive(&act)) {
+                    self.report(expr.span(), "`let ... else` on an active value is not supported yet: match on data instead");
+                }
+                out.init.as_mut().expect("checked").expr = Box::new(e);
+                act
+            }
+            None => Act::Inactive,
+        };
+        self.bind_pattern(&local.pat, act);
+        out
+    }
+
+    fn bind_pattern(&mut self, pat: &Pat, act: Act) {
+        match pat {
+            Pat::Ident(p) if p.subpat.is_none() => self.bind(&p.ident.to_string(), act),
+            Pat::Type(p) => self.bind_pattern(&p.pat, act),
+            Pat::Paren(p) => self.bind_pattern(&p.pat, act),
+            Pat::Wild(_) => {}
+            Pat::Tuple(t) if !t.elems.iter().any(|e| matches!(e, Pat::Rest(_))) => {
+                for (index, elem) in t.elems.iter().enumerate() {
+                    let part = match &act {
+                        Act::Active(parent) if !pattern_names(elem).is_empty() => self.component(*parent, index),
+                        Act::Active(_) => continue,
+                        other => other.clone(),
+                    };
+                    self.bind_pattern(elem, part);
+                }
+            }
+            other => {
+                let act = match act {
+                    Act::Active(_) => Act::Poison(
+                        other.span(),
+                        "this pattern cannot destructure an active value yet: bind it to a name or use a tuple pattern without `..`".into(),
+                    ),
+                    a => a,
+                };
+                for name in pattern_names(other) {
+                    self.bind(&name.to_string(), act.clone());
+                }
+            }
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> (Expr, Act) {
+        match e {
+            Expr::Lit(_) => (e.clone(), Act::Inactive),
+            Expr::Path(p) => {
+                let act = match (&p.qself, p.path.get_ident()) {
+                    (None, Some(id)) => self.lookup(&id.to_string()).cloned().unwrap_or(Act::Inactive),
+                    _ => Act::Inactive,
+                };
+                (e.clone(), act)
+            }
+            Expr::Paren(p) => {
+                let (inner, act) = self.expr(&p.expr);
+                let mut out = p.clone();
+                out.expr = Box::new(inner);
+                (Expr::Paren(out), act)
+            }
+            Expr::Group(g) => {
+                let (inner, act) = self.expr(&g.expr);
+                let mut out = g.clone();
+                out.expr = Box::new(inner);
+                (Expr::Group(out), act)
+            }
+            Expr::Reference(r) => {
+                let (inner, act) = self.expr(&r.expr);
+                let mut out = r.clone();
+                out.expr = Box::new(inner);
+                let act = match act {
+                    Act::Active(_) if r.mutability.is_some() => Act::Poison(
+                        r.span(),
+                        "`&mut` of an active value is not supported yet: pass it by value and return the new value".into(),
+                    ),
+                    a => a,
+                };
+                (Expr::Reference(out), act)
+            }
+            Expr::Unary(u) => self.unary(u),
+            Expr::Binary(b) => self.binary(b),
+            Expr::Assign(a) => self.assignment(a),
+            Expr::MethodCall(m) => self.method_call(m),
+            Expr::Call(c) => self.call(c),
+            Expr::Cast(c) => self.cast(c),
+            Expr::Tuple(t) => self.tuple(t),
+            Expr::Field(f) => self.field(f),
+            Expr::Block(b) if b.label.is_none() => {
+                let (block, act) = self.block(&b.block, false);
+                let mut out = b.clone();
+                out.block = block;
+                (Expr::Block(out), act)
+            }
+            other => self.opaque(other),
+        }
+    }
+
+    fn unary(&mut self, u: &syn::ExprUnary) -> (Expr, Act) {
+        let (inner, act) = self.expr(&u.expr);
+        let mut out = u.clone();
+        out.expr = Box::new(inner.clone());
+        let rebuilt = Expr::Unary(out);
+        match u.op {
+            UnOp::Neg(_) => self.rule(vec![act], u.span(), rebuilt, |n| {
+                quote!(::adjoint::__private::NegRule::neg_vjp(#inner, [#(#n),*]))
+            }),
+            UnOp::Deref(_) => (rebuilt, act),
+            _ => (rebuilt, Act::Inactive),
+        }
+    }
+
+    fn binary(&mut self, b: &syn::ExprBinary) -> (Expr, Act) {
+        if let Some(rule) = compound_rule(&b.op) {
+            return self.compound(b, rule);
+        }
+        let (left, la) = self.expr(&b.left);
+        let (right, ra) = self.expr(&b.right);
+        let mut out = b.clone();
+        out.left = Box::new(left.clone());
+        out.right = Box::new(right.clone());
+        let rebuilt = Expr::Binary(out);
+        match arithmetic_rule(&b.op) {
+            Some((tr, method)) => self.rule(vec![la, ra], b.op.span(), rebuilt, |n| {
+                quote_spanned!(b.op.span()=> ::adjoint::__private::#tr::#method(#left, #right, [#(#n),*]))
+            }),
+            None if is_comparison(&b.op) => (rebuilt, Act::Inactive),
+            None if is_inactive(&la) && is_inactive(&ra) => (rebuilt, Act::Inactive),
+            None => {
+                let op = b.op.to_token_stream();
+                (rebuilt, Act::Poison(b.op.span(), format!("operator `{op}` has no derivative")))
+            }
+        }
+    }
+
+    /// `place op= rhs`: a new version of `place`.
+    fn compound(&mut self, b: &syn::ExprBinary, (tr, method): (Ident, Ident)) -> (Expr, Act) {
+        let (right, ra) = self.expr(&b.right);
+        let mut out = b.clone();
+        out.right = Box::new(right.clone());
+        let rebuilt = Expr::Binary(out);
+        let Some(name) = local_name(&b.left) else {
+            let (_, place) = self.expr(&b.left);
+            if !is_inactive(&ra) || !is_inactive(&place) {
+                self.report(b.left.span(), non_local_write(&b.left));
+            }
+            return (rebuilt, Act::Inactive);
+        };
+        let current = self.lookup(&name.to_string()).cloned().unwrap_or(Act::Inactive);
+        let left = &b.left;
+        let (value, act) = self.rule(vec![current, ra], b.op.span(), rebuilt.clone(), |n| {
+            quote_spanned!(b.op.span()=> ::adjoint::__private::#tr::#method(#left, #right, [#(#n),*]))
+        });
+        if !self.assign(&name.to_string(), act.clone()) && !is_inactive(&act) {
+            self.report(b.left.span(), non_local_write(&b.left));
+        }
+        match act {
+            Act::Active(id) if self.is_useful(id) => (parse_quote!(#left = #value), Act::Inactive),
+            _ => (rebuilt, Act::Inactive),
+        }
+    }
+
+    fn assignment(&mut self, a: &syn::ExprAssign) -> (Expr, Act) {
+        let (right, ra) = self.expr(&a.right);
+        let mut out = a.clone();
+        out.right = Box::new(right);
+        match local_name(&a.left) {
+            Some(name) => {
+                if !self.assign(&name.to_string(), ra.clone()) && !is_inactive(&ra) {
+                    self.report(a.left.span(), non_local_write(&a.left));
+                }
+            }
+            None if matches!(&*a.left, Expr::Infer(_)) => {}
+            None => {
+                if !is_inactive(&ra) {
+                    self.report(a.left.span(), non_local_write(&a.left));
+                }
+            }
+        }
+        (Expr::Assign(out), Act::Inactive)
+    }
+
+    fn args(&mut self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) -> (Vec<Expr>, Vec<Act>) {
+        args.iter().map(|a| self.expr(a)).unzip()
+    }
+
+    fn method_call(&mut self, m: &syn::ExprMethodCall) -> (Expr, Act) {
+        let (receiver, ra) = self.expr(&m.receiver);
+        let (args, acts) = self.args(&m.args);
+        let mut out = m.clone();
+        out.receiver = Box::new(receiver.clone());
+        out.args = args.iter().cloned().collect();
+        let rebuilt = Expr::MethodCall(out);
+        if m.method == "clone" && m.args.is_empty() {
+            return (rebuilt, ra);
+        }
+        let method = names::full_method(&m.method);
+        let turbofish = &m.turbofish;
+        let mut slots = vec![ra];
+        slots.extend(acts);
+        self.rule(slots, m.method.span(), rebuilt, |n| {
+            quote_spanned!(m.method.span()=> #receiver.#method #turbofish(#(#args,)* [#(#n),*]))
+        })
+    }
+
+    fn call(&mut self, c: &syn::ExprCall) -> (Expr, Act) {
+        let (args, acts) = self.args(&c.args);
+        let mut out = c.clone();
+        out.args = args.iter().cloned().collect();
+        let rebuilt = Expr::Call(out);
+        let Expr::Path(path) = &*c.func else {
+            return self.unsupported_call(rebuilt, acts, c.func.span(), "calling a closure or a function value");
+        };
+        let last = &path.path.segments.last().expect("a path has a segment").ident;
+        if last == "without_derivative" {
+            return (rebuilt, Act::Inactive);
+        }
+        if last.to_string().starts_with(|ch: char| ch.is_ascii_uppercase()) {
+            let what = format!("constructing `{last}(..)`");
+            return self.unsupported_call(rebuilt, acts, last.span(), &what);
+        }
+        let companion = names::companion_call(path);
+        self.rule(acts, last.span(), rebuilt, |n| quote_spanned!(last.span()=> #companion(#(#args,)* [#(#n),*])))
+    }
+
+    fn unsupported_call(&mut self, rebuilt: Expr, acts: Vec<Act>, span: Span, what: &str) -> (Expr, Act) {
+        if acts.iter().all(is_inactive) {
+            return (rebuilt, Act::Inactive);
+        }
+        let message = format!(
+            "{what} with active arguments is not differentiable yet: call a #[differentiable] function instead"
+        );
+        (rebuilt, Act::Poison(span, message))
+    }
+
+    fn cast(&mut self, c: &syn::ExprCast) -> (Expr, Act) {
+        let (inner, act) = self.expr(&c.expr);
+        let mut out = c.clone();
+        out.expr = Box::new(inner.clone());
+        let rebuilt = Expr::Cast(out);
+        let ty = &c.ty;
+        let Act::Active(_) = act else { return (rebuilt, act) };
+        let source = c.expr.to_token_stream();
+        let target = ty.to_token_stream();
+        if is_float_type(ty) {
+            self.rule(vec![act], c.span(), rebuilt, |n| {
+                quote!(::adjoint::__private::CastRule::<#ty>::cast_vjp(#inner, [#(#n),*]))
+            })
+        } else if obviously_non_differentiable(ty) {
+            let message = format!(
+                "`{source} as {target}` truncates an active value to an integer, which has no derivative; write `without_derivative({source}) as {target}` if a zero derivative is intended"
+            );
+            (rebuilt, Act::Poison(c.span(), message))
+        } else {
+            (rebuilt, Act::Poison(c.span(), format!("casting an active value to `{target}` is not differentiable")))
+        }
+    }
+
+    fn tuple(&mut self, t: &syn::ExprTuple) -> (Expr, Act) {
+        let (elems, acts) = self.args(&t.elems);
+        let mut out = t.clone();
+        out.elems = elems.into_iter().collect();
+        let rebuilt = Expr::Tuple(out);
+        let parts: Vec<Option<NodeId>> =
+            acts.iter().map(|a| if let Act::Active(id) = a { Some(*id) } else { None }).collect();
+        if parts.iter().all(Option::is_none) {
+            let poison = acts.into_iter().find(|a| matches!(a, Act::Poison(..)));
+            return (rebuilt, poison.unwrap_or(Act::Inactive));
+        }
+        let id = self.graph.add(NodeKind::Tuple(parts));
+        for act in acts {
+            if let Act::Poison(s, m) = act {
+                self.graph.nodes[id].errors.push((s, m));
+            }
+        }
+        if self.is_useful(id) {
+            for (s, m) in self.graph.nodes[id].errors.clone() {
+                self.report(s, m);
+            }
+        }
+        (rebuilt, Act::Active(id))
+    }
+
+    fn field(&mut self, f: &syn::ExprField) -> (Expr, Act) {
+        let (base, act) = self.expr(&f.base);
+        let mut out = f.clone();
+        out.base = Box::new(base);
+        let rebuilt = Expr::Field(out);
+        let act = match (&f.member, act) {
+            (Member::Unnamed(index), Act::Active(parent)) => self.component(parent, index.index as usize),
+            (Member::Named(name), Act::Active(_)) => Act::Poison(
+                name.span(),
+                format!(
+                    "reading field `{name}` of an active value needs `#[derive(Differentiable)]` on its struct, which is not supported yet; pass the field as its own parameter"
+                ),
+            ),
+            (_, act @ Act::Poison(..)) => act,
+            _ => Act::Inactive,
+        };
+        (rebuilt, act)
+    }
+
+    /// A construct the lowering does not walk yet: fine on data, an error where an active value
+    /// goes through it into the result.
+    fn opaque(&mut self, e: &Expr) -> (Expr, Act) {
+        let tokens = e.to_token_stream();
+        let tracked = |id: &proc_macro2::Ident| self.lookup(&id.to_string()).is_some_and(|a| !is_inactive(a));
+        let mention = scan::first_mention(tokens.clone(), &tracked);
+        let what = construct_name(e);
+        for name in scan::assigned(tokens.clone()) {
+            let current = self.lookup(&name.to_string()).cloned();
+            if current.is_some_and(|a| !is_inactive(&a)) || mention.is_some() {
+                let message = format!("`{name}` is assigned inside {what}, which #[differentiable] does not support over active values yet");
+                self.assign(&name.to_string(), Act::Poison(name.span(), message));
+            }
+        }
+        if matches!(e, Expr::Return(_)) || (!matches!(e, Expr::Closure(_)) && has_early_exit(tokens)) {
+            self.report(
+                e.span(),
+                "early exit (`return` or `?`) is not supported yet by #[differentiable]: make the value the function's last expression",
+            );
+        } else if let (Expr::Unsafe(_), Some(span)) = (e, mention) {
+            self.report(span, "active value used inside an `unsafe` block: its derivative cannot be tracked; wrap the unsafe code in a function with a #[derivative_of] rule");
+        }
+        match mention {
+            Some(span) => {
+                let message = format!(
+                    "{what} over active values is not supported yet by #[differentiable]; compute it on data (`without_derivative(..)`), or move it into a function with a #[derivative_of] rule"
+                );
+                (e.clone(), Act::Poison(span, message))
+            }
+            None => (e.clone(), Act::Inactive),
+        }
+    }
+}
+
+fn construct_name(e: &Expr) -> String {
+    match e {
+        Expr::If(_) => "`if`".into(),
+        Expr::Match(_) => "`match`".into(),
+        Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => "a loop".into(),
+        Expr::Closure(_) => "a closure".into(),
+        Expr::Macro(m) => format!("macro `{}!`", m.mac.path.to_token_stream()),
+        Expr::Index(_) => "indexing".into(),
+        Expr::Array(_) | Expr::Repeat(_) => "an array".into(),
+        Expr::Struct(_) => "a struct literal".into(),
+        Expr::Unsafe(_) => "an `unsafe` block".into(),
+        Expr::Async(_) | Expr::Await(_) => "async code".into(),
+        Expr::Try(_) => "`?`".into(),
+        Expr::Range(_) => "a range".into(),
+        _ => "this expression".into(),
+    }
+}
+
+/// Whether tokens contain `return` or `?` (outside closures is approximated by the caller).
+fn has_early_exit(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|tt| match tt {
+        proc_macro2::TokenTree::Ident(id) => id == "return",
+        proc_macro2::TokenTree::Punct(p) => p.as_char() == '?',
+        proc_macro2::TokenTree::Group(g) => has_early_exit(g.stream()),
+        proc_macro2::TokenTree::Literal(_) => false,
+    })
+}
+
+fn non_local_write(place: &Expr) -> String {
+    format!(
+        "writes an active value to `{}`, which is not a local variable of this function: derivatives cannot flow through outside state (statics, captured variables, fields, elements) yet",
+        place.to_token_stream()
+    )
+}
+
+fn local_name(e: &Expr) -> Option<&Ident> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
+        _ => None,
+    }
+}
+
+fn arithmetic_rule(op: &BinOp) -> Option<(Ident, Ident)> {
+    let (tr, method) = match op {
+        BinOp::Add(_) => ("AddRule", "add_vjp"),
+        BinOp::Sub(_) => ("SubRule", "sub_vjp"),
+        BinOp::Mul(_) => ("MulRule", "mul_vjp"),
+        BinOp::Div(_) => ("DivRule", "div_vjp"),
+        BinOp::Rem(_) => ("RemRule", "rem_vjp"),
+        _ => return None,
+    };
+    Some((Ident::new(tr, op.span()), Ident::new(method, op.span())))
+}
+
+fn compound_rule(op: &BinOp) -> Option<(Ident, Ident)> {
+    let (tr, method) = match op {
+        BinOp::AddAssign(_) => ("AddRule", "add_vjp"),
+        BinOp::SubAssign(_) => ("SubRule", "sub_vjp"),
+        BinOp::MulAssign(_) => ("MulRule", "mul_vjp"),
+        BinOp::DivAssign(_) => ("DivRule", "div_vjp"),
+        BinOp::RemAssign(_) => ("RemRule", "rem_vjp"),
+        _ => return None,
+    };
+    Some((Ident::new(tr, op.span()), Ident::new(method, op.span())))
+}
+
+fn is_comparison(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::Eq(_) | BinOp::Ne(_) | BinOp::Lt(_) | BinOp::Le(_) | BinOp::Gt(_) | BinOp::Ge(_) | BinOp::And(_) | BinOp::Or(_)
+    )
+}
+
+fn is_float_type(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.path.is_ident("f32") || p.path.is_ident("f64"))
+}
+
+/// The names a pattern binds.
+pub fn pattern_names(pat: &Pat) -> Vec<Ident> {
+    struct Names(Vec<Ident>);
+    impl<'a> Visit<'a> for Names {
+        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
+            self.0.push(p.ident.clone());
+            syn::visit::visit_pat_ident(self, p);
+        }
+    }
+    let mut names = Names(Vec::new());
+    names.visit_pat(pat);
+    names.0
+}

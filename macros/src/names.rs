@@ -1,0 +1,80 @@
+//! Companion naming. A differentiable function `f` gets the public `f_vjp` and the uniform
+//! companion generated code calls:
+//!
+//! * a free function `f`: `f_vjp::__full`, in a hidden module that shares the name `f_vjp`
+//!   (modules and functions live in different namespaces), so `use m::{f, f_vjp};` imports both;
+//! * a method or associated function: the sibling `f_vjp_full`.
+//!
+//! A call in differentiable code keeps its path and changes only the last segment.
+
+use proc_macro2::Span;
+use quote::format_ident;
+use syn::{ExprPath, Ident, PathArguments, PathSegment};
+
+/// The name of the public companion of `f`: `f_vjp`.
+pub fn public(f: &Ident) -> Ident {
+    format_ident!("{}_vjp", f, span = f.span())
+}
+
+/// The name of the uniform companion of a method or associated function `f`: `f_vjp_full`.
+pub fn full_method(f: &Ident) -> Ident {
+    format_ident!("{}_vjp_full", f, span = f.span())
+}
+
+/// The inner function of a free function's companion module.
+pub fn full_in_module() -> Ident {
+    Ident::new("__full", Span::call_site())
+}
+
+/// Whether a call path names an associated function (`Self::g`, `Type::g`, `<T as Tr>::g`)
+/// rather than a free function (`g`, `m::g`, `crate::m::g`).
+fn is_associated(path: &ExprPath) -> bool {
+    if path.qself.is_some() {
+        return true;
+    }
+    let segs = &path.path.segments;
+    segs.len() >= 2 && {
+        let owner = segs[segs.len() - 2].ident.to_string();
+        owner == "Self" || owner.starts_with(|c: char| c.is_ascii_uppercase())
+    }
+}
+
+/// The path of the uniform companion of the function `path` calls.
+pub fn companion_call(path: &ExprPath) -> ExprPath {
+    let mut out = path.clone();
+    let last = out.path.segments.pop().expect("a call path has a segment").into_value();
+    if is_associated(path) {
+        out.path.segments.push(PathSegment { ident: full_method(&last.ident), arguments: last.arguments });
+    } else {
+        out.path.segments.push(PathSegment { ident: public(&last.ident), arguments: PathArguments::None });
+        let mut inner = full_in_module();
+        inner.set_span(last.ident.span());
+        out.path.segments.push(PathSegment { ident: inner, arguments: last.arguments });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    fn rewrite(tokens: proc_macro2::TokenStream) -> String {
+        let path: ExprPath = syn::parse2(tokens).unwrap();
+        let out = companion_call(&path);
+        quote!(#out).to_string()
+    }
+
+    #[test]
+    fn free_functions_go_through_the_companion_module() {
+        assert_eq!(rewrite(quote!(g)), "g_vjp :: __full");
+        assert_eq!(rewrite(quote!(crate::m::g::<f32>)), "crate :: m :: g_vjp :: __full :: < f32 >");
+    }
+
+    #[test]
+    fn associated_functions_use_the_sibling_companion() {
+        assert_eq!(rewrite(quote!(Self::g)), "Self :: g_vjp_full");
+        assert_eq!(rewrite(quote!(Model::g)), "Model :: g_vjp_full");
+        assert_eq!(rewrite(quote!(<T as Layer>::g)), "< T as Layer > :: g_vjp_full");
+    }
+}

@@ -1,0 +1,90 @@
+//! Token-level scans of constructs the lowering does not walk (macros, closures, control flow):
+//! which variables they read and which they assign.
+
+use proc_macro2::{Ident, Spacing, Span, TokenStream, TokenTree};
+
+/// The first identifier in `tokens` for which `is_tracked` holds, skipping field and method
+/// names (identifiers after a `.`).
+pub fn first_mention(tokens: TokenStream, is_tracked: &dyn Fn(&Ident) -> bool) -> Option<Span> {
+    let mut after_dot = false;
+    for tt in tokens {
+        match tt {
+            TokenTree::Ident(id) => {
+                if !after_dot && is_tracked(&id) {
+                    return Some(id.span());
+                }
+                after_dot = false;
+            }
+            TokenTree::Group(g) => {
+                if let Some(span) = first_mention(g.stream(), is_tracked) {
+                    return Some(span);
+                }
+                after_dot = false;
+            }
+            TokenTree::Punct(p) => after_dot = p.as_char() == '.',
+            TokenTree::Literal(_) => after_dot = false,
+        }
+    }
+    None
+}
+
+/// Variables assigned in `tokens` (`x = ..`, `x += ..`), not counting `let` bindings, fields
+/// and comparisons.
+pub fn assigned(tokens: TokenStream) -> Vec<Ident> {
+    let mut out = Vec::new();
+    collect_assigned(tokens, &mut out);
+    out
+}
+
+fn collect_assigned(tokens: TokenStream, out: &mut Vec<Ident>) {
+    let tts: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, tt) in tts.iter().enumerate() {
+        match tt {
+            TokenTree::Group(g) => collect_assigned(g.stream(), out),
+            TokenTree::Ident(id) => {
+                let prev = i.checked_sub(1).map(|j| &tts[j]);
+                let binds = matches!(prev, Some(TokenTree::Ident(k)) if k == "let" || k == "mut" || k == "ref");
+                let field = matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == '.');
+                if !binds && !field && assigns_next(&tts[i + 1..]) {
+                    out.push(id.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn assigns_next(rest: &[TokenTree]) -> bool {
+    let punct = |i: usize| match rest.get(i) {
+        Some(TokenTree::Punct(p)) => Some((p.as_char(), p.spacing())),
+        _ => None,
+    };
+    match (punct(0), punct(1), punct(2)) {
+        (Some(('=', Spacing::Alone)), _, _) => true,
+        (Some((op, Spacing::Joint)), Some(('=', Spacing::Alone)), _) => "+-*/%&|^".contains(op),
+        (Some(('<', Spacing::Joint)), Some(('<', Spacing::Joint)), Some(('=', _)))
+        | (Some(('>', Spacing::Joint)), Some(('>', Spacing::Joint)), Some(('=', _))) => true,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    #[test]
+    fn finds_assignments_but_not_bindings_or_comparisons() {
+        let t = quote!({ let a = 1; y = 2.0; z += x; if p == q { w = 3 } s.f = 1; m <= n; });
+        let names: Vec<String> = assigned(t).iter().map(|i| i.to_string()).collect();
+        assert_eq!(names, ["y", "z", "w"]);
+    }
+
+    #[test]
+    fn mentions_skip_fields_and_methods() {
+        let t = quote!(v.x + p.x());
+        assert!(first_mention(t, &|i| i == "x").is_none());
+        let t = quote!(println!("{}", x));
+        assert!(first_mention(t, &|i| i == "x").is_some());
+    }
+}

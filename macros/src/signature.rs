@@ -1,0 +1,236 @@
+//! Which parameters are differentiated, and the types of their tangents.
+
+use crate::attr::DiffArgs;
+use crate::diag::Errors;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{FnArg, GenericParam, Ident, Pat, ReturnType, Signature, Type};
+
+/// One parameter of the function.
+pub struct Param {
+    /// `x` or `self`: how the parameter is named in `wrt(...)` and in diagnostics.
+    pub name: String,
+    /// How the companions receive it (`x: f64`, `&self`, or `__arg2: (f64, f64)` for a
+    /// pattern parameter).
+    pub decl: TokenStream,
+    /// The expression that passes it on (`x`, `self`, `__arg2`).
+    pub pass: TokenStream,
+    /// The pattern to destructure it with at the start of the body, for pattern parameters.
+    pub pattern: Option<Pat>,
+    /// The type without references: the type whose `Tangent` the pullback returns.
+    pub value_ty: Type,
+    /// Whether the pullback returns a tangent for it.
+    pub wrt: bool,
+    pub span: Span,
+}
+
+impl Param {
+    /// The tangent slot type in the uniform (`_vjp_full`) convention.
+    pub fn slot_type(&self) -> TokenStream {
+        if self.wrt {
+            self.tangent_type()
+        } else {
+            quote!(::adjoint::__private::NoTangent)
+        }
+    }
+
+    /// `<T as Differentiable>::Tangent`, spanned at the parameter so that a missing
+    /// `Differentiable` impl is reported there.
+    pub fn tangent_type(&self) -> TokenStream {
+        let ty = &self.value_ty;
+        quote_spanned!(ty.span()=> <#ty as ::adjoint::Differentiable>::Tangent)
+    }
+}
+
+/// The analysed signature.
+pub struct FnSignature {
+    pub params: Vec<Param>,
+    pub has_receiver: bool,
+    /// The declared result type.
+    pub ret: Type,
+    /// Type and const generic parameters, in order, to forward with a turbofish.
+    pub turbofish: TokenStream,
+}
+
+impl FnSignature {
+    /// `<R as Differentiable>::Tangent`.
+    pub fn ret_tangent(&self) -> TokenStream {
+        let ret = &self.ret;
+        quote_spanned!(ret.span()=> <#ret as ::adjoint::Differentiable>::Tangent)
+    }
+
+    /// The tuple of all slot types of the uniform convention.
+    pub fn slot_tuple(&self) -> TokenStream {
+        let slots = self.params.iter().map(Param::slot_type);
+        quote!((#(#slots,)*))
+    }
+
+    /// The tangents the public pullback returns: the tangent itself for one `wrt` parameter,
+    /// a tuple otherwise.
+    pub fn nice_tangents(&self) -> TokenStream {
+        let wrt: Vec<_> = self.params.iter().filter(|p| p.wrt).map(Param::tangent_type).collect();
+        match wrt.as_slice() {
+            [single] => single.clone(),
+            many => quote!((#(#many),*)),
+        }
+    }
+}
+
+const NON_DIFFERENTIABLE: &[&str] = &[
+    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+    "bool", "char", "str", "String",
+];
+
+/// Whether a type is obviously not differentiable (integers, `bool`, `char`, strings, and
+/// references to them): such parameters are left out by default.
+pub fn obviously_non_differentiable(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(r) => obviously_non_differentiable(&r.elem),
+        Type::Paren(p) => obviously_non_differentiable(&p.elem),
+        Type::Path(p) if p.qself.is_none() => p
+            .path
+            .get_ident()
+            .is_some_and(|id| NON_DIFFERENTIABLE.contains(&id.to_string().as_str())),
+        _ => false,
+    }
+}
+
+/// Strips `&`, `&mut` and parentheses.
+fn value_type(ty: &Type) -> (Type, bool) {
+    match ty {
+        Type::Reference(r) => (value_type(&r.elem).0, r.mutability.is_some()),
+        Type::Paren(p) => value_type(&p.elem),
+        other => (other.clone(), false),
+    }
+}
+
+/// Removes `#[no_derivative]` from the parameters (rustc does not know the attribute) and
+/// reports whether each parameter carried it.
+pub fn strip_no_derivative(sig: &mut Signature) -> Vec<bool> {
+    sig.inputs
+        .iter_mut()
+        .map(|arg| {
+            let attrs = match arg {
+                FnArg::Receiver(r) => &mut r.attrs,
+                FnArg::Typed(t) => &mut t.attrs,
+            };
+            let before = attrs.len();
+            attrs.retain(|a| !a.path().is_ident("no_derivative"));
+            attrs.len() != before
+        })
+        .collect()
+}
+
+/// Analyses `sig` (already stripped of `#[no_derivative]`, whose flags are in `excluded`).
+pub fn analyse(
+    sig: &Signature,
+    excluded: &[bool],
+    args: &DiffArgs,
+    errors: &mut Errors,
+) -> Option<FnSignature> {
+    check_qualifiers(sig, errors);
+    let mut params = Vec::new();
+    let mut has_receiver = false;
+    for (index, (arg, &no_derivative)) in sig.inputs.iter().zip(excluded).enumerate() {
+        let param = match arg {
+            FnArg::Receiver(r) => {
+                has_receiver = true;
+                let (value_ty, is_mut) = value_type(&r.ty);
+                let decl = quote!(#r);
+                (String::from("self"), decl, quote!(self), None, value_ty, is_mut, r.span())
+            }
+            FnArg::Typed(t) => {
+                if let Type::ImplTrait(_) = &*t.ty {
+                    errors.push(
+                        t.ty.span(),
+                        "`impl Trait` parameters are not supported by #[differentiable]: use a named generic parameter (`fn f<T: Float>(x: T)`)",
+                    );
+                }
+                let (value_ty, is_mut) = value_type(&t.ty);
+                let ty = &t.ty;
+                match &*t.pat {
+                    Pat::Ident(p) if p.subpat.is_none() => {
+                        let ident = &p.ident;
+                        let name = ident.to_string();
+                        (name, quote!(#ident: #ty), quote!(#ident), None, value_ty, is_mut, t.span())
+                    }
+                    pat => {
+                        let arg = format_ident!("__arg{}", index);
+                        let name = quote!(#pat).to_string();
+                        (name, quote!(#arg: #ty), quote!(#arg), Some(pat.clone()), value_ty, is_mut, t.span())
+                    }
+                }
+            }
+        };
+        let (name, decl, pass, pattern, value_ty, is_mut, span) = param;
+        let ty_for_default = match arg {
+            FnArg::Typed(t) => (*t.ty).clone(),
+            FnArg::Receiver(r) => (*r.ty).clone(),
+        };
+        let wrt = match &args.wrt {
+            Some(list) => list.iter().any(|w| w == &name),
+            None => !no_derivative && !obviously_non_differentiable(&ty_for_default),
+        };
+        if wrt && no_derivative {
+            errors.push(span, format!("`{name}` is both in `wrt(...)` and `#[no_derivative]`"));
+        }
+        if wrt && is_mut {
+            errors.push(
+                span,
+                format!(
+                    "`{name}` is a `&mut` parameter: differentiating through mutable references (inout) is not supported yet; take it by value or by `&`, or mark it `#[no_derivative]`"
+                ),
+            );
+        }
+        params.push(Param { name, decl, pass, pattern, value_ty, wrt, span });
+    }
+    if let Some(list) = &args.wrt {
+        for w in list {
+            if !params.iter().any(|p| w == &p.name) {
+                errors.push(
+                    w.span(),
+                    format!("`wrt` names `{w}`, which is not a parameter of `{}`", sig.ident),
+                );
+            }
+        }
+    }
+    let ret = match &sig.output {
+        ReturnType::Type(_, ty) => {
+            if let Type::ImplTrait(_) = &**ty {
+                errors.push(ty.span(), "an `impl Trait` result is not differentiable: name the result type");
+            }
+            (**ty).clone()
+        }
+        ReturnType::Default => {
+            errors.push(
+                sig.ident.span(),
+                format!("`{}` returns `()`: a differentiable function must return a differentiable value", sig.ident),
+            );
+            return None;
+        }
+    };
+    let generics = sig.generics.params.iter().filter_map(|g| match g {
+        GenericParam::Type(t) => Some(t.ident.clone()),
+        GenericParam::Const(c) => Some(c.ident.clone()),
+        GenericParam::Lifetime(_) => None,
+    });
+    let generics: Vec<Ident> = generics.collect();
+    let turbofish = if generics.is_empty() { quote!() } else { quote!(::<#(#generics),*>) };
+    Some(FnSignature { params, has_receiver, ret, turbofish })
+}
+
+fn check_qualifiers(sig: &Signature, errors: &mut Errors) {
+    if let Some(a) = &sig.asyncness {
+        errors.push(a.span, "`async fn` cannot be #[differentiable]: differentiate the synchronous computation it awaits");
+    }
+    if let Some(u) = &sig.unsafety {
+        errors.push(u.span, "`unsafe fn` cannot be #[differentiable]: wrap the unsafe part in a safe function with a #[derivative_of] rule");
+    }
+    if let Some(abi) = &sig.abi {
+        errors.push(abi.span(), "`extern` functions cannot be #[differentiable]");
+    }
+    if let Some(v) = &sig.variadic {
+        errors.push(v.span(), "variadic functions cannot be #[differentiable]");
+    }
+}
