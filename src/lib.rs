@@ -1,7 +1,109 @@
-//! placeholder
+//! # adjoint
+//!
+//! Compile-time reverse-mode automatic differentiation for Rust. Put `#[differentiable]` on an
+//! ordinary function and the macro writes its derivative next to it as plain Rust, the way
+//! Swift's compiler does: no tape, no tracing, no runtime graph.
+//!
+//! ```
+//! use adjoint::prelude::*;
+//!
+//! #[differentiable]
+//! fn f(x: f64, y: f64) -> f64 {
+//!     x * y + x.sin()
+//! }
+//!
+//! // `f` stays as written. The macro adds `f_vjp`, returning the value and a pullback:
+//! let (value, pullback) = f_vjp(2.0, 3.0);
+//! let (dx, dy) = pullback(1.0);
+//! assert_eq!(value, 6.0 + 2.0_f64.sin());
+//! assert_eq!((dx, dy), (3.0 + 2.0_f64.cos(), 2.0));
+//!
+//! // For a scalar result, `gradient` seeds the pullback with 1.
+//! assert_eq!(gradient(f_vjp(2.0, 3.0)), (dx, dy));
+//! let (v, (dx, dy)) = value_with_gradient(f_vjp(2.0, 3.0));
+//! # let _ = (v, dx, dy);
+//! ```
+//!
+//! ## What gets differentiated
+//! Every parameter is differentiated except those of obviously non-differentiable types
+//! (integers, `bool`, `char`, `&str`, `String`). `#[differentiable(wrt(x, y))]` names the
+//! parameters explicitly and `#[no_derivative]` on a parameter leaves it out. Any other
+//! parameter type must implement [`Differentiable`]; references `&T` have tangent `T::Tangent`,
+//! tuples have tuple tangents. The pullback returns the tangent itself for one differentiated
+//! parameter and a tuple for several.
+//!
+//! `#[differentiable]` works on free functions, generic functions (`fn f<T: Float>(x: T) -> T`),
+//! inherent methods (`&self` is differentiated; its tangent is `Self::Tangent`) and trait
+//! methods, required or with a default body. An associated function with neither `self` nor
+//! `Self` in its signature needs `#[differentiable(associated)]`, because the macro cannot see
+//! that it sits in an `impl`.
+//!
+//! ## Companions and imports
+//! `fn f` gets `fn f_vjp` with the same visibility and generics, and a method `m` gets a sibling
+//! method `m_vjp`. Differentiable code that calls `g(x)` calls `g`'s companion instead, found by
+//! Rust's ordinary name resolution: import both names, `use m::{g, g_vjp};`, or call by path,
+//! `m::g(x)`.
+//!
+//! When the callee has no derivative, rustc reports the missing companion at the call, for
+//! example ``failed to resolve: use of unresolved module `g_vjp` `` or ``no method named
+//! `floor_vjp_full` found``. The fix is one of: put `#[differentiable]` on `g`; import
+//! `g_vjp` next to `g`; register a hand-written derivative with
+//! [`#[derivative_of(g)]`](derivative_of); or, if no derivative should flow, pass
+//! `without_derivative(x)`.
+//!
+//! ## Custom derivatives
+//! ```
+//! use adjoint::prelude::*;
+//!
+//! fn cube(x: f64) -> f64 {
+//!     x * x * x
+//! }
+//!
+//! #[derivative_of(cube)]
+//! fn cube_vjp(x: f64) -> (f64, impl FnOnce(f64) -> f64) {
+//!     (x * x * x, move |dy| dy * 3.0 * x * x)
+//! }
+//!
+//! #[differentiable]
+//! fn g(x: f64) -> f64 {
+//!     cube(x) + x
+//! }
+//!
+//! assert_eq!(gradient(g_vjp(2.0)), 13.0);
+//! ```
+//!
+//! ## Activity
+//! Code that does not depend on a differentiated parameter, or whose value does not reach the
+//! result, is emitted unchanged and never rejected: logging, assertions, shape and loop-bound
+//! computations on data are free. Tangents nobody asked for are not computed: every rule takes
+//! per-input flags, and calls between differentiable functions pass the caller's flags on.
+//!
+//! ## Derivative conventions
+//! Where a derivative is undefined, adjoint follows PyTorch (`abs` at 0 has derivative 0,
+//! `max`/`min` split the tangent on a tie, ...): see [`rules::methods`].
+
 pub use adjoint_core::*;
-pub use adjoint_macros::*;
+
+/// Generates the reverse-mode derivative of a function: see the [crate documentation](crate).
+///
+/// Arguments: `wrt(x, y)` picks the differentiated parameters; `associated` marks an associated
+/// function without `self`/`Self` in its signature.
+pub use adjoint_macros::differentiable;
+
+/// Registers a hand-written derivative of a function, so that `#[differentiable]` code may call
+/// it: see the [crate documentation](crate#custom-derivatives).
+///
+/// The rule has the function's parameters and returns `(value, pullback)` where the pullback
+/// maps the result's tangent to the tangents of the differentiated parameters (the tangent
+/// itself for one). A rule whose parameter or value types differ from the function's, or a
+/// second rule for the same function in the same module, is a compile error.
+pub use adjoint_macros::derivative_of;
+
+/// Everything a user of adjoint needs in scope.
 pub mod prelude {
-    pub use adjoint_core::{Differentiable, Float, FloatMath, TangentVector, gradient, value_with_gradient, without_derivative};
-    pub use adjoint_macros::{derivative_of, differentiable};
+    pub use crate::{derivative_of, differentiable};
+    pub use adjoint_core::{
+        Differentiable, Float, FloatMath, TangentVector, UnitSeed, gradient, value_with_gradient,
+        without_derivative,
+    };
 }

@@ -25,7 +25,10 @@ mod m {
 struct Poly(f64, f64);
 impl Differentiable for Poly {
     type Tangent = (f64, f64);
-    fn move_by(&mut self, t: &(f64, f64)) { self.0 += t.0; self.1 += t.1; }
+    fn move_by(&mut self, t: &(f64, f64)) {
+        self.0 += t.0;
+        self.1 += t.1;
+    }
 }
 impl Poly {
     #[differentiable]
@@ -45,13 +48,17 @@ impl Layer for Poly {
     }
 }
 
-fn cube(x: f64) -> f64 { x * x * x }
+fn cube(x: f64) -> f64 {
+    x * x * x
+}
 #[derivative_of(cube)]
 fn cube_vjp(x: f64) -> (f64, impl FnOnce(f64) -> f64) {
     (x * x * x, move |d| 3.0 * x * x * d)
 }
 #[differentiable]
-fn uses_cube(x: f64) -> f64 { cube(x) + m::h(x) }
+fn uses_cube(x: f64) -> f64 {
+    cube(x) + m::h(x)
+}
 
 #[test]
 fn smoke() {
@@ -70,4 +77,26 @@ fn smoke() {
     let (_, (dp, dx)) = value_with_gradient(p.forward_vjp(0.1));
     println!("{dp:?} {dx}");
     println!("{}", gradient(uses_cube_vjp(2.0)));
+}
+
+#[test]
+fn local_items() {
+    fn sq(x: f64) -> f64 {
+        x * x
+    }
+    #[derivative_of(sq)]
+    fn my_sq_rule(x: f64) -> (f64, impl FnOnce(f64) -> f64) {
+        (x * x, move |d| 2.0 * x * d)
+    }
+    #[differentiable]
+    fn inner(x: f64) -> f64 {
+        x.exp()
+    }
+    #[differentiable]
+    fn outer(x: f64) -> f64 {
+        inner(x) * sq(x)
+    }
+    let g = gradient(outer_vjp(1.5));
+    let e = 1.5f64.exp();
+    assert!((g - (e * 2.25 + e * 3.0)).abs() < 1e-12);
 }

@@ -31,8 +31,16 @@ mod tests {
         let mut g = Graph::default();
         let x = g.add(NodeKind::Param(0));
         let y = g.add(NodeKind::Param(1));
-        let unused = g.add(NodeKind::Rule { pullback: format_ident!("p"), slots: vec![Some(x)], span: proc_macro2::Span::call_site() });
-        let used = g.add(NodeKind::Rule { pullback: format_ident!("q"), slots: vec![Some(x), None], span: proc_macro2::Span::call_site() });
+        let unused = g.add(NodeKind::Rule {
+            pullback: format_ident!("p"),
+            slots: vec![Some(x)],
+            span: proc_macro2::Span::call_site(),
+        });
+        let used = g.add(NodeKind::Rule {
+            pullback: format_ident!("q"),
+            slots: vec![Some(x), None],
+            span: proc_macro2::Span::call_site(),
+        });
         let u = useful(&g, &Act::Active(used));
         assert_eq!(u, vec![true, false, false, true]);
         assert_eq!(g.nodes[unused].deps, 1);

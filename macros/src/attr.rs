@@ -32,9 +32,7 @@ impl Parse for DiffArgs {
             } else {
                 return Err(syn::Error::new(
                     key.span(),
-                    format!(
-                        "unknown argument `{key}`: expected `wrt(param, ...)` or `associated`"
-                    ),
+                    format!("unknown argument `{key}`: expected `wrt(param, ...)` or `associated`"),
                 ));
             }
             if !input.is_empty() {

@@ -1,8 +1,8 @@
 //! `#[derivative_of(path::f)]`: registers a hand-written VJP of `f`.
 //!
 //! The rule keeps its name; the macro adds what generated code calls for `f`: the public name
-//! `f_vjp` (a `use` alias when the rule is named differently) and the uniform companion module
-//! `f_vjp` wrapping the rule. A second rule for the same `f` in the same module defines
+//! `f_vjp` (a forwarding function when the rule is named differently) and the uniform companion
+//! `f_vjp::__full` wrapping the rule (see [`crate::names`]). A second rule for the same `f` in the same module defines
 //! `f_vjp` twice, which rustc rejects. A check function coerces `f` to a function pointer with
 //! the rule's parameter types and value type, so a mismatched signature fails to compile.
 
@@ -23,7 +23,10 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut item: FnItem = match syn::parse2::<FnItem>(input.clone()) {
         Ok(item) if item.body.is_some() => item,
         _ => {
-            let e = syn::Error::new(proc_macro2::Span::call_site(), "#[derivative_of] applies to a free function with a body");
+            let e = syn::Error::new(
+                proc_macro2::Span::call_site(),
+                "#[derivative_of] applies to a free function with a body",
+            );
             let e = e.to_compile_error();
             return quote!(#input #e);
         }
@@ -31,10 +34,17 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let excluded = signature::strip_no_derivative(&mut item.sig);
     let sig = signature::analyse(&item.sig, &excluded, &DiffArgs::default(), &mut errors);
     if sig.as_ref().is_some_and(|s| s.has_receiver) {
-        errors.push(item.sig.span(), "#[derivative_of] rules must be free functions, not methods");
+        errors.push(
+            item.sig.span(),
+            "#[derivative_of] rules must be free functions, not methods",
+        );
     }
-    let value_ty = sig.as_ref().and_then(|_| value_type(&item.sig.output, &mut errors));
-    let (Some(target), Some(sig), Some(value_ty), true) = (target, sig, value_ty, errors.is_empty()) else {
+    let value_ty = sig
+        .as_ref()
+        .and_then(|_| value_type(&item.sig.output, &mut errors));
+    let (Some(target), Some(sig), Some(value_ty), true) =
+        (target, sig, value_ty, errors.is_empty())
+    else {
         let errors = errors.into_compile_errors();
         return quote!(#item #errors);
     };
@@ -42,7 +52,17 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let vjp = names::public(f);
     let rule = &item.sig.ident;
     let vis = &item.vis;
-    let alias = (rule != &vjp).then(|| quote!(#[allow(unused_imports)] #vis use self::#rule as #vjp;));
+    let alias = (rule != &vjp).then(|| {
+        let mut public = item.sig.clone();
+        public.ident = vjp.clone();
+        let pass = sig.params.iter().map(|p| &p.pass);
+        let turbofish = &sig.turbofish;
+        quote! {
+            #[doc = concat!(" The registered derivative of `", stringify!(#f), "`: see [`", stringify!(#rule), "`].")]
+            #[allow(clippy::all)]
+            #vis #public { #rule #turbofish (#(#pass),*) }
+        }
+    });
     let generics = &item.sig.generics;
     let where_clause = &item.sig.generics.where_clause;
     let decls = sig.params.iter().map(|p| &p.decl);
@@ -53,7 +73,13 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         quote_spanned!(span=> <#value_ty as ::adjoint::Differentiable>::Tangent)
     };
     let slots = sig.slot_tuple();
-    let wrt: Vec<_> = sig.params.iter().enumerate().filter(|(_, p)| p.wrt).map(|(i, _)| format_ident!("__g{}", i)).collect();
+    let wrt: Vec<_> = sig
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.wrt)
+        .map(|(i, _)| format_ident!("__g{}", i))
+        .collect();
     let received = match wrt.as_slice() {
         [single] => quote!(#single),
         many => quote!((#(#many),*)),
@@ -74,17 +100,19 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let inner = names::full_in_module();
     let check = format_ident!("__check_derivative_of_{}", f);
     let sig_span = item.sig.span();
-    let signature_check = quote_spanned!(sig_span=> let _: fn(#(#param_types),*) -> #value_ty = #target;);
+    let signature_check =
+        quote_spanned!(sig_span=> let _: fn(#(#param_types),*) -> #value_ty = #target;);
     quote! {
         #item
         #alias
         #[doc(hidden)]
-        #[allow(non_snake_case, unused_imports)]
-        #vis mod #vjp {
-            use super::*;
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #vjp {}
+
+        impl #vjp {
             #[allow(unused, clippy::all, clippy::pedantic)]
-            pub(super) fn #inner #generics (#(#decls,)* __needs: [bool; #n]) -> (#value_ty, impl FnOnce(#ret_tangent) -> #slots) #where_clause {
-                let (__value, __pullback) = super::#rule #turbofish (#(#pass),*);
+            #vis fn #inner #generics (#(#decls,)* __needs: [bool; #n]) -> (#value_ty, impl FnOnce(#ret_tangent) -> #slots) #where_clause {
+                let (__value, __pullback) = #rule #turbofish (#(#pass),*);
                 (__value, move |__seed: #ret_tangent| -> #slots {
                     let #received = __pullback(__seed);
                     (#(#outputs,)*)

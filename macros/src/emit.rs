@@ -14,9 +14,8 @@ use crate::lower::{self, Lowered};
 use crate::names;
 use crate::reverse;
 use crate::signature::{self, FnSignature};
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
-use syn::visit_mut::VisitMut;
 use syn::{Visibility, parse_quote, parse_quote_spanned};
 
 /// Expands `#[differentiable(args)] input`.
@@ -29,7 +28,10 @@ pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut item: FnItem = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(_) => {
-            errors.push(proc_macro2::Span::call_site(), "#[differentiable] applies to functions and methods");
+            errors.push(
+                proc_macro2::Span::call_site(),
+                "#[differentiable] applies to functions and methods",
+            );
             let errors = errors.into_compile_errors();
             return quote!(#input #errors);
         }
@@ -57,15 +59,28 @@ pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
 fn lower_body(sig: &FnSignature, body: &syn::Block, errors: &mut Errors) -> Option<TokenStream> {
     let first = lower::lower(sig, body, None);
     let useful = activity::useful(&first.graph, &first.result);
-    let Lowered { graph, body, result, pullbacks, errors: found } = lower::lower(sig, body, Some(&useful));
+    let Lowered {
+        graph,
+        body,
+        result,
+        pullbacks,
+        errors: found,
+    } = lower::lower(sig, body, Some(&useful));
     if !found.is_empty() {
         *errors = found;
         return None;
     }
-    Some(reverse::full_body(sig, &graph, &useful, &result, &body, &pullbacks))
+    Some(reverse::full_body(
+        sig, &graph, &useful, &result, &body, &pullbacks,
+    ))
 }
 
-fn companions(item: &FnItem, sig: &FnSignature, args: &DiffArgs, body: Option<TokenStream>) -> TokenStream {
+fn companions(
+    item: &FnItem,
+    sig: &FnSignature,
+    args: &DiffArgs,
+    body: Option<TokenStream>,
+) -> TokenStream {
     let method_form = sig.has_receiver
         || args.associated
         || item.body.is_none()
@@ -79,7 +94,11 @@ fn companions(item: &FnItem, sig: &FnSignature, args: &DiffArgs, body: Option<To
     let ret_tangent = sig.ret_tangent();
     let slots = sig.slot_tuple();
     let nice = sig.nice_tangents();
-    let cfgs: Vec<_> = item.attrs.iter().filter(|a| a.path().is_ident("cfg")).collect();
+    let cfgs: Vec<_> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
     let vis = &item.vis;
     let n = sig.params.len();
     let full_sig = quote! {
@@ -97,33 +116,40 @@ fn companions(item: &FnItem, sig: &FnSignature, args: &DiffArgs, body: Option<To
         (quote!(Self::#full), item)
     } else {
         let inner = names::full_in_module();
-        let inner_vis = nested_visibility(vis);
-        let mut full_fn: syn::ItemFn = parse_quote! {
-            #[allow(unused, clippy::all, clippy::pedantic)]
-            #inner_vis fn #inner #full_sig { unreachable!() }
-        };
-        full_fn.block = Box::new(syn::parse2(body.expect("free functions have a body")).expect("body parses"));
-        PathDepth.visit_item_fn_mut(&mut full_fn);
+        let body = body.expect("free functions have a body");
         let item = quote! {
             #(#cfgs)*
             #[doc(hidden)]
-            #[allow(non_snake_case, unused_imports)]
-            #vis mod #vjp {
-                use super::*;
-                #full_fn
+            #[allow(non_camel_case_types, dead_code)]
+            #vis struct #vjp {}
+
+            #(#cfgs)*
+            impl #vjp {
+                #[allow(unused, clippy::all, clippy::pedantic)]
+                #vis fn #inner #full_sig #body
             }
         };
         (quote!(#vjp::#inner), item)
     };
     let turbofish = &sig.turbofish;
-    let original = if method_form { quote!(Self::#name) } else { quote!(#name) };
+    let original = if method_form {
+        quote!(Self::#name)
+    } else {
+        quote!(#name)
+    };
     let pass = sig.params.iter().map(|p| &p.pass);
     let flags = sig.params.iter().map(|p| p.wrt);
     let slot_names: Vec<TokenStream> = sig
         .params
         .iter()
         .enumerate()
-        .map(|(i, p)| if p.wrt { format_ident!("__g{}", i).into_token_stream() } else { quote!(_) })
+        .map(|(i, p)| {
+            if p.wrt {
+                format_ident!("__g{}", i).into_token_stream()
+            } else {
+                quote!(_)
+            }
+        })
         .collect();
     let wrt_names: Vec<&TokenStream> = slot_names.iter().filter(|t| t.to_string() != "_").collect();
     let nice_value = match wrt_names.as_slice() {
@@ -152,10 +178,17 @@ fn companions(item: &FnItem, sig: &FnSignature, args: &DiffArgs, body: Option<To
 
 /// The where clause, plus `Self: Differentiable` when `self` is differentiated.
 fn where_with_self(item: &FnItem, sig: &FnSignature) -> TokenStream {
-    let mut clause = item.sig.generics.where_clause.clone().unwrap_or_else(|| parse_quote!(where));
+    let mut clause = item
+        .sig
+        .generics
+        .where_clause
+        .clone()
+        .unwrap_or_else(|| parse_quote!(where));
     if let Some(receiver) = sig.params.iter().find(|p| p.name == "self" && p.wrt) {
         let span = receiver.span;
-        clause.predicates.push(parse_quote_spanned!(span=> Self: ::adjoint::Differentiable));
+        clause
+            .predicates
+            .push(parse_quote_spanned!(span=> Self: ::adjoint::Differentiable));
     }
     clause.into_token_stream()
 }
@@ -166,45 +199,4 @@ fn mentions_self(tokens: TokenStream) -> bool {
         proc_macro2::TokenTree::Group(g) => mentions_self(g.stream()),
         _ => false,
     })
-}
-
-/// The visibility of the companion function inside the companion module, so that it is
-/// visible exactly where the original function is.
-fn nested_visibility(vis: &Visibility) -> TokenStream {
-    match vis {
-        Visibility::Public(_) => quote!(pub),
-        Visibility::Inherited => quote!(pub(super)),
-        Visibility::Restricted(r) => {
-            let path = &r.path;
-            if path.is_ident("crate") {
-                quote!(pub(crate))
-            } else if path.is_ident("self") {
-                quote!(pub(super))
-            } else if path.is_ident("super") {
-                quote!(pub(in super::super))
-            } else if path.segments.first().is_some_and(|s| s.ident == "crate") {
-                quote!(pub(in #path))
-            } else {
-                quote!(pub(super))
-            }
-        }
-    }
-}
-
-/// Moves relative paths one module down: the companion body lives in a child module of the
-/// original function's module (`self::x` → `super::x`, `super::x` → `super::super::x`).
-struct PathDepth;
-
-impl VisitMut for PathDepth {
-    fn visit_path_mut(&mut self, path: &mut syn::Path) {
-        if path.leading_colon.is_none() && path.segments.len() > 1 {
-            let first = path.segments[0].ident.clone();
-            if first == "self" {
-                path.segments[0].ident = Ident::new("super", first.span());
-            } else if first == "super" {
-                path.segments.insert(0, syn::PathSegment::from(Ident::new("super", first.span())));
-            }
-        }
-        syn::visit_mut::visit_path_mut(self, path);
-    }
 }

@@ -36,7 +36,11 @@ pub enum NodeKind {
     Param(usize),
     /// A primitive or a call with a pullback closure stored in `pullback`; one slot per
     /// operand, `None` for inactive operands.
-    Rule { pullback: Ident, slots: Vec<Option<NodeId>>, span: Span },
+    Rule {
+        pullback: Ident,
+        slots: Vec<Option<NodeId>>,
+        span: Span,
+    },
     /// Component `index` of a tuple-valued node.
     Component { parent: NodeId, index: usize },
     /// A tuple built from its components.
@@ -48,7 +52,9 @@ impl NodeKind {
     pub fn operands(&self) -> Vec<NodeId> {
         match self {
             NodeKind::Param(_) => Vec::new(),
-            NodeKind::Rule { slots, .. } | NodeKind::Tuple(slots) => slots.iter().flatten().copied().collect(),
+            NodeKind::Rule { slots, .. } | NodeKind::Tuple(slots) => {
+                slots.iter().flatten().copied().collect()
+            }
             NodeKind::Component { parent, .. } => vec![*parent],
         }
     }
@@ -65,9 +71,16 @@ impl Graph {
     pub fn add(&mut self, kind: NodeKind) -> NodeId {
         let deps = match &kind {
             NodeKind::Param(i) => 1u128 << i,
-            other => other.operands().iter().fold(0, |acc, &o| acc | self.nodes[o].deps),
+            other => other
+                .operands()
+                .iter()
+                .fold(0, |acc, &o| acc | self.nodes[o].deps),
         };
-        self.nodes.push(Node { kind, deps, errors: Vec::new() });
+        self.nodes.push(Node {
+            kind,
+            deps,
+            errors: Vec::new(),
+        });
         self.nodes.len() - 1
     }
 }

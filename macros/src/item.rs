@@ -27,7 +27,12 @@ impl Parse for FnItem {
         } else {
             Some(input.parse()?)
         };
-        Ok(FnItem { attrs, vis, sig, body })
+        Ok(FnItem {
+            attrs,
+            vis,
+            sig,
+            body,
+        })
     }
 }
 

@@ -16,7 +16,10 @@ use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
-use syn::{BinOp, Block, Expr, Ident, Local, LocalInit, Member, Pat, Stmt, UnOp, parse_quote, parse_quote_spanned};
+use syn::{
+    BinOp, Block, Expr, Ident, Local, LocalInit, Member, Pat, Stmt, UnOp, parse_quote,
+    parse_quote_spanned,
+};
 
 /// The result of one lowering pass.
 pub struct Lowered {
@@ -38,7 +41,11 @@ pub fn lower(sig: &FnSignature, body: &Block, useful: Option<&[bool]>) -> Lowere
     };
     let mut prologue = Vec::new();
     for (i, p) in sig.params.iter().enumerate() {
-        let act = if p.wrt { Act::Active(l.graph.add(NodeKind::Param(i))) } else { Act::Inactive };
+        let act = if p.wrt {
+            Act::Active(l.graph.add(NodeKind::Param(i)))
+        } else {
+            Act::Inactive
+        };
         match &p.pattern {
             None => l.bind(&p.name, act),
             Some(pat) => {
@@ -54,7 +61,13 @@ pub fn lower(sig: &FnSignature, body: &Block, useful: Option<&[bool]>) -> Lowere
     if let Act::Poison(span, message) = &result {
         l.report(*span, message);
     }
-    Lowered { graph: l.graph, body: block, result, pullbacks: l.pullbacks, errors: l.errors }
+    Lowered {
+        graph: l.graph,
+        body: block,
+        result,
+        pullbacks: l.pullbacks,
+        errors: l.errors,
+    }
 }
 
 struct Lowering<'u> {
@@ -91,16 +104,29 @@ impl Lowering<'_> {
     }
 
     fn lookup(&self, name: &str) -> Option<&Act> {
-        self.scopes.iter().rev().flat_map(|s| s.iter().rev()).find(|(n, _)| n == name).map(|(_, a)| a)
+        self.scopes
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|(n, _)| n == name)
+            .map(|(_, a)| a)
     }
 
     fn bind(&mut self, name: &str, act: Act) {
-        self.scopes.last_mut().expect("a scope is open").push((name.to_owned(), act));
+        self.scopes
+            .last_mut()
+            .expect("a scope is open")
+            .push((name.to_owned(), act));
     }
 
     /// Rebinds an existing variable (assignment); returns false when it is not a local.
     fn assign(&mut self, name: &str, act: Act) -> bool {
-        let slot = self.scopes.iter_mut().rev().flat_map(|s| s.iter_mut().rev()).find(|(n, _)| n == name);
+        let slot = self
+            .scopes
+            .iter_mut()
+            .rev()
+            .flat_map(|s| s.iter_mut().rev())
+            .find(|(n, _)| n == name);
         match slot {
             Some((_, a)) => {
                 *a = act;
@@ -116,7 +142,9 @@ impl Lowering<'_> {
         match act {
             Act::Active(id) => {
                 let deps = self.graph.nodes[*id].deps;
-                let flags = (0..128).filter(|i| deps >> i & 1 == 1).map(|i: usize| quote!(__needs[#i]));
+                let flags = (0..128)
+                    .filter(|i| deps >> i & 1 == 1)
+                    .map(|i: usize| quote!(__needs[#i]));
                 quote!((false #(|| #flags)*))
             }
             _ => quote!(false),
@@ -131,14 +159,26 @@ impl Lowering<'_> {
         original: Expr,
         call: impl FnOnce(Vec<TokenStream>) -> TokenStream,
     ) -> (Expr, Act) {
-        let operands: Vec<Option<NodeId>> =
-            slots.iter().map(|a| if let Act::Active(id) = a { Some(*id) } else { None }).collect();
+        let operands: Vec<Option<NodeId>> = slots
+            .iter()
+            .map(|a| {
+                if let Act::Active(id) = a {
+                    Some(*id)
+                } else {
+                    None
+                }
+            })
+            .collect();
         if operands.iter().all(Option::is_none) {
             let poison = slots.into_iter().find(|a| matches!(a, Act::Poison(..)));
             return (original, poison.unwrap_or(Act::Inactive));
         }
         let pullback = format_ident!("__pb{}", self.graph.nodes.len());
-        let id = self.graph.add(NodeKind::Rule { pullback: pullback.clone(), slots: operands, span });
+        let id = self.graph.add(NodeKind::Rule {
+            pullback: pullback.clone(),
+            slots: operands,
+            span,
+        });
         for slot in &slots {
             if let Act::Poison(s, m) = slot {
                 self.graph.nodes[id].errors.push((*s, m.clone()));
@@ -164,7 +204,11 @@ impl Lowering<'_> {
     /// Component `index` of an active tuple-valued node.
     fn component(&mut self, parent: NodeId, index: usize) -> Act {
         if let NodeKind::Tuple(parts) = &self.graph.nodes[parent].kind {
-            return parts.get(index).copied().flatten().map_or(Act::Inactive, Act::Active);
+            return parts
+                .get(index)
+                .copied()
+                .flatten()
+                .map_or(Act::Inactive, Act::Active);
         }
         Act::Active(self.graph.add(NodeKind::Component { parent, index }))
     }
@@ -201,7 +245,13 @@ impl Lowering<'_> {
             }
         }
         self.scopes.pop();
-        (Block { brace_token: block.brace_token, stmts }, result)
+        (
+            Block {
+                brace_token: block.brace_token,
+                stmts,
+            },
+            result,
+        )
     }
 
     fn local(&mut self, local: &Local) -> Local {
@@ -230,7 +280,9 @@ impl Lowering<'_> {
             Pat::Tuple(t) if !t.elems.iter().any(|e| matches!(e, Pat::Rest(_))) => {
                 for (index, elem) in t.elems.iter().enumerate() {
                     let part = match &act {
-                        Act::Active(parent) if !pattern_names(elem).is_empty() => self.component(*parent, index),
+                        Act::Active(parent) if !pattern_names(elem).is_empty() => {
+                            self.component(*parent, index)
+                        }
                         Act::Active(_) => continue,
                         other => other.clone(),
                     };
@@ -257,7 +309,10 @@ impl Lowering<'_> {
             Expr::Lit(_) => (e.clone(), Act::Inactive),
             Expr::Path(p) => {
                 let act = match (&p.qself, p.path.get_ident()) {
-                    (None, Some(id)) => self.lookup(&id.to_string()).cloned().unwrap_or(Act::Inactive),
+                    (None, Some(id)) => self
+                        .lookup(&id.to_string())
+                        .cloned()
+                        .unwrap_or(Act::Inactive),
                     _ => Act::Inactive,
                 };
                 (e.clone(), act)
@@ -311,9 +366,12 @@ impl Lowering<'_> {
         out.expr = Box::new(inner.clone());
         let rebuilt = Expr::Unary(out);
         match u.op {
-            UnOp::Neg(_) => self.rule(vec![act], u.span(), rebuilt, |n| {
-                quote!(::adjoint::__private::NegRule::neg_vjp(#inner, [#(#n),*]))
-            }),
+            UnOp::Neg(_) => self.rule(
+                vec![act],
+                u.span(),
+                rebuilt,
+                |n| quote!(::adjoint::__private::NegRule::neg_vjp(#inner, [#(#n),*])),
+            ),
             UnOp::Deref(_) => (rebuilt, act),
             _ => (rebuilt, Act::Inactive),
         }
@@ -355,7 +413,10 @@ impl Lowering<'_> {
             }
             return (rebuilt, Act::Inactive);
         };
-        let current = self.lookup(&name.to_string()).cloned().unwrap_or(Act::Inactive);
+        let current = self
+            .lookup(&name.to_string())
+            .cloned()
+            .unwrap_or(Act::Inactive);
         let left = &b.left;
         let (value, act) = self.rule(vec![current, ra], b.op.span(), rebuilt.clone(), |n| {
             quote_spanned!(b.op.span()=> ::adjoint::__private::#tr::#method(#left, #right, [#(#n),*]))
@@ -389,7 +450,10 @@ impl Lowering<'_> {
         (Expr::Assign(out), Act::Inactive)
     }
 
-    fn args(&mut self, args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) -> (Vec<Expr>, Vec<Act>) {
+    fn args(
+        &mut self,
+        args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+    ) -> (Vec<Expr>, Vec<Act>) {
         args.iter().map(|a| self.expr(a)).unzip()
     }
 
@@ -418,21 +482,45 @@ impl Lowering<'_> {
         out.args = args.iter().cloned().collect();
         let rebuilt = Expr::Call(out);
         let Expr::Path(path) = &*c.func else {
-            return self.unsupported_call(rebuilt, acts, c.func.span(), "calling a closure or a function value");
+            return self.unsupported_call(
+                rebuilt,
+                acts,
+                c.func.span(),
+                "calling a closure or a function value",
+            );
         };
-        let last = &path.path.segments.last().expect("a path has a segment").ident;
+        let last = &path
+            .path
+            .segments
+            .last()
+            .expect("a path has a segment")
+            .ident;
         if last == "without_derivative" {
             return (rebuilt, Act::Inactive);
         }
-        if last.to_string().starts_with(|ch: char| ch.is_ascii_uppercase()) {
+        if last
+            .to_string()
+            .starts_with(|ch: char| ch.is_ascii_uppercase())
+        {
             let what = format!("constructing `{last}(..)`");
             return self.unsupported_call(rebuilt, acts, last.span(), &what);
         }
         let companion = names::companion_call(path);
-        self.rule(acts, last.span(), rebuilt, |n| quote_spanned!(last.span()=> #companion(#(#args,)* [#(#n),*])))
+        self.rule(
+            acts,
+            last.span(),
+            rebuilt,
+            |n| quote_spanned!(last.span()=> #companion(#(#args,)* [#(#n),*])),
+        )
     }
 
-    fn unsupported_call(&mut self, rebuilt: Expr, acts: Vec<Act>, span: Span, what: &str) -> (Expr, Act) {
+    fn unsupported_call(
+        &mut self,
+        rebuilt: Expr,
+        acts: Vec<Act>,
+        span: Span,
+        what: &str,
+    ) -> (Expr, Act) {
         if acts.iter().all(is_inactive) {
             return (rebuilt, Act::Inactive);
         }
@@ -448,20 +536,31 @@ impl Lowering<'_> {
         out.expr = Box::new(inner.clone());
         let rebuilt = Expr::Cast(out);
         let ty = &c.ty;
-        let Act::Active(_) = act else { return (rebuilt, act) };
+        let Act::Active(_) = act else {
+            return (rebuilt, act);
+        };
         let source = c.expr.to_token_stream();
         let target = ty.to_token_stream();
         if is_float_type(ty) {
-            self.rule(vec![act], c.span(), rebuilt, |n| {
-                quote!(::adjoint::__private::CastRule::<#ty>::cast_vjp(#inner, [#(#n),*]))
-            })
+            self.rule(
+                vec![act],
+                c.span(),
+                rebuilt,
+                |n| quote!(::adjoint::__private::CastRule::<#ty>::cast_vjp(#inner, [#(#n),*])),
+            )
         } else if obviously_non_differentiable(ty) {
             let message = format!(
                 "`{source} as {target}` truncates an active value to an integer, which has no derivative; write `without_derivative({source}) as {target}` if a zero derivative is intended"
             );
             (rebuilt, Act::Poison(c.span(), message))
         } else {
-            (rebuilt, Act::Poison(c.span(), format!("casting an active value to `{target}` is not differentiable")))
+            (
+                rebuilt,
+                Act::Poison(
+                    c.span(),
+                    format!("casting an active value to `{target}` is not differentiable"),
+                ),
+            )
         }
     }
 
@@ -470,8 +569,16 @@ impl Lowering<'_> {
         let mut out = t.clone();
         out.elems = elems.into_iter().collect();
         let rebuilt = Expr::Tuple(out);
-        let parts: Vec<Option<NodeId>> =
-            acts.iter().map(|a| if let Act::Active(id) = a { Some(*id) } else { None }).collect();
+        let parts: Vec<Option<NodeId>> = acts
+            .iter()
+            .map(|a| {
+                if let Act::Active(id) = a {
+                    Some(*id)
+                } else {
+                    None
+                }
+            })
+            .collect();
         if parts.iter().all(Option::is_none) {
             let poison = acts.into_iter().find(|a| matches!(a, Act::Poison(..)));
             return (rebuilt, poison.unwrap_or(Act::Inactive));
@@ -496,7 +603,9 @@ impl Lowering<'_> {
         out.base = Box::new(base);
         let rebuilt = Expr::Field(out);
         let act = match (&f.member, act) {
-            (Member::Unnamed(index), Act::Active(parent)) => self.component(parent, index.index as usize),
+            (Member::Unnamed(index), Act::Active(parent)) => {
+                self.component(parent, index.index as usize)
+            }
             (Member::Named(name), Act::Active(_)) => Act::Poison(
                 name.span(),
                 format!(
@@ -513,17 +622,24 @@ impl Lowering<'_> {
     /// goes through it into the result.
     fn opaque(&mut self, e: &Expr) -> (Expr, Act) {
         let tokens = e.to_token_stream();
-        let tracked = |id: &proc_macro2::Ident| self.lookup(&id.to_string()).is_some_and(|a| !is_inactive(a));
+        let tracked = |id: &proc_macro2::Ident| {
+            self.lookup(&id.to_string())
+                .is_some_and(|a| !is_inactive(a))
+        };
         let mention = scan::first_mention(tokens.clone(), &tracked);
         let what = construct_name(e);
         for name in scan::assigned(tokens.clone()) {
             let current = self.lookup(&name.to_string()).cloned();
             if current.is_some_and(|a| !is_inactive(&a)) || mention.is_some() {
-                let message = format!("`{name}` is assigned inside {what}, which #[differentiable] does not support over active values yet");
+                let message = format!(
+                    "`{name}` is assigned inside {what}, which #[differentiable] does not support over active values yet"
+                );
                 self.assign(&name.to_string(), Act::Poison(name.span(), message));
             }
         }
-        if matches!(e, Expr::Return(_)) || (!matches!(e, Expr::Closure(_)) && has_early_exit(tokens)) {
+        if matches!(e, Expr::Return(_))
+            || (!matches!(e, Expr::Closure(_)) && has_early_exit(tokens))
+        {
             self.report(
                 e.span(),
                 "early exit (`return` or `?`) is not supported yet by #[differentiable]: make the value the function's last expression",
@@ -612,7 +728,14 @@ fn compound_rule(op: &BinOp) -> Option<(Ident, Ident)> {
 fn is_comparison(op: &BinOp) -> bool {
     matches!(
         op,
-        BinOp::Eq(_) | BinOp::Ne(_) | BinOp::Lt(_) | BinOp::Le(_) | BinOp::Gt(_) | BinOp::Ge(_) | BinOp::And(_) | BinOp::Or(_)
+        BinOp::Eq(_)
+            | BinOp::Ne(_)
+            | BinOp::Lt(_)
+            | BinOp::Le(_)
+            | BinOp::Gt(_)
+            | BinOp::Ge(_)
+            | BinOp::And(_)
+            | BinOp::Or(_)
     )
 }
 

@@ -1,8 +1,10 @@
 //! Companion naming. A differentiable function `f` gets the public `f_vjp` and the uniform
 //! companion generated code calls:
 //!
-//! * a free function `f`: `f_vjp::__full`, in a hidden module that shares the name `f_vjp`
-//!   (modules and functions live in different namespaces), so `use m::{f, f_vjp};` imports both;
+//! * a free function `f`: `f_vjp::__full`, an associated function of a hidden empty struct
+//!   that shares the name `f_vjp` (types and functions live in different namespaces), so
+//!   `use m::{f, f_vjp};` imports both. A struct rather than a module, because an `impl` inside
+//!   a function body still sees the items of that body, and a module does not;
 //! * a method or associated function: the sibling `f_vjp_full`.
 //!
 //! A call in differentiable code keeps its path and changes only the last segment.
@@ -21,7 +23,7 @@ pub fn full_method(f: &Ident) -> Ident {
     format_ident!("{}_vjp_full", f, span = f.span())
 }
 
-/// The inner function of a free function's companion module.
+/// The uniform companion of a free function, an associated function of the struct `f_vjp`.
 pub fn full_in_module() -> Ident {
     Ident::new("__full", Span::call_site())
 }
@@ -42,14 +44,28 @@ fn is_associated(path: &ExprPath) -> bool {
 /// The path of the uniform companion of the function `path` calls.
 pub fn companion_call(path: &ExprPath) -> ExprPath {
     let mut out = path.clone();
-    let last = out.path.segments.pop().expect("a call path has a segment").into_value();
+    let last = out
+        .path
+        .segments
+        .pop()
+        .expect("a call path has a segment")
+        .into_value();
     if is_associated(path) {
-        out.path.segments.push(PathSegment { ident: full_method(&last.ident), arguments: last.arguments });
+        out.path.segments.push(PathSegment {
+            ident: full_method(&last.ident),
+            arguments: last.arguments,
+        });
     } else {
-        out.path.segments.push(PathSegment { ident: public(&last.ident), arguments: PathArguments::None });
+        out.path.segments.push(PathSegment {
+            ident: public(&last.ident),
+            arguments: PathArguments::None,
+        });
         let mut inner = full_in_module();
         inner.set_span(last.ident.span());
-        out.path.segments.push(PathSegment { ident: inner, arguments: last.arguments });
+        out.path.segments.push(PathSegment {
+            ident: inner,
+            arguments: last.arguments,
+        });
     }
     out
 }
@@ -68,13 +84,19 @@ mod tests {
     #[test]
     fn free_functions_go_through_the_companion_module() {
         assert_eq!(rewrite(quote!(g)), "g_vjp :: __full");
-        assert_eq!(rewrite(quote!(crate::m::g::<f32>)), "crate :: m :: g_vjp :: __full :: < f32 >");
+        assert_eq!(
+            rewrite(quote!(crate::m::g::<f32>)),
+            "crate :: m :: g_vjp :: __full :: < f32 >"
+        );
     }
 
     #[test]
     fn associated_functions_use_the_sibling_companion() {
         assert_eq!(rewrite(quote!(Self::g)), "Self :: g_vjp_full");
         assert_eq!(rewrite(quote!(Model::g)), "Model :: g_vjp_full");
-        assert_eq!(rewrite(quote!(<T as Layer>::g)), "< T as Layer > :: g_vjp_full");
+        assert_eq!(
+            rewrite(quote!(<T as Layer>::g)),
+            "< T as Layer > :: g_vjp_full"
+        );
     }
 }

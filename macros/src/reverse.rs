@@ -44,7 +44,11 @@ fn reverse_pass(sig: &FnSignature, graph: &Graph, useful: &[bool], result: &Act)
         let adjoint = format_ident!("__d{}", id);
         match &graph.nodes[id].kind {
             NodeKind::Param(_) => continue,
-            NodeKind::Rule { pullback, slots, span } => {
+            NodeKind::Rule {
+                pullback,
+                slots,
+                span,
+            } => {
                 let sum = sum(std::mem::take(&mut partials[id]));
                 let names: Vec<TokenStream> = slots
                     .iter()
@@ -61,14 +65,16 @@ fn reverse_pass(sig: &FnSignature, graph: &Graph, useful: &[bool], result: &Act)
                 for (j, slot) in slots.iter().enumerate() {
                     if let Some(operand) = slot {
                         let name = format_ident!("__s{}_{}", id, j);
-                        partials[*operand].push(quote_spanned!(*span=> ::adjoint::__private::arg_tangent(#name)));
+                        partials[*operand]
+                            .push(quote_spanned!(*span=> ::adjoint::__private::arg_tangent(#name)));
                     }
                 }
             }
             NodeKind::Component { parent, index } => {
                 let sum = sum(std::mem::take(&mut partials[id]));
                 out.extend(quote!(let #adjoint = #sum;));
-                partials[*parent].push(quote!(::adjoint::__private::from_component::<#index, _>(#adjoint)));
+                partials[*parent]
+                    .push(quote!(::adjoint::__private::from_component::<#index, _>(#adjoint)));
             }
             NodeKind::Tuple(parts) => {
                 let sum = sum(std::mem::take(&mut partials[id]));

@@ -75,7 +75,16 @@ mod tests {
 
     #[test]
     fn finds_assignments_but_not_bindings_or_comparisons() {
-        let t = quote!({ let a = 1; y = 2.0; z += x; if p == q { w = 3 } s.f = 1; m <= n; });
+        let t = quote!({
+            let a = 1;
+            y = 2.0;
+            z += x;
+            if p == q {
+                w = 3
+            }
+            s.f = 1;
+            m <= n;
+        });
         let names: Vec<String> = assigned(t).iter().map(|i| i.to_string()).collect();
         assert_eq!(names, ["y", "z", "w"]);
     }

@@ -69,7 +69,12 @@ impl FnSignature {
     /// The tangents the public pullback returns: the tangent itself for one `wrt` parameter,
     /// a tuple otherwise.
     pub fn nice_tangents(&self) -> TokenStream {
-        let wrt: Vec<_> = self.params.iter().filter(|p| p.wrt).map(Param::tangent_type).collect();
+        let wrt: Vec<_> = self
+            .params
+            .iter()
+            .filter(|p| p.wrt)
+            .map(Param::tangent_type)
+            .collect();
         match wrt.as_slice() {
             [single] => single.clone(),
             many => quote!((#(#many),*)),
@@ -78,8 +83,8 @@ impl FnSignature {
 }
 
 const NON_DIFFERENTIABLE: &[&str] = &[
-    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
-    "bool", "char", "str", "String",
+    "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "bool",
+    "char", "str", "String",
 ];
 
 /// Whether a type is obviously not differentiable (integers, `bool`, `char`, strings, and
@@ -138,7 +143,15 @@ pub fn analyse(
                 has_receiver = true;
                 let (value_ty, is_mut) = value_type(&r.ty);
                 let decl = quote!(#r);
-                (String::from("self"), decl, quote!(self), None, value_ty, is_mut, r.span())
+                (
+                    String::from("self"),
+                    decl,
+                    quote!(self),
+                    None,
+                    value_ty,
+                    is_mut,
+                    r.span(),
+                )
             }
             FnArg::Typed(t) => {
                 if let Type::ImplTrait(_) = &*t.ty {
@@ -153,12 +166,28 @@ pub fn analyse(
                     Pat::Ident(p) if p.subpat.is_none() => {
                         let ident = &p.ident;
                         let name = ident.to_string();
-                        (name, quote!(#ident: #ty), quote!(#ident), None, value_ty, is_mut, t.span())
+                        (
+                            name,
+                            quote!(#ident: #ty),
+                            quote!(#ident),
+                            None,
+                            value_ty,
+                            is_mut,
+                            t.span(),
+                        )
                     }
                     pat => {
                         let arg = format_ident!("__arg{}", index);
                         let name = quote!(#pat).to_string();
-                        (name, quote!(#arg: #ty), quote!(#arg), Some(pat.clone()), value_ty, is_mut, t.span())
+                        (
+                            name,
+                            quote!(#arg: #ty),
+                            quote!(#arg),
+                            Some(pat.clone()),
+                            value_ty,
+                            is_mut,
+                            t.span(),
+                        )
                     }
                 }
             }
@@ -173,7 +202,10 @@ pub fn analyse(
             None => !no_derivative && !obviously_non_differentiable(&ty_for_default),
         };
         if wrt && no_derivative {
-            errors.push(span, format!("`{name}` is both in `wrt(...)` and `#[no_derivative]`"));
+            errors.push(
+                span,
+                format!("`{name}` is both in `wrt(...)` and `#[no_derivative]`"),
+            );
         }
         if wrt && is_mut {
             errors.push(
@@ -183,14 +215,25 @@ pub fn analyse(
                 ),
             );
         }
-        params.push(Param { name, decl, pass, pattern, value_ty, wrt, span });
+        params.push(Param {
+            name,
+            decl,
+            pass,
+            pattern,
+            value_ty,
+            wrt,
+            span,
+        });
     }
     if let Some(list) = &args.wrt {
         for w in list {
             if !params.iter().any(|p| w == &p.name) {
                 errors.push(
                     w.span(),
-                    format!("`wrt` names `{w}`, which is not a parameter of `{}`", sig.ident),
+                    format!(
+                        "`wrt` names `{w}`, which is not a parameter of `{}`",
+                        sig.ident
+                    ),
                 );
             }
         }
@@ -198,7 +241,10 @@ pub fn analyse(
     let ret = match &sig.output {
         ReturnType::Type(_, ty) => {
             if let Type::ImplTrait(_) = &**ty {
-                errors.push(ty.span(), "an `impl Trait` result is not differentiable: name the result type");
+                errors.push(
+                    ty.span(),
+                    "an `impl Trait` result is not differentiable: name the result type",
+                );
             }
             (**ty).clone()
         }
@@ -216,8 +262,17 @@ pub fn analyse(
         GenericParam::Lifetime(_) => None,
     });
     let generics: Vec<Ident> = generics.collect();
-    let turbofish = if generics.is_empty() { quote!() } else { quote!(::<#(#generics),*>) };
-    Some(FnSignature { params, has_receiver, ret, turbofish })
+    let turbofish = if generics.is_empty() {
+        quote!()
+    } else {
+        quote!(::<#(#generics),*>)
+    };
+    Some(FnSignature {
+        params,
+        has_receiver,
+        ret,
+        turbofish,
+    })
 }
 
 fn check_qualifiers(sig: &Signature, errors: &mut Errors) {

@@ -121,7 +121,11 @@ fn select_first<T: Float>(x: T, o: T, first_wins: bool) -> T {
 
 /// `∂ xᵖ/∂p = y · ln x`, taken as 0 at `x = 0, p ≥ 0` (PyTorch's convention).
 fn pow_exponent_derivative<T: Float>(x: T, p: T, y: T) -> T {
-    if x == T::ZERO && p >= T::ZERO { T::ZERO } else { y * x.ln() }
+    if x == T::ZERO && p >= T::ZERO {
+        T::ZERO
+    } else {
+        y * x.ln()
+    }
 }
 
 /// `signum` with `signum(±0) = 0`, as the derivative of `abs`.

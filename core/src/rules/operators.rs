@@ -116,7 +116,11 @@ impl<From: Float, To: Float> CastRule<To> for From {
     #[inline(always)]
     fn cast_vjp(self, needs: [bool; 1]) -> (To, impl FnOnce(To) -> (From,)) {
         (To::from_f64(self.to_f64()), move |d: To| {
-            (if needs[0] { From::from_f64(d.to_f64()) } else { From::ZERO },)
+            (if needs[0] {
+                From::from_f64(d.to_f64())
+            } else {
+                From::ZERO
+            },)
         })
     }
 }
