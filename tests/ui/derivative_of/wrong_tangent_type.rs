@@ -1,0 +1,12 @@
+use adjoint::prelude::*;
+
+fn cube(x: f64) -> f64 {
+    x * x * x
+}
+
+#[derivative_of(cube)]
+fn cube_rule(x: f64) -> (f64, impl FnOnce(f64) -> f32) {
+    (x * x * x, move |d| (3.0 * x * x * d) as f32)
+}
+
+fn main() {}

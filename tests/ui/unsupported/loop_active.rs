@@ -1,0 +1,12 @@
+use adjoint::prelude::*;
+
+#[differentiable]
+fn f(x: f64, n: usize) -> f64 {
+    let mut y = x;
+    for _ in 0..n {
+        y = y * x;
+    }
+    y
+}
+
+fn main() {}

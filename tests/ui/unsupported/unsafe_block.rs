@@ -1,0 +1,9 @@
+use adjoint::prelude::*;
+
+#[differentiable]
+fn f(x: f64) -> f64 {
+    let y = unsafe { std::ptr::read(&x) };
+    y * 2.0
+}
+
+fn main() {}

@@ -1,0 +1,11 @@
+use adjoint::prelude::*;
+
+#[differentiable]
+fn f(x: f64) -> f64 {
+    let mut y = 0.0;
+    let mut store = |v: f64| y = v;
+    store(x);
+    y * 2.0
+}
+
+fn main() {}
