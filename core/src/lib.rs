@@ -9,6 +9,7 @@
 // code will use the macros for layers) that path must resolve to this crate itself.
 extern crate self as adjoint;
 
+mod collections;
 mod differentiable;
 mod float;
 mod gradient;

@@ -6,9 +6,16 @@ use crate::graph::{Act, Graph};
 
 /// Marks the nodes whose value flows into `result`.
 pub fn useful(graph: &Graph, result: &Act) -> Vec<bool> {
+    useful_from(graph, std::slice::from_ref(result))
+}
+
+/// Marks the nodes whose value flows into any of `roots`.
+pub fn useful_from(graph: &Graph, roots: &[Act]) -> Vec<bool> {
     let mut useful = vec![false; graph.nodes.len()];
-    if let Act::Active(root) = result {
-        useful[*root] = true;
+    for root in roots {
+        if let Act::Active(root) = root {
+            useful[*root] = true;
+        }
     }
     for id in (0..graph.nodes.len()).rev() {
         if useful[id] {
@@ -29,8 +36,8 @@ mod tests {
     #[test]
     fn only_nodes_reaching_the_result_are_useful() {
         let mut g = Graph::default();
-        let x = g.add(NodeKind::Param(0));
-        let y = g.add(NodeKind::Param(1));
+        let x = g.add_with_deps(NodeKind::Param(0), 1);
+        let y = g.add_with_deps(NodeKind::Param(1), 2);
         let unused = g.add(NodeKind::Rule {
             pullback: format_ident!("p"),
             slots: vec![Some(x)],

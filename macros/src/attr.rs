@@ -1,5 +1,6 @@
 //! Arguments of `#[differentiable(...)]`.
 
+use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::Punctuated;
 use syn::{Ident, Token, parenthesized};
@@ -25,7 +26,7 @@ impl Parse for DiffArgs {
                 }
                 let content;
                 parenthesized!(content in input);
-                let names = Punctuated::<Ident, Token![,]>::parse_terminated(&content)?;
+                let names = Punctuated::<Ident, Token![,]>::parse_terminated_with(&content, Ident::parse_any)?;
                 args.wrt = Some(names.into_iter().collect());
             } else if key == "associated" {
                 args.associated = true;

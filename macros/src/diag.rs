@@ -22,6 +22,13 @@ impl Errors {
         }
     }
 
+    /// Records copies of all errors of `other`.
+    pub fn add_all(&mut self, other: &Errors) {
+        if let Some(e) = &other.error {
+            self.add(e.clone());
+        }
+    }
+
     /// Whether no error was recorded.
     pub fn is_empty(&self) -> bool {
         self.error.is_none()

@@ -12,11 +12,11 @@ use crate::diag::Errors;
 use crate::item::FnItem;
 use crate::lower::{self, Lowered};
 use crate::names;
-use crate::reverse;
+use crate::reverse::{self, Reverse, Sink};
 use crate::signature::{self, FnSignature};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
-use syn::{Visibility, parse_quote, parse_quote_spanned};
+use syn::{parse_quote, parse_quote_spanned};
 
 /// Expands `#[differentiable(args)] input`.
 pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -45,6 +45,7 @@ pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
     match sig {
         Some(sig) if errors.is_empty() => {
             let companions = companions(&item, &sig, &args, body.flatten());
+            debug_print(&item.sig.ident, &companions);
             quote!(#item #companions)
         }
         // On error the original function is still emitted, so the user sees one error.
@@ -63,16 +64,46 @@ fn lower_body(sig: &FnSignature, body: &syn::Block, errors: &mut Errors) -> Opti
         graph,
         body,
         result,
-        pullbacks,
+        hoisted,
         errors: found,
     } = lower::lower(sig, body, Some(&useful));
     if !found.is_empty() {
         *errors = found;
         return None;
     }
-    Some(reverse::full_body(
-        sig, &graph, &useful, &result, &body, &pullbacks,
-    ))
+    Some(full_body(sig, &graph, &useful, &result, &body, &hoisted))
+}
+
+/// The body of the uniform companion: the rewritten forward pass, then the pullback closure.
+fn full_body(
+    sig: &FnSignature,
+    graph: &crate::graph::Graph,
+    useful: &[bool],
+    result: &crate::graph::Act,
+    forward: &syn::Block,
+    hoisted: &[proc_macro2::Ident],
+) -> TokenStream {
+    let ret_tangent = sig.ret_tangent();
+    let slots = sig.slot_tuple();
+    let sinks: Vec<Sink> = (0..sig.params.len()).map(Sink::Return).collect();
+    let seeds = [(result.clone(), quote!(__seed))];
+    let Reverse { code, returns } = reverse::reverse(graph, useful, &seeds, &sinks, sig.params.len());
+    let outputs = sig
+        .params
+        .iter()
+        .zip(returns)
+        .map(|(p, r)| if p.wrt { r } else { quote!(::adjoint::__private::NoTangent) });
+    let forward_stmts = &forward.stmts;
+    quote! {{
+        #[allow(unused_imports)]
+        use ::adjoint::__private::FloatMethods as _;
+        #(let #hoisted;)*
+        let __value = { #(#forward_stmts)* };
+        (__value, move |__seed: #ret_tangent| -> #slots {
+            #code
+            (#(#outputs,)*)
+        })
+    }}
 }
 
 fn companions(
@@ -101,6 +132,9 @@ fn companions(
         .collect();
     let vis = &item.vis;
     let n = sig.params.len();
+    // The pullback captures every lifetime in scope (Rust 2024's rule): a precise `use<..>`
+    // would have to name the generic parameters of the enclosing impl, which the macro cannot
+    // see. So a method's pullback borrows its receiver; see the crate docs.
     let full_sig = quote! {
         #generics (#(#decls,)* __needs: [bool; #n]) -> (#ret, impl FnOnce(#ret_tangent) -> #slots) #where_clause
     };
@@ -199,4 +233,17 @@ fn mentions_self(tokens: TokenStream) -> bool {
         proc_macro2::TokenTree::Group(g) => mentions_self(g.stream()),
         _ => false,
     })
+}
+
+/// Prints the companions of the functions named in `ADJOINT_EXPAND` (comma-separated, or `*`)
+/// to stderr at compile time: a debugging aid for the macro itself.
+fn debug_print(name: &syn::Ident, companions: &TokenStream) {
+    let Ok(names) = std::env::var("ADJOINT_EXPAND") else { return };
+    if names == "*" || names.split(',').any(|n| name == n.trim()) {
+        let text = match syn::parse2::<syn::File>(companions.clone()) {
+            Ok(file) => prettyplease::unparse(&file),
+            Err(_) => companions.to_string(),
+        };
+        eprintln!("// ---- companions of `{name}` ----\n{text}");
+    }
 }

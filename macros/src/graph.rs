@@ -45,6 +45,13 @@ pub enum NodeKind {
     Component { parent: NodeId, index: usize },
     /// A tuple built from its components.
     Tuple(Vec<Option<NodeId>>),
+    /// An element `base[i]`; `record` holds the index (and length) captured in the forward pass.
+    /// Its adjoint is added in place into the adjoint of `base`.
+    Index { base: NodeId, record: Ident },
+    /// A branch or loop: its value is the tuple of its outputs (the `if` value and the variables
+    /// it assigns). Its pullback takes their adjoints and `&mut` accumulators for `accumulated`,
+    /// and returns the adjoints of `carried` (a loop's variables at entry).
+    Region { pullback: Ident, accumulated: Vec<NodeId>, carried: Vec<Option<NodeId>> },
 }
 
 impl NodeKind {
@@ -56,6 +63,10 @@ impl NodeKind {
                 slots.iter().flatten().copied().collect()
             }
             NodeKind::Component { parent, .. } => vec![*parent],
+            NodeKind::Index { base, .. } => vec![*base],
+            NodeKind::Region { accumulated, carried, .. } => {
+                accumulated.iter().copied().chain(carried.iter().flatten().copied()).collect()
+            }
         }
     }
 }
@@ -69,18 +80,14 @@ pub struct Graph {
 impl Graph {
     /// Adds a node whose dependencies are the union of its operands'.
     pub fn add(&mut self, kind: NodeKind) -> NodeId {
-        let deps = match &kind {
-            NodeKind::Param(i) => 1u128 << i,
-            other => other
-                .operands()
-                .iter()
-                .fold(0, |acc, &o| acc | self.nodes[o].deps),
-        };
-        self.nodes.push(Node {
-            kind,
-            deps,
-            errors: Vec::new(),
-        });
+        let deps = kind.operands().iter().fold(0, |acc, &o| acc | self.nodes[o].deps);
+        self.add_with_deps(kind, deps)
+    }
+
+    /// Adds a node with the given dependencies: bit `i` for parameter `i` of the function;
+    /// for a region's input, what the captured value depends on.
+    pub fn add_with_deps(&mut self, kind: NodeKind, deps: u128) -> NodeId {
+        self.nodes.push(Node { kind, deps, errors: Vec::new() });
         self.nodes.len() - 1
     }
 }

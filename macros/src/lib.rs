@@ -16,6 +16,7 @@ mod graph;
 mod item;
 mod lower;
 mod names;
+mod region;
 mod reverse;
 mod scan;
 mod signature;

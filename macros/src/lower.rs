@@ -26,23 +26,19 @@ pub struct Lowered {
     pub graph: Graph,
     pub body: Block,
     pub result: Act,
-    pub pullbacks: Vec<Ident>,
+    /// Variables declared at the start of the body and assigned during the forward pass:
+    /// pullbacks (`__pbN`) and index records (`__ixN`).
+    pub hoisted: Vec<Ident>,
     pub errors: Errors,
 }
 
 /// Lowers the body of a function with signature `sig`.
 pub fn lower(sig: &FnSignature, body: &Block, useful: Option<&[bool]>) -> Lowered {
-    let mut l = Lowering {
-        graph: Graph::default(),
-        scopes: vec![Vec::new()],
-        useful,
-        errors: Errors::default(),
-        pullbacks: Vec::new(),
-    };
+    let mut l = Lowering::new(useful);
     let mut prologue = Vec::new();
     for (i, p) in sig.params.iter().enumerate() {
         let act = if p.wrt {
-            Act::Active(l.graph.add(NodeKind::Param(i)))
+            Act::Active(l.graph.add_with_deps(NodeKind::Param(i), 1 << i))
         } else {
             Act::Inactive
         };
@@ -61,38 +57,42 @@ pub fn lower(sig: &FnSignature, body: &Block, useful: Option<&[bool]>) -> Lowere
     if let Act::Poison(span, message) = &result {
         l.report(*span, message);
     }
-    Lowered {
-        graph: l.graph,
-        body: block,
-        result,
-        pullbacks: l.pullbacks,
-        errors: l.errors,
-    }
+    Lowered { graph: l.graph, body: block, result, hoisted: l.hoisted, errors: l.errors }
 }
 
-struct Lowering<'u> {
-    graph: Graph,
+/// The state of one lowering pass over one body (a function or a region).
+pub struct Lowering<'u> {
+    pub graph: Graph,
     /// Innermost scope last; within a scope, later bindings shadow earlier ones.
-    scopes: Vec<Vec<(String, Act)>>,
+    pub scopes: Vec<Vec<(String, Act)>>,
     useful: Option<&'u [bool]>,
-    errors: Errors,
-    pullbacks: Vec<Ident>,
+    pub errors: Errors,
+    pub hoisted: Vec<Ident>,
 }
 
-fn is_active(act: &Act) -> bool {
+/// Whether a value carries a derivative.
+pub fn is_active(act: &Act) -> bool {
     matches!(act, Act::Active(_))
 }
 
-fn is_inactive(act: &Act) -> bool {
+/// Whether a value is plain data.
+pub fn is_inactive(act: &Act) -> bool {
     matches!(act, Act::Inactive)
 }
 
-impl Lowering<'_> {
-    fn final_pass(&self) -> bool {
+impl<'u> Lowering<'u> {
+    /// A pass with no bindings; `useful: None` is the analysis pass.
+    pub fn new(useful: Option<&'u [bool]>) -> Self {
+        Lowering { graph: Graph::default(), scopes: vec![Vec::new()], useful, errors: Errors::default(), hoisted: Vec::new() }
+    }
+
+    /// Whether this is the pass that emits code and reports errors.
+    pub fn final_pass(&self) -> bool {
         self.useful.is_some()
     }
 
-    fn is_useful(&self, id: NodeId) -> bool {
+    /// Whether a node reaches the result (always true in the analysis pass).
+    pub fn is_useful(&self, id: NodeId) -> bool {
         self.useful.is_none_or(|u| u[id])
     }
 
@@ -103,7 +103,7 @@ impl Lowering<'_> {
         }
     }
 
-    fn lookup(&self, name: &str) -> Option<&Act> {
+    pub fn lookup(&self, name: &str) -> Option<&Act> {
         self.scopes
             .iter()
             .rev()
@@ -120,7 +120,7 @@ impl Lowering<'_> {
     }
 
     /// Rebinds an existing variable (assignment); returns false when it is not a local.
-    fn assign(&mut self, name: &str, act: Act) -> bool {
+    pub fn assign(&mut self, name: &str, act: Act) -> bool {
         let slot = self
             .scopes
             .iter_mut()
@@ -192,7 +192,7 @@ impl Lowering<'_> {
         }
         let needs = slots.iter().map(|a| self.needs(a)).collect();
         let call = call(needs);
-        self.pullbacks.push(pullback.clone());
+        self.hoisted.push(pullback.clone());
         let expr = parse_quote_spanned!(span=> ({
             let (__value, __pullback) = #call;
             #pullback = __pullback;
@@ -202,7 +202,7 @@ impl Lowering<'_> {
     }
 
     /// Component `index` of an active tuple-valued node.
-    fn component(&mut self, parent: NodeId, index: usize) -> Act {
+    pub fn component(&mut self, parent: NodeId, index: usize) -> Act {
         if let NodeKind::Tuple(parts) = &self.graph.nodes[parent].kind {
             return parts
                 .get(index)
@@ -213,7 +213,7 @@ impl Lowering<'_> {
         Act::Active(self.graph.add(NodeKind::Component { parent, index }))
     }
 
-    fn block(&mut self, block: &Block, top: bool) -> (Block, Act) {
+    pub fn block(&mut self, block: &Block, top: bool) -> (Block, Act) {
         self.scopes.push(Vec::new());
         let mut stmts = Vec::new();
         let mut result = Act::Inactive;
@@ -239,7 +239,9 @@ impl Lowering<'_> {
                             "the result of this call is discarded, so the active values passed to it lose their derivative (a write through interior mutability or to outside state is not differentiable); pass `without_derivative(..)` if that is intended",
                         );
                     }
-                    stmts.push(Stmt::Expr(new, *semi));
+                    // A rewritten `if`/loop is no longer block-like and needs its `;`.
+                    let semi = semi.or_else(|| (i != last).then(Default::default));
+                    stmts.push(Stmt::Expr(new, semi));
                 }
                 other => stmts.push(other.clone()),
             }
@@ -350,6 +352,22 @@ impl Lowering<'_> {
             Expr::Cast(c) => self.cast(c),
             Expr::Tuple(t) => self.tuple(t),
             Expr::Field(f) => self.field(f),
+            Expr::Index(i) => self.index(i),
+            Expr::If(i) => self.if_else(i),
+            Expr::Match(m) => self.match_arms(m),
+            Expr::ForLoop(f) if f.label.is_none() => {
+                let (iter, act) = self.expr(&f.expr);
+                if !is_inactive(&act) && is_active(&act) {
+                    return self.opaque(e);
+                }
+                let (attrs, pat) = (&f.attrs, &f.pat);
+                let header = quote!(#(#attrs)* for #pat in #iter);
+                self.lower_loop(&f.body, crate::lower::pattern_names(&f.pat), e.clone(), header)
+            }
+            Expr::While(w) if w.label.is_none() && !matches!(&*w.cond, Expr::Let(_)) => {
+                let cond = &w.cond;
+                self.lower_loop(&w.body, Vec::new(), e.clone(), quote!(while #cond))
+            }
             Expr::Block(b) if b.label.is_none() => {
                 let (block, act) = self.block(&b.block, false);
                 let mut out = b.clone();
@@ -618,15 +636,109 @@ impl Lowering<'_> {
         (rebuilt, act)
     }
 
+    /// `base[i]` with an active `base`: the element's adjoint is added in place.
+    fn index(&mut self, ix: &syn::ExprIndex) -> (Expr, Act) {
+        let (base, act) = self.expr(&ix.expr);
+        let (index, index_act) = self.expr(&ix.index);
+        let mut out = ix.clone();
+        out.expr = Box::new(base.clone());
+        out.index = Box::new(index.clone());
+        let rebuilt = Expr::Index(out);
+        let Act::Active(parent) = act else { return (rebuilt, act) };
+        if is_active(&index_act) {
+            let message = "an index must be data, not an active value";
+            return (rebuilt, Act::Poison(ix.index.span(), message.into()));
+        }
+        let record = format_ident!("__ix{}", self.graph.nodes.len());
+        let id = self.graph.add(NodeKind::Index { base: parent, record: record.clone() });
+        if !self.is_useful(id) {
+            return (rebuilt, Act::Active(id));
+        }
+        self.hoisted.push(record.clone());
+        let expr = parse_quote_spanned!(ix.span()=> ({
+            let (__value, __record) = ::adjoint::__private::index_read(&#base, #index);
+            #record = __record;
+            __value
+        }));
+        (expr, Act::Active(id))
+    }
+
+    fn if_else(&mut self, e: &syn::ExprIf) -> (Expr, Act) {
+        let mut arms = Vec::new();
+        let mut conds = Vec::new();
+        let mut current = e;
+        loop {
+            let bound = match &*current.cond {
+                Expr::Let(l) => {
+                    let (_, act) = self.expr(&l.expr);
+                    if is_active(&act) {
+                        return self.opaque(&Expr::If(e.clone()));
+                    }
+                    pattern_names(&l.pat)
+                }
+                _ => Vec::new(),
+            };
+            conds.push(current.cond.clone());
+            arms.push(crate::region::Arm { block: current.then_branch.clone(), bound });
+            match current.else_branch.as_ref().map(|(_, b)| &**b) {
+                Some(Expr::If(next)) => current = next,
+                Some(Expr::Block(b)) => {
+                    arms.push(crate::region::Arm { block: b.block.clone(), bound: Vec::new() });
+                    break;
+                }
+                Some(_) => return self.opaque(&Expr::If(e.clone())),
+                None => {
+                    arms.push(crate::region::Arm { block: parse_quote!({}), bound: Vec::new() });
+                    break;
+                }
+            }
+        }
+        self.branches(arms, Expr::If(e.clone()), move |bodies| {
+            let mut bodies = bodies.into_iter().rev();
+            let mut out = bodies.next().expect("an else arm");
+            for (cond, body) in conds.iter().rev().zip(bodies) {
+                out = quote!(if #cond #body else #out);
+            }
+            syn::parse2(out).expect("rebuilt if parses")
+        })
+    }
+
+    fn match_arms(&mut self, m: &syn::ExprMatch) -> (Expr, Act) {
+        let (scrutinee, act) = self.expr(&m.expr);
+        if is_active(&act) {
+            return self.opaque(&Expr::Match(m.clone()));
+        }
+        let arms = m
+            .arms
+            .iter()
+            .map(|arm| {
+                let body = &arm.body;
+                crate::region::Arm { block: parse_quote!({ #body }), bound: pattern_names(&arm.pat) }
+            })
+            .collect();
+        let heads: Vec<TokenStream> = m
+            .arms
+            .iter()
+            .map(|arm| {
+                let (pat, guard) = (&arm.pat, arm.guard.as_ref().map(|(i, g)| quote!(#i #g)));
+                quote!(#pat #guard)
+            })
+            .collect();
+        self.branches(arms, Expr::Match(m.clone()), move |bodies| {
+            let arms = heads.iter().zip(bodies).map(|(head, body)| quote!(#head => #body,));
+            syn::parse2(quote!(match #scrutinee { #(#arms)* })).expect("rebuilt match parses")
+        })
+    }
+
     /// A construct the lowering does not walk yet: fine on data, an error where an active value
     /// goes through it into the result.
     fn opaque(&mut self, e: &Expr) -> (Expr, Act) {
         let tokens = e.to_token_stream();
-        let tracked = |id: &proc_macro2::Ident| {
+        let mut tracked = |id: &proc_macro2::Ident| {
             self.lookup(&id.to_string())
                 .is_some_and(|a| !is_inactive(a))
         };
-        let mention = scan::first_mention(tokens.clone(), &tracked);
+        let mention = scan::first_mention(tokens.clone(), &mut tracked);
         let what = construct_name(e);
         for name in scan::assigned(tokens.clone()) {
             let current = self.lookup(&name.to_string()).cloned();

@@ -1,140 +1,170 @@
-//! The reverse pass: walks the useful nodes of the adjoint graph from last to first, calls
-//! each stored pullback once with the sum of the partials its uses contributed, and hands the
-//! results to the operands. Each use of a value gets its own partial and the partials are
-//! summed once, at the definition: no zero tangent is materialised for a value with one use.
+//! The reverse pass: walks the useful nodes of an adjoint graph from last to first, calls each
+//! stored pullback once with the adjoint of its output, and hands the results to the operands.
+//!
+//! Adjoints are collected in two ways. A contribution known by name (an operand slot of a
+//! pullback) is kept as a *partial* and the partials are summed once, at the definition, so a
+//! value with one use never meets a zero. A contribution that must be added in place (an
+//! element read `x[i]`, a branch or loop that accumulates into the adjoints of the values it
+//! captured) goes into a `let mut` accumulator, created at the first such contribution.
 
-use crate::graph::{Act, Graph, NodeKind};
-use crate::signature::FnSignature;
+use crate::graph::{Act, Graph, NodeId, NodeKind};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
-use syn::{Block, Ident};
 
-/// The body of the uniform companion: the rewritten forward pass, then the pullback closure.
-pub fn full_body(
-    sig: &FnSignature,
-    graph: &Graph,
-    useful: &[bool],
-    result: &Act,
-    forward: &Block,
-    pullbacks: &[Ident],
-) -> TokenStream {
-    let ret_tangent = sig.ret_tangent();
-    let slots = sig.slot_tuple();
-    let reverse = reverse_pass(sig, graph, useful, result);
-    let forward_stmts = &forward.stmts;
-    quote! {{
-        #[allow(unused_imports)]
-        use ::adjoint::__private::FloatMethods as _;
-        #(let #pullbacks;)*
-        let __value = { #(#forward_stmts)* };
-        (__value, move |__seed: #ret_tangent| -> #slots {
-            #reverse
-        })
-    }}
+/// Where the adjoint of an input (a `Param` node) goes once complete.
+#[derive(Clone, Copy, Debug)]
+pub enum Sink {
+    /// Returned: slot `k` of the function's pullback, or carried value `k` of a loop
+    /// iteration.
+    Return(usize),
+    /// Added into `*__in{k}`, an accumulator the enclosing code passed by `&mut`.
+    Accumulate(usize),
 }
 
-fn reverse_pass(sig: &FnSignature, graph: &Graph, useful: &[bool], result: &Act) -> TokenStream {
-    let mut partials: Vec<Vec<TokenStream>> = vec![Vec::new(); graph.nodes.len()];
-    let mut out = TokenStream::new();
-    match result {
-        Act::Active(root) => partials[*root].push(quote!(__seed)),
-        _ => out.extend(quote!(let _ = __seed;)),
+/// The reverse code of a graph, and the expressions of the returned adjoints.
+pub struct Reverse {
+    pub code: TokenStream,
+    pub returns: Vec<TokenStream>,
+}
+
+/// Writes the reverse pass. `seeds` gives, for each root, the expression of its adjoint;
+/// `sinks[k]` says where the adjoint of input `k` goes; `returns` is the number of
+/// [`Sink::Return`] slots.
+pub fn reverse(graph: &Graph, useful: &[bool], seeds: &[(Act, TokenStream)], sinks: &[Sink], returns: usize) -> Reverse {
+    let mut r = Writer {
+        graph,
+        partials: vec![Vec::new(); graph.nodes.len()],
+        accumulators: vec![false; graph.nodes.len()],
+        sinks,
+        code: TokenStream::new(),
+    };
+    for (act, seed) in seeds {
+        match act {
+            Act::Active(root) => r.partials[*root].push(seed.clone()),
+            _ => r.code.extend(quote!(let _ = #seed;)),
+        }
     }
+    let mut returned = vec![None; returns];
     for id in (0..graph.nodes.len()).rev().filter(|&id| useful[id]) {
-        let adjoint = format_ident!("__d{}", id);
         match &graph.nodes[id].kind {
-            NodeKind::Param(_) => continue,
-            NodeKind::Rule {
-                pullback,
-                slots,
-                span,
-            } => {
-                let sum = sum(std::mem::take(&mut partials[id]));
-                let names: Vec<TokenStream> = slots
-                    .iter()
-                    .enumerate()
-                    .map(|(j, s)| match s {
-                        Some(_) => format_ident!("__s{}_{}", id, j).into_iter_tokens(),
-                        None => quote!(_),
-                    })
-                    .collect();
-                out.extend(quote! {
-                    let #adjoint = #sum;
-                    let (#(#names,)*) = #pullback(#adjoint);
-                });
-                for (j, slot) in slots.iter().enumerate() {
+            NodeKind::Param(k) => match sinks[*k] {
+                Sink::Return(slot) => returned[slot] = Some(r.total(id)),
+                Sink::Accumulate(slot) => {
+                    let parts = std::mem::take(&mut r.partials[id]);
+                    if !parts.is_empty() {
+                        let input = format_ident!("__in{}", slot);
+                        let sum = sum(parts);
+                        r.code.extend(quote!(::adjoint::__private::plus_assign(#input, #sum);));
+                    }
+                }
+            },
+            kind => r.node(id, kind),
+        }
+    }
+    let returns = returned.into_iter().map(|t| t.unwrap_or_else(|| quote!(::adjoint::__private::zero()))).collect();
+    Reverse { code: r.code, returns }
+}
+
+struct Writer<'g> {
+    graph: &'g Graph,
+    partials: Vec<Vec<TokenStream>>,
+    /// Whether node `i` has a `let mut __a{i}` accumulator.
+    accumulators: Vec<bool>,
+    sinks: &'g [Sink],
+    code: TokenStream,
+}
+
+impl Writer<'_> {
+    /// The complete adjoint of a node: its accumulator plus its partials.
+    fn total(&mut self, id: NodeId) -> TokenStream {
+        let mut parts = std::mem::take(&mut self.partials[id]);
+        if self.accumulators[id] {
+            let acc = format_ident!("__a{}", id);
+            parts.insert(0, quote!(#acc));
+        }
+        sum(parts)
+    }
+
+    /// A `&mut` place to accumulate node `id`'s adjoint in.
+    fn accumulator(&mut self, id: NodeId) -> TokenStream {
+        if let NodeKind::Param(k) = self.graph.nodes[id].kind {
+            if let Sink::Accumulate(slot) = self.sinks[k] {
+                let input = format_ident!("__in{}", slot);
+                return quote!(&mut *#input);
+            }
+        }
+        let acc = format_ident!("__a{}", id);
+        if !self.accumulators[id] {
+            self.accumulators[id] = true;
+            self.code.extend(quote!(let mut #acc = ::adjoint::__private::zero();));
+        }
+        quote!(&mut #acc)
+    }
+
+    fn node(&mut self, id: NodeId, kind: &NodeKind) {
+        let adjoint = format_ident!("__d{}", id);
+        let total = self.total(id);
+        self.code.extend(quote!(let #adjoint = #total;));
+        match kind {
+            NodeKind::Param(_) => unreachable!("parameters are handled by their sink"),
+            NodeKind::Rule { pullback, slots, span } => {
+                let names = slot_names("__s", id, slots);
+                self.code.extend(quote!(let (#(#names,)*) = #pullback(#adjoint);));
+                for (name, slot) in names.iter().zip(slots) {
                     if let Some(operand) = slot {
-                        let name = format_ident!("__s{}_{}", id, j);
-                        partials[*operand]
-                            .push(quote_spanned!(*span=> ::adjoint::__private::arg_tangent(#name)));
+                        self.partials[*operand].push(quote_spanned!(*span=> ::adjoint::__private::arg_tangent(#name)));
                     }
                 }
             }
             NodeKind::Component { parent, index } => {
-                let sum = sum(std::mem::take(&mut partials[id]));
-                out.extend(quote!(let #adjoint = #sum;));
-                partials[*parent]
-                    .push(quote!(::adjoint::__private::from_component::<#index, _>(#adjoint)));
+                self.partials[*parent].push(quote!(::adjoint::__private::from_component::<#index, _>(#adjoint)));
             }
             NodeKind::Tuple(parts) => {
-                let sum = sum(std::mem::take(&mut partials[id]));
-                let names: Vec<TokenStream> = parts
-                    .iter()
-                    .enumerate()
-                    .map(|(j, p)| match p {
-                        Some(_) => format_ident!("__c{}_{}", id, j).into_iter_tokens(),
-                        None => quote!(_),
-                    })
-                    .collect();
-                out.extend(quote! {
-                    let #adjoint = #sum;
-                    let (#(#names,)*) = #adjoint;
-                });
-                for (j, part) in parts.iter().enumerate() {
+                let names = slot_names("__c", id, parts);
+                self.code.extend(quote!(let (#(#names,)*) = #adjoint;));
+                for (name, part) in names.iter().zip(parts) {
                     if let Some(operand) = part {
-                        let name = format_ident!("__c{}_{}", id, j);
-                        partials[*operand].push(quote!(#name));
+                        self.partials[*operand].push(name.clone());
+                    }
+                }
+            }
+            NodeKind::Index { base, record } => {
+                let acc = self.accumulator(*base);
+                self.code.extend(quote!(::adjoint::__private::accumulate_at(#acc, #record, #adjoint);));
+            }
+            NodeKind::Region { pullback, accumulated, carried } => {
+                let accs: Vec<TokenStream> = accumulated.iter().map(|&a| self.accumulator(a)).collect();
+                let names = slot_names("__r", id, carried);
+                self.code.extend(quote!(let (#(#names,)*) = #pullback(#adjoint, (#(#accs,)*));));
+                for (name, entry) in names.iter().zip(carried) {
+                    if let Some(entry) = entry {
+                        self.partials[*entry].push(name.clone());
                     }
                 }
             }
         }
     }
-    let outputs = sig.params.iter().enumerate().map(|(i, p)| {
-        if !p.wrt {
-            return quote!(::adjoint::__private::NoTangent);
-        }
-        let node = graph
-            .nodes
-            .iter()
-            .position(|n| matches!(n.kind, NodeKind::Param(j) if j == i))
-            .expect("every differentiated parameter has a node");
-        let parts = std::mem::take(&mut partials[node]);
-        if parts.is_empty() {
-            let tangent = p.tangent_type();
-            quote!(<#tangent as ::adjoint::TangentVector>::zero())
-        } else {
-            sum(parts)
-        }
-    });
-    out.extend(quote!((#(#outputs,)*)));
-    out
 }
 
-/// `a`, `plus(a, b)`, `plus(plus(a, b), c)`, ...; `zero()` for no partials.
+fn slot_names(prefix: &str, id: NodeId, slots: &[Option<NodeId>]) -> Vec<TokenStream> {
+    slots
+        .iter()
+        .enumerate()
+        .map(|(j, s)| match s {
+            Some(_) => {
+                let name = format_ident!("{}{}_{}", prefix, id, j);
+                quote!(#name)
+            }
+            None => quote!(_),
+        })
+        .collect()
+}
+
+/// `a`, `plus(a, b)`, `plus(plus(a, b), c)`, ...; `zero()` for no parts.
 fn sum(parts: Vec<TokenStream>) -> TokenStream {
     let mut parts = parts.into_iter();
     let Some(first) = parts.next() else {
         return quote!(::adjoint::__private::zero());
     };
     parts.fold(first, |acc, p| quote!(::adjoint::__private::plus(#acc, #p)))
-}
-
-trait IntoIterTokens {
-    fn into_iter_tokens(self) -> TokenStream;
-}
-
-impl IntoIterTokens for Ident {
-    fn into_iter_tokens(self) -> TokenStream {
-        quote!(#self)
-    }
 }

@@ -5,7 +5,7 @@ use proc_macro2::{Ident, Spacing, Span, TokenStream, TokenTree};
 
 /// The first identifier in `tokens` for which `is_tracked` holds, skipping field and method
 /// names (identifiers after a `.`).
-pub fn first_mention(tokens: TokenStream, is_tracked: &dyn Fn(&Ident) -> bool) -> Option<Span> {
+pub fn first_mention(tokens: TokenStream, is_tracked: &mut dyn FnMut(&Ident) -> bool) -> Option<Span> {
     let mut after_dot = false;
     for tt in tokens {
         match tt {
@@ -26,6 +26,21 @@ pub fn first_mention(tokens: TokenStream, is_tracked: &dyn Fn(&Ident) -> bool) -
         }
     }
     None
+}
+
+/// All identifiers in `tokens` except field and method names.
+pub fn idents(tokens: TokenStream) -> Vec<Ident> {
+    let mut out = Vec::new();
+    first_mention(tokens, &mut |id| {
+        out.push(id.clone());
+        false
+    });
+    out
+}
+
+/// Whether `tokens` contain `break` or `continue`.
+pub fn has_loop_exit(tokens: TokenStream) -> bool {
+    !first_mention(tokens, &mut |id| id == "break" || id == "continue").is_none()
 }
 
 /// Variables assigned in `tokens` (`x = ..`, `x += ..`), not counting `let` bindings, fields
@@ -92,8 +107,8 @@ mod tests {
     #[test]
     fn mentions_skip_fields_and_methods() {
         let t = quote!(v.x + p.x());
-        assert!(first_mention(t, &|i| i == "x").is_none());
+        assert!(first_mention(t, &mut |i| i == "x").is_none());
         let t = quote!(println!("{}", x));
-        assert!(first_mention(t, &|i| i == "x").is_some());
+        assert!(first_mention(t, &mut |i| i == "x").is_some());
     }
 }

@@ -267,12 +267,7 @@ pub fn analyse(
     } else {
         quote!(::<#(#generics),*>)
     };
-    Some(FnSignature {
-        params,
-        has_receiver,
-        ret,
-        turbofish,
-    })
+    Some(FnSignature { params, has_receiver, ret, turbofish })
 }
 
 fn check_qualifiers(sig: &Signature, errors: &mut Errors) {

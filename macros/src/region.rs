@@ -1,0 +1,332 @@
+//! Regions: the arms of `if`/`match` and the bodies of loops.
+//!
+//! A region is lowered as a child function whose inputs are the active variables it reads and
+//! whose outputs are its value and the outer variables it assigns. Its reverse pass becomes a
+//! closure `|seed, acc|` taking the outputs' adjoints and `&mut` accumulators for the inputs.
+//!
+//! * A branch stores the closure of the arm taken, as a nested [`Branch`] enum; the parent
+//!   graph sees one `Region` node whose outputs are components.
+//! * A loop pushes one closure per iteration onto a `Vec` (one growing buffer, no recursion);
+//!   variables assigned in the loop are *carried*: each iteration's closure maps their adjoints
+//!   at the end of the iteration to their adjoints at its start, and the loop's pullback runs
+//!   the closures in reverse. A loop of N iterations holds N closures, each holding the
+//!   residuals of one iteration.
+//!
+//! [`Branch`]: https://docs.rs/adjoint
+
+use crate::activity;
+use crate::diag::Errors;
+use crate::graph::{Act, Graph, NodeKind};
+use crate::lower::{Lowering, is_active};
+use crate::reverse::{self, Reverse, Sink};
+use crate::scan;
+use proc_macro2::{Ident, TokenStream};
+use quote::{ToTokens, format_ident, quote};
+use syn::{Block, Expr, parse_quote};
+
+/// One arm: its body and the names its pattern binds (data).
+pub struct Arm {
+    pub block: Block,
+    pub bound: Vec<Ident>,
+}
+
+/// A child lowering of one region body.
+struct Child {
+    graph: Graph,
+    block: Block,
+    tail: Act,
+    finals: Vec<Act>,
+    hoisted: Vec<Ident>,
+    errors: Errors,
+}
+
+/// An input of a region: a name read inside, its node outside and what it depends on.
+#[derive(Clone)]
+struct Input {
+    name: String,
+    outer: Option<usize>,
+    deps: u128,
+}
+
+impl Lowering<'_> {
+    fn run_child(&self, arm: &Arm, inputs: &[Input], watch: &[String], useful: Option<&[bool]>) -> Child {
+        let mut child = Lowering::new(useful);
+        let mut scope: Vec<(String, Act)> = self
+            .scopes
+            .iter()
+            .flatten()
+            .map(|(n, a)| (n.clone(), if is_active(a) { Act::Inactive } else { a.clone() }))
+            .collect();
+        for (k, input) in inputs.iter().enumerate() {
+            let id = child.graph.add_with_deps(NodeKind::Param(k), input.deps);
+            scope.push((input.name.clone(), Act::Active(id)));
+        }
+        let bound = arm.bound.iter().map(|b| (b.to_string(), Act::Inactive)).collect();
+        child.scopes = vec![scope, bound];
+        let (block, tail) = child.block(&arm.block, false);
+        let finals = watch.iter().map(|w| child.lookup(w).cloned().unwrap_or(Act::Inactive)).collect();
+        Child { graph: child.graph, block, tail, finals, hoisted: child.hoisted, errors: child.errors }
+    }
+
+    /// The active variables of the enclosing scope that `tokens` read, in order.
+    fn inputs_of(&self, tokens: TokenStream, exclude: &[String]) -> Vec<Input> {
+        let mut inputs: Vec<Input> = Vec::new();
+        for name in scan::idents(tokens) {
+            let name = name.to_string();
+            if exclude.contains(&name) || inputs.iter().any(|i| i.name == name) {
+                continue;
+            }
+            if let Some(Act::Active(id)) = self.lookup(&name) {
+                inputs.push(Input { name, outer: Some(*id), deps: self.graph.nodes[*id].deps });
+            }
+        }
+        inputs
+    }
+
+    /// Outer variables assigned in `tokens`.
+    fn assigned_outer(&self, tokens: TokenStream) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for name in scan::assigned(tokens) {
+            let name = name.to_string();
+            if self.lookup(&name).is_some() && !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    }
+
+    /// Lowers the arms of an `if` or `match`; `rebuild` puts the new arm bodies back into the
+    /// construct.
+    pub fn branches(&mut self, arms: Vec<Arm>, original: Expr, rebuild: impl FnOnce(Vec<TokenStream>) -> Expr) -> (Expr, Act) {
+        let tokens: TokenStream = arms.iter().map(|a| a.block.to_token_stream()).collect();
+        let inputs = self.inputs_of(tokens.clone(), &[]);
+        let assigned = self.assigned_outer(tokens);
+        let first: Vec<Child> = arms.iter().map(|a| self.run_child(a, &inputs, &assigned, None)).collect();
+        let result_active = first.iter().any(|c| is_active(&c.tail));
+        let out_vars: Vec<usize> =
+            (0..assigned.len()).filter(|&j| first.iter().any(|c| is_active(&c.finals[j]))).collect();
+        let poison_of = |acts: Vec<&Act>| acts.into_iter().find(|a| matches!(a, Act::Poison(..))).cloned();
+        if !result_active && out_vars.is_empty() {
+            for (j, name) in assigned.iter().enumerate() {
+                let act = poison_of(first.iter().map(|c| &c.finals[j]).collect()).unwrap_or(Act::Inactive);
+                self.assign(name, act);
+            }
+            let tail = poison_of(first.iter().map(|c| &c.tail).collect()).unwrap_or(Act::Inactive);
+            return (original, tail);
+        }
+        let pullback = format_ident!("__pb{}", self.graph.nodes.len());
+        let accumulated = inputs.iter().filter_map(|i| i.outer).collect();
+        let id = self.graph.add(NodeKind::Region { pullback: pullback.clone(), accumulated, carried: Vec::new() });
+        let offset = usize::from(result_active);
+        let result = if result_active { self.component(id, 0) } else { Act::Inactive };
+        for (j, name) in assigned.iter().enumerate() {
+            let act = match out_vars.iter().position(|&v| v == j) {
+                Some(k) => self.component(id, offset + k),
+                None => poison_of(first.iter().map(|c| &c.finals[j]).collect()).unwrap_or(Act::Inactive),
+            };
+            self.assign(name, act);
+        }
+        if !self.is_useful(id) {
+            return (original, result);
+        }
+        let count = arms.len();
+        let bodies = arms
+            .iter()
+            .zip(&first)
+            .enumerate()
+            .map(|(i, (arm, analysed))| {
+                let mut roots: Vec<Act> = Vec::new();
+                if result_active {
+                    roots.push(analysed.tail.clone());
+                }
+                roots.extend(out_vars.iter().map(|&j| analysed.finals[j].clone()));
+                let useful = activity::useful_from(&analysed.graph, &roots);
+                let child = self.run_child(arm, &inputs, &assigned, Some(&useful));
+                self.absorb(&child, &roots);
+                let sinks: Vec<Sink> = (0..inputs.len()).map(Sink::Accumulate).collect();
+                let closure = closure(&child.graph, &useful, &roots, &sinks, inputs.len(), 0);
+                let wrapped = wrap(i, count, closure);
+                let (hoisted, stmts) = (&child.hoisted, &child.block.stmts);
+                quote!({ #(let #hoisted;)* let __value = { #(#stmts)* }; (__value, #wrapped) })
+            })
+            .collect();
+        let construct = rebuild(bodies);
+        let dispatch = dispatch(count);
+        let acc_ty = acc_type(inputs.len());
+        let expr = parse_quote!(({
+            let (__value, __pullback) = #construct;
+            #pullback = move |__seed, __acc: #acc_ty| { let __p = __pullback; #dispatch };
+            __value
+        }));
+        self.hoisted.push(pullback);
+        (expr, result)
+    }
+
+    /// Reports a child's errors, and those of poisoned outputs, in the final pass.
+    fn absorb(&mut self, child: &Child, roots: &[Act]) {
+        if !self.final_pass() {
+            return;
+        }
+        self.errors.add_all(&child.errors);
+        for root in roots {
+            if let Act::Poison(span, message) = root {
+                self.errors.push(*span, message);
+            }
+        }
+    }
+
+    /// Lowers `for pat in iter { body }` or `while cond { body }` (`header` is everything
+    /// before the body, already rewritten).
+    pub fn lower_loop(&mut self, body: &Block, bound: Vec<Ident>, original: Expr, header: TokenStream) -> (Expr, Act) {
+        let tokens = body.to_token_stream();
+        let assigned = self.assigned_outer(tokens.clone());
+        let free = self.inputs_of(tokens.clone(), &assigned);
+        let arm = Arm { block: body.clone(), bound };
+        let mut carried: Vec<usize> = (0..assigned.len()).filter(|&j| self.lookup(&assigned[j]).is_some_and(is_active)).collect();
+        let all_deps = free.iter().map(|i| i.deps).fold(0, |a, d| a | d)
+            | carried.iter().fold(0, |a, &j| a | self.deps_of(&assigned[j]));
+        let inputs_for = |carried: &[usize], this: &Self| -> Vec<Input> {
+            let mut inputs: Vec<Input> = carried
+                .iter()
+                .map(|&j| Input {
+                    name: assigned[j].clone(),
+                    outer: match this.lookup(&assigned[j]) {
+                        Some(Act::Active(id)) => Some(*id),
+                        _ => None,
+                    },
+                    deps: all_deps,
+                })
+                .collect();
+            inputs.extend(free.iter().cloned());
+            inputs
+        };
+        let analysed = loop {
+            let inputs = inputs_for(&carried, self);
+            let child = self.run_child(&arm, &inputs, &assigned, None);
+            let grown: Vec<usize> = (0..assigned.len()).filter(|j| is_active(&child.finals[*j]) && !carried.contains(j)).collect();
+            if grown.is_empty() {
+                break child;
+            }
+            carried.extend(grown);
+            carried.sort_unstable();
+        };
+        if carried.is_empty() {
+            for (j, name) in assigned.iter().enumerate() {
+                let act = analysed.finals[j].clone();
+                self.assign(name, if is_active(&act) { Act::Inactive } else { act });
+            }
+            return (original, Act::Inactive);
+        }
+        if scan::has_loop_exit(tokens) {
+            let message = "`break`/`continue` in a loop over active values is not supported yet: compute a bound and loop to it";
+            for name in &assigned {
+                self.assign(name, Act::Poison(body.brace_token.span.join(), message.into()));
+            }
+            return (original, Act::Inactive);
+        }
+        let inputs = inputs_for(&carried, self);
+        let pullback = format_ident!("__pb{}", self.graph.nodes.len());
+        let kind = NodeKind::Region {
+            pullback: pullback.clone(),
+            accumulated: free.iter().filter_map(|i| i.outer).collect(),
+            carried: inputs[..carried.len()].iter().map(|i| i.outer).collect(),
+        };
+        let id = self.graph.add(kind);
+        for (j, name) in assigned.iter().enumerate() {
+            let act = match carried.iter().position(|&c| c == j) {
+                Some(k) => self.component(id, k),
+                None => analysed.finals[j].clone(),
+            };
+            self.assign(name, act);
+        }
+        if !self.is_useful(id) {
+            return (original, Act::Inactive);
+        }
+        let roots: Vec<Act> = carried.iter().map(|&j| analysed.finals[j].clone()).collect();
+        let useful = activity::useful_from(&analysed.graph, &roots);
+        let child = self.run_child(&arm, &inputs, &assigned, Some(&useful));
+        self.absorb(&child, &roots);
+        let sinks: Vec<Sink> = (0..carried.len()).map(Sink::Return).chain((0..free.len()).map(Sink::Accumulate)).collect();
+        let step = closure(&child.graph, &useful, &roots, &sinks, free.len(), carried.len());
+        let ins: Vec<Ident> = (0..free.len()).map(|i| format_ident!("__in{}", i)).collect();
+        let (hoisted, stmts) = (&child.hoisted, &child.block.stmts);
+        let acc_ty = acc_type(free.len());
+        let expr = parse_quote!(({
+            let mut __tape = ::std::vec::Vec::new();
+            #header {
+                #(let #hoisted;)*
+                { #(#stmts)* };
+                __tape.push(#step);
+            }
+            #pullback = move |__seed, __acc: #acc_ty| {
+                let (#(#ins,)*) = __acc;
+                let mut __carry = __seed;
+                for __step in __tape.into_iter().rev() {
+                    __carry = __step(__carry, (#(&mut *#ins,)*));
+                }
+                __carry
+            };
+        }));
+        self.hoisted.push(pullback);
+        (expr, Act::Inactive)
+    }
+
+    fn deps_of(&self, name: &str) -> u128 {
+        match self.lookup(name) {
+            Some(Act::Active(id)) => self.graph.nodes[*id].deps,
+            _ => 0,
+        }
+    }
+}
+
+/// The reverse closure of a region body: `|seed, acc| -> carried`, where `seed` holds the
+/// adjoints of the outputs (`roots`) and `acc` the accumulators of the free inputs.
+fn closure(graph: &Graph, useful: &[bool], roots: &[Act], sinks: &[Sink], free: usize, carried: usize) -> TokenStream {
+    let outs: Vec<Ident> = (0..roots.len()).map(|j| format_ident!("__o{}", j)).collect();
+    let ins: Vec<Ident> = (0..free).map(|i| format_ident!("__in{}", i)).collect();
+    let seeds: Vec<(Act, TokenStream)> = roots.iter().zip(&outs).map(|(r, o)| (r.clone(), quote!(#o))).collect();
+    let Reverse { code, returns } = reverse::reverse(graph, useful, &seeds, sinks, carried);
+    let acc_ty = acc_type(free);
+    quote!(move |__seed, __acc: #acc_ty| {
+        let (#(#outs,)*) = __seed;
+        let (#(#ins,)*) = __acc;
+        #code
+        (#(#returns,)*)
+    })
+}
+
+/// `(&mut _, ...)`: annotating the accumulators makes the closures generic over the borrow's
+/// lifetime, so that each call borrows the accumulators only for its duration.
+fn acc_type(count: usize) -> TokenStream {
+    let each = (0..count).map(|_| quote!(&mut _));
+    quote!((#(#each,)*))
+}
+
+/// Arm `i` of `count` as a nested `Branch` value.
+fn wrap(i: usize, count: usize, closure: TokenStream) -> TokenStream {
+    let branch = quote!(::adjoint::__private::Branch);
+    let mut out = if count == 1 {
+        closure
+    } else if i == count - 1 {
+        quote!(#branch::Second(#closure))
+    } else {
+        quote!(#branch::First(#closure))
+    };
+    for _ in 0..i.min(count.saturating_sub(2)) {
+        out = quote!(#branch::Second(#out));
+    }
+    out
+}
+
+/// Calls the closure stored in the nested `Branch` value `__p`.
+fn dispatch(count: usize) -> TokenStream {
+    let branch = quote!(::adjoint::__private::Branch);
+    match count {
+        0 | 1 => quote!(__p(__seed, __acc)),
+        2 => quote!(match __p { #branch::First(__p) => __p(__seed, __acc), #branch::Second(__p) => __p(__seed, __acc) }),
+        _ => {
+            let rest = dispatch(count - 1);
+            quote!(match __p { #branch::First(__p) => __p(__seed, __acc), #branch::Second(__p) => #rest })
+        }
+    }
+}
