@@ -45,8 +45,8 @@
 //! `m::g(x)`.
 //!
 //! When the callee has no derivative, rustc reports the missing companion at the call, for
-//! example ``failed to resolve: use of unresolved module `g_vjp` `` or ``no method named
-//! `floor_vjp_full` found``. The fix is one of: put `#[differentiable]` on `g`; import
+//! example ``cannot find type `g_vjp` in this scope`` for a function, or ``no method named
+//! `twice_vjp_full` found`` for a method. The fix is one of: put `#[differentiable]` on `g`; import
 //! `g_vjp` next to `g`; register a hand-written derivative with
 //! [`#[derivative_of(g)]`](derivative_of); or, if no derivative should flow, pass
 //! `without_derivative(x)`.

@@ -13,7 +13,9 @@ mod collections;
 mod differentiable;
 mod float;
 mod gradient;
+pub mod ops;
 pub mod rules;
+pub mod tensor;
 
 #[doc(hidden)]
 pub mod __private;
@@ -21,3 +23,5 @@ pub mod __private;
 pub use differentiable::{Differentiable, TangentVector};
 pub use float::{Float, FloatMath};
 pub use gradient::{UnitSeed, gradient, value_with_gradient, without_derivative};
+pub use ops::loss::{cross_entropy, cross_entropy_vjp, mse, mse_vjp, nll, nll_vjp};
+pub use tensor::{Backend, Cpu, DType, Element, Tensor, TensorError, TensorTangent};

@@ -41,12 +41,12 @@ mod tests {
         let unused = g.add(NodeKind::Rule {
             pullback: format_ident!("p"),
             slots: vec![Some(x)],
-            span: proc_macro2::Span::call_site(),
+            spans: vec![proc_macro2::Span::call_site(); 2],
         });
         let used = g.add(NodeKind::Rule {
             pullback: format_ident!("q"),
             slots: vec![Some(x), None],
-            span: proc_macro2::Span::call_site(),
+            spans: vec![proc_macro2::Span::call_site(); 2],
         });
         let u = useful(&g, &Act::Active(used));
         assert_eq!(u, vec![true, false, false, true]);

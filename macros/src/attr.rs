@@ -26,7 +26,10 @@ impl Parse for DiffArgs {
                 }
                 let content;
                 parenthesized!(content in input);
-                let names = Punctuated::<Ident, Token![,]>::parse_terminated_with(&content, Ident::parse_any)?;
+                let names = Punctuated::<Ident, Token![,]>::parse_terminated_with(
+                    &content,
+                    Ident::parse_any,
+                )?;
                 args.wrt = Some(names.into_iter().collect());
             } else if key == "associated" {
                 args.associated = true;

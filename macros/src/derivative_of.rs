@@ -100,6 +100,12 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let inner = names::full_in_module();
     let check = format_ident!("__check_derivative_of_{}", f);
     let sig_span = item.sig.span();
+    // The tangents the rule's pullback must return, spanned at the pullback's declared output.
+    let receive = {
+        let nice = sig.nice_tangents();
+        let span = pullback_output_span(&item.sig.output).unwrap_or(sig_span);
+        quote_spanned!(span=> let __received: #nice = __pullback(__seed);)
+    };
     let signature_check =
         quote_spanned!(sig_span=> let _: fn(#(#param_types),*) -> #value_ty = #target;);
     quote! {
@@ -114,15 +120,18 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             #vis fn #inner #generics (#(#decls,)* __needs: [bool; #n]) -> (#value_ty, impl FnOnce(#ret_tangent) -> #slots) #where_clause {
                 let (__value, __pullback) = #rule #turbofish (#(#pass),*);
                 (__value, move |__seed: #ret_tangent| -> #slots {
-                    let #received = __pullback(__seed);
+                    #receive
+                    let #received = __received;
                     (#(#outputs,)*)
                 })
             }
         }
-        #[allow(dead_code, non_snake_case, clippy::all)]
-        fn #check #generics () #where_clause {
-            #signature_check
-        }
+        const _: () = {
+            #[allow(dead_code, non_snake_case, clippy::all)]
+            fn #check #generics () #where_clause {
+                #signature_check
+            }
+        };
     }
 }
 
@@ -140,4 +149,25 @@ fn value_type(output: &ReturnType, errors: &mut Errors) -> Option<Type> {
         "a #[derivative_of] rule returns `(value, pullback)`: `-> (R, impl FnOnce(R::Tangent) -> tangents)`",
     );
     None
+}
+
+/// The span of `T` in `-> (R, impl FnOnce(..) -> T)`.
+fn pullback_output_span(output: &ReturnType) -> Option<proc_macro2::Span> {
+    let ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let Type::Tuple(t) = &**ty else { return None };
+    let Some(Type::ImplTrait(imp)) = t.elems.iter().nth(1) else {
+        return None;
+    };
+    imp.bounds.iter().find_map(|b| match b {
+        syn::TypeParamBound::Trait(tb) => match &tb.path.segments.last()?.arguments {
+            syn::PathArguments::Parenthesized(p) => match &p.output {
+                ReturnType::Type(_, out) => Some(out.span()),
+                ReturnType::Default => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    })
 }

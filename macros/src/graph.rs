@@ -39,7 +39,8 @@ pub enum NodeKind {
     Rule {
         pullback: Ident,
         slots: Vec<Option<NodeId>>,
-        span: Span,
+        /// The span of each operand, where a type error about its tangent is reported.
+        spans: Vec<Span>,
     },
     /// Component `index` of a tuple-valued node.
     Component { parent: NodeId, index: usize },
@@ -51,7 +52,11 @@ pub enum NodeKind {
     /// A branch or loop: its value is the tuple of its outputs (the `if` value and the variables
     /// it assigns). Its pullback takes their adjoints and `&mut` accumulators for `accumulated`,
     /// and returns the adjoints of `carried` (a loop's variables at entry).
-    Region { pullback: Ident, accumulated: Vec<NodeId>, carried: Vec<Option<NodeId>> },
+    Region {
+        pullback: Ident,
+        accumulated: Vec<NodeId>,
+        carried: Vec<Option<NodeId>>,
+    },
 }
 
 impl NodeKind {
@@ -64,9 +69,15 @@ impl NodeKind {
             }
             NodeKind::Component { parent, .. } => vec![*parent],
             NodeKind::Index { base, .. } => vec![*base],
-            NodeKind::Region { accumulated, carried, .. } => {
-                accumulated.iter().copied().chain(carried.iter().flatten().copied()).collect()
-            }
+            NodeKind::Region {
+                accumulated,
+                carried,
+                ..
+            } => accumulated
+                .iter()
+                .copied()
+                .chain(carried.iter().flatten().copied())
+                .collect(),
         }
     }
 }
@@ -80,14 +91,21 @@ pub struct Graph {
 impl Graph {
     /// Adds a node whose dependencies are the union of its operands'.
     pub fn add(&mut self, kind: NodeKind) -> NodeId {
-        let deps = kind.operands().iter().fold(0, |acc, &o| acc | self.nodes[o].deps);
+        let deps = kind
+            .operands()
+            .iter()
+            .fold(0, |acc, &o| acc | self.nodes[o].deps);
         self.add_with_deps(kind, deps)
     }
 
     /// Adds a node with the given dependencies: bit `i` for parameter `i` of the function;
     /// for a region's input, what the captured value depends on.
     pub fn add_with_deps(&mut self, kind: NodeKind, deps: u128) -> NodeId {
-        self.nodes.push(Node { kind, deps, errors: Vec::new() });
+        self.nodes.push(Node {
+            kind,
+            deps,
+            errors: Vec::new(),
+        });
         self.nodes.len() - 1
     }
 }

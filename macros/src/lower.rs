@@ -51,13 +51,26 @@ pub fn lower(sig: &FnSignature, body: &Block, useful: Option<&[bool]>) -> Lowere
             }
         }
     }
+    if let Some(exit) = early_exit_in(body) {
+        l.report(
+            exit,
+            "early exit (`return` or `?`) is not supported yet by #[differentiable]: make the value the function's last expression",
+        );
+        l.fatal = true;
+    }
     let (mut block, result) = l.block(body, true);
     prologue.append(&mut block.stmts);
     block.stmts = prologue;
     if let Act::Poison(span, message) = &result {
         l.report(*span, message);
     }
-    Lowered { graph: l.graph, body: block, result, hoisted: l.hoisted, errors: l.errors }
+    Lowered {
+        graph: l.graph,
+        body: block,
+        result,
+        hoisted: l.hoisted,
+        errors: l.errors,
+    }
 }
 
 /// The state of one lowering pass over one body (a function or a region).
@@ -68,6 +81,8 @@ pub struct Lowering<'u> {
     useful: Option<&'u [bool]>,
     pub errors: Errors,
     pub hoisted: Vec<Ident>,
+    /// Set after an error that makes later ones noise.
+    fatal: bool,
 }
 
 /// Whether a value carries a derivative.
@@ -83,7 +98,14 @@ pub fn is_inactive(act: &Act) -> bool {
 impl<'u> Lowering<'u> {
     /// A pass with no bindings; `useful: None` is the analysis pass.
     pub fn new(useful: Option<&'u [bool]>) -> Self {
-        Lowering { graph: Graph::default(), scopes: vec![Vec::new()], useful, errors: Errors::default(), hoisted: Vec::new() }
+        Lowering {
+            graph: Graph::default(),
+            scopes: vec![Vec::new()],
+            useful,
+            errors: Errors::default(),
+            hoisted: Vec::new(),
+            fatal: false,
+        }
     }
 
     /// Whether this is the pass that emits code and reports errors.
@@ -98,7 +120,7 @@ impl<'u> Lowering<'u> {
 
     /// Reports an error in the final pass.
     fn report(&mut self, span: Span, message: impl std::fmt::Display) {
-        if self.final_pass() {
+        if self.final_pass() && !self.fatal {
             self.errors.push(span, message);
         }
     }
@@ -155,6 +177,7 @@ impl<'u> Lowering<'u> {
     fn rule(
         &mut self,
         slots: Vec<Act>,
+        spans: Vec<Span>,
         span: Span,
         original: Expr,
         call: impl FnOnce(Vec<TokenStream>) -> TokenStream,
@@ -177,7 +200,7 @@ impl<'u> Lowering<'u> {
         let id = self.graph.add(NodeKind::Rule {
             pullback: pullback.clone(),
             slots: operands,
-            span,
+            spans,
         });
         for slot in &slots {
             if let Act::Poison(s, m) = slot {
@@ -357,12 +380,24 @@ impl<'u> Lowering<'u> {
             Expr::Match(m) => self.match_arms(m),
             Expr::ForLoop(f) if f.label.is_none() => {
                 let (iter, act) = self.expr(&f.expr);
-                if !is_inactive(&act) && is_active(&act) {
-                    return self.opaque(e);
+                if is_active(&act) {
+                    let message = "a `for` loop over an active collection is not supported yet: loop over indices (`for i in 0..xs.len()`) and read `xs[i]`";
+                    for name in scan::assigned(f.body.to_token_stream()) {
+                        self.assign(
+                            &name.to_string(),
+                            Act::Poison(f.expr.span(), message.into()),
+                        );
+                    }
+                    return (e.clone(), Act::Poison(f.expr.span(), message.into()));
                 }
                 let (attrs, pat) = (&f.attrs, &f.pat);
                 let header = quote!(#(#attrs)* for #pat in #iter);
-                self.lower_loop(&f.body, crate::lower::pattern_names(&f.pat), e.clone(), header)
+                self.lower_loop(
+                    &f.body,
+                    crate::lower::pattern_names(&f.pat),
+                    e.clone(),
+                    header,
+                )
             }
             Expr::While(w) if w.label.is_none() && !matches!(&*w.cond, Expr::Let(_)) => {
                 let cond = &w.cond;
@@ -386,6 +421,7 @@ impl<'u> Lowering<'u> {
         match u.op {
             UnOp::Neg(_) => self.rule(
                 vec![act],
+                vec![u.expr.span()],
                 u.span(),
                 rebuilt,
                 |n| quote!(::adjoint::__private::NegRule::neg_vjp(#inner, [#(#n),*])),
@@ -406,7 +442,7 @@ impl<'u> Lowering<'u> {
         out.right = Box::new(right.clone());
         let rebuilt = Expr::Binary(out);
         match arithmetic_rule(&b.op) {
-            Some((tr, method)) => self.rule(vec![la, ra], b.op.span(), rebuilt, |n| {
+            Some((tr, method)) => self.rule(vec![la, ra], vec![b.left.span(), b.right.span()], b.op.span(), rebuilt, |n| {
                 quote_spanned!(b.op.span()=> ::adjoint::__private::#tr::#method(#left, #right, [#(#n),*]))
             }),
             None if is_comparison(&b.op) => (rebuilt, Act::Inactive),
@@ -436,7 +472,8 @@ impl<'u> Lowering<'u> {
             .cloned()
             .unwrap_or(Act::Inactive);
         let left = &b.left;
-        let (value, act) = self.rule(vec![current, ra], b.op.span(), rebuilt.clone(), |n| {
+        let spans = vec![b.left.span(), b.right.span()];
+        let (value, act) = self.rule(vec![current, ra], spans, b.op.span(), rebuilt.clone(), |n| {
             quote_spanned!(b.op.span()=> ::adjoint::__private::#tr::#method(#left, #right, [#(#n),*]))
         });
         if !self.assign(&name.to_string(), act.clone()) && !is_inactive(&act) {
@@ -489,7 +526,10 @@ impl<'u> Lowering<'u> {
         let turbofish = &m.turbofish;
         let mut slots = vec![ra];
         slots.extend(acts);
-        self.rule(slots, m.method.span(), rebuilt, |n| {
+        let spans = std::iter::once(m.receiver.span())
+            .chain(m.args.iter().map(Spanned::span))
+            .collect();
+        self.rule(slots, spans, m.method.span(), rebuilt, |n| {
             quote_spanned!(m.method.span()=> #receiver.#method #turbofish(#(#args,)* [#(#n),*]))
         })
     }
@@ -499,6 +539,19 @@ impl<'u> Lowering<'u> {
         let mut out = c.clone();
         out.args = args.iter().cloned().collect();
         let rebuilt = Expr::Call(out);
+        if let Some(local) = local_name(&c.func).and_then(|n| self.lookup(&n.to_string()).cloned())
+        {
+            let callee = match local {
+                Act::Inactive => acts,
+                other => vec![other],
+            };
+            return self.unsupported_call(
+                rebuilt,
+                callee,
+                c.func.span(),
+                "calling a closure or a function value",
+            );
+        }
         let Expr::Path(path) = &*c.func else {
             return self.unsupported_call(
                 rebuilt,
@@ -526,6 +579,7 @@ impl<'u> Lowering<'u> {
         let companion = names::companion_call(path);
         self.rule(
             acts,
+            c.args.iter().map(Spanned::span).collect(),
             last.span(),
             rebuilt,
             |n| quote_spanned!(last.span()=> #companion(#(#args,)* [#(#n),*])),
@@ -562,6 +616,7 @@ impl<'u> Lowering<'u> {
         if is_float_type(ty) {
             self.rule(
                 vec![act],
+                vec![c.expr.span()],
                 c.span(),
                 rebuilt,
                 |n| quote!(::adjoint::__private::CastRule::<#ty>::cast_vjp(#inner, [#(#n),*])),
@@ -644,13 +699,18 @@ impl<'u> Lowering<'u> {
         out.expr = Box::new(base.clone());
         out.index = Box::new(index.clone());
         let rebuilt = Expr::Index(out);
-        let Act::Active(parent) = act else { return (rebuilt, act) };
+        let Act::Active(parent) = act else {
+            return (rebuilt, act);
+        };
         if is_active(&index_act) {
             let message = "an index must be data, not an active value";
             return (rebuilt, Act::Poison(ix.index.span(), message.into()));
         }
         let record = format_ident!("__ix{}", self.graph.nodes.len());
-        let id = self.graph.add(NodeKind::Index { base: parent, record: record.clone() });
+        let id = self.graph.add(NodeKind::Index {
+            base: parent,
+            record: record.clone(),
+        });
         if !self.is_useful(id) {
             return (rebuilt, Act::Active(id));
         }
@@ -679,16 +739,25 @@ impl<'u> Lowering<'u> {
                 _ => Vec::new(),
             };
             conds.push(current.cond.clone());
-            arms.push(crate::region::Arm { block: current.then_branch.clone(), bound });
+            arms.push(crate::region::Arm {
+                block: current.then_branch.clone(),
+                bound,
+            });
             match current.else_branch.as_ref().map(|(_, b)| &**b) {
                 Some(Expr::If(next)) => current = next,
                 Some(Expr::Block(b)) => {
-                    arms.push(crate::region::Arm { block: b.block.clone(), bound: Vec::new() });
+                    arms.push(crate::region::Arm {
+                        block: b.block.clone(),
+                        bound: Vec::new(),
+                    });
                     break;
                 }
                 Some(_) => return self.opaque(&Expr::If(e.clone())),
                 None => {
-                    arms.push(crate::region::Arm { block: parse_quote!({}), bound: Vec::new() });
+                    arms.push(crate::region::Arm {
+                        block: parse_quote!({}),
+                        bound: Vec::new(),
+                    });
                     break;
                 }
             }
@@ -713,7 +782,10 @@ impl<'u> Lowering<'u> {
             .iter()
             .map(|arm| {
                 let body = &arm.body;
-                crate::region::Arm { block: parse_quote!({ #body }), bound: pattern_names(&arm.pat) }
+                crate::region::Arm {
+                    block: parse_quote!({ #body }),
+                    bound: pattern_names(&arm.pat),
+                }
             })
             .collect();
         let heads: Vec<TokenStream> = m
@@ -725,7 +797,10 @@ impl<'u> Lowering<'u> {
             })
             .collect();
         self.branches(arms, Expr::Match(m.clone()), move |bodies| {
-            let arms = heads.iter().zip(bodies).map(|(head, body)| quote!(#head => #body,));
+            let arms = heads
+                .iter()
+                .zip(bodies)
+                .map(|(head, body)| quote!(#head => #body,));
             syn::parse2(quote!(match #scrutinee { #(#arms)* })).expect("rebuilt match parses")
         })
     }
@@ -749,15 +824,24 @@ impl<'u> Lowering<'u> {
                 self.assign(&name.to_string(), Act::Poison(name.span(), message));
             }
         }
-        if matches!(e, Expr::Return(_))
-            || (!matches!(e, Expr::Closure(_)) && has_early_exit(tokens))
-        {
+        let exit = match e {
+            Expr::Return(r) => Some(r.return_token.span),
+            Expr::Closure(_) => None,
+            _ => early_exit(tokens),
+        };
+        if let Some(exit) = exit {
             self.report(
-                e.span(),
+                exit,
                 "early exit (`return` or `?`) is not supported yet by #[differentiable]: make the value the function's last expression",
             );
-        } else if let (Expr::Unsafe(_), Some(span)) = (e, mention) {
+            // Everything after an early exit would be reported against a function whose
+            // control flow is already unsupported: one error is enough.
+            self.fatal = true;
+            return (e.clone(), Act::Inactive);
+        }
+        if let (Expr::Unsafe(_), Some(span)) = (e, mention) {
             self.report(span, "active value used inside an `unsafe` block: its derivative cannot be tracked; wrap the unsafe code in a function with a #[derivative_of] rule");
+            return (e.clone(), Act::Inactive);
         }
         match mention {
             Some(span) => {
@@ -790,12 +874,42 @@ fn construct_name(e: &Expr) -> String {
 }
 
 /// Whether tokens contain `return` or `?` (outside closures is approximated by the caller).
-fn has_early_exit(tokens: TokenStream) -> bool {
-    tokens.into_iter().any(|tt| match tt {
-        proc_macro2::TokenTree::Ident(id) => id == "return",
-        proc_macro2::TokenTree::Punct(p) => p.as_char() == '?',
-        proc_macro2::TokenTree::Group(g) => has_early_exit(g.stream()),
-        proc_macro2::TokenTree::Literal(_) => false,
+/// The first `return` or `?` of the function itself (not of its closures or nested items),
+/// other than a `return` in last position.
+fn early_exit_in(body: &Block) -> Option<Span> {
+    struct Exits(Option<Span>);
+    impl<'a> Visit<'a> for Exits {
+        fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
+            self.0.get_or_insert(r.return_token.span);
+        }
+        fn visit_expr_try(&mut self, t: &'a syn::ExprTry) {
+            self.0.get_or_insert(t.question_token.span);
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut exits = Exits(None);
+    let last = body.stmts.len().saturating_sub(1);
+    for (i, stmt) in body.stmts.iter().enumerate() {
+        match stmt {
+            Stmt::Expr(Expr::Return(r), _) if i == last => {
+                if let Some(e) = &r.expr {
+                    exits.visit_expr(e);
+                }
+            }
+            other => exits.visit_stmt(other),
+        }
+    }
+    exits.0
+}
+
+/// The span of the first `return` or `?` in `tokens`.
+fn early_exit(tokens: TokenStream) -> Option<Span> {
+    tokens.into_iter().find_map(|tt| match tt {
+        proc_macro2::TokenTree::Ident(id) if id == "return" => Some(id.span()),
+        proc_macro2::TokenTree::Punct(p) if p.as_char() == '?' => Some(p.span()),
+        proc_macro2::TokenTree::Group(g) => early_exit(g.stream()),
+        _ => None,
     })
 }
 

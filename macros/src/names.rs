@@ -11,7 +11,7 @@
 
 use proc_macro2::Span;
 use quote::format_ident;
-use syn::{ExprPath, Ident, PathArguments, PathSegment};
+use syn::{ExprPath, Ident, PathArguments, PathSegment, parse_quote_spanned};
 
 /// The name of the public companion of `f`: `f_vjp`.
 pub fn public(f: &Ident) -> Ident {
@@ -41,7 +41,9 @@ fn is_associated(path: &ExprPath) -> bool {
     }
 }
 
-/// The path of the uniform companion of the function `path` calls.
+/// The path of the uniform companion of the function `path` calls. A free function's is
+/// written `<m::g_vjp>::__full`: if `g` has no derivative, rustc then reports "cannot find type
+/// `g_vjp`" at the callee, with no misleading hint.
 pub fn companion_call(path: &ExprPath) -> ExprPath {
     let mut out = path.clone();
     let last = out
@@ -55,19 +57,17 @@ pub fn companion_call(path: &ExprPath) -> ExprPath {
             ident: full_method(&last.ident),
             arguments: last.arguments,
         });
-    } else {
-        out.path.segments.push(PathSegment {
-            ident: public(&last.ident),
-            arguments: PathArguments::None,
-        });
-        let mut inner = full_in_module();
-        inner.set_span(last.ident.span());
-        out.path.segments.push(PathSegment {
-            ident: inner,
-            arguments: last.arguments,
-        });
+        return out;
     }
-    out
+    out.path.segments.push(PathSegment {
+        ident: public(&last.ident),
+        arguments: PathArguments::None,
+    });
+    let mut inner = full_in_module();
+    inner.set_span(last.ident.span());
+    let owner = &out.path;
+    let args = &last.arguments;
+    parse_quote_spanned!(last.ident.span()=> <#owner>::#inner #args)
 }
 
 #[cfg(test)]
@@ -83,10 +83,10 @@ mod tests {
 
     #[test]
     fn free_functions_go_through_the_companion_module() {
-        assert_eq!(rewrite(quote!(g)), "g_vjp :: __full");
+        assert_eq!(rewrite(quote!(g)), "< g_vjp > :: __full");
         assert_eq!(
             rewrite(quote!(crate::m::g::<f32>)),
-            "crate :: m :: g_vjp :: __full :: < f32 >"
+            "< crate :: m :: g_vjp > :: __full :: < f32 >"
         );
     }
 

@@ -49,23 +49,52 @@ struct Input {
 }
 
 impl Lowering<'_> {
-    fn run_child(&self, arm: &Arm, inputs: &[Input], watch: &[String], useful: Option<&[bool]>) -> Child {
+    fn run_child(
+        &self,
+        arm: &Arm,
+        inputs: &[Input],
+        watch: &[String],
+        useful: Option<&[bool]>,
+    ) -> Child {
         let mut child = Lowering::new(useful);
         let mut scope: Vec<(String, Act)> = self
             .scopes
             .iter()
             .flatten()
-            .map(|(n, a)| (n.clone(), if is_active(a) { Act::Inactive } else { a.clone() }))
+            .map(|(n, a)| {
+                (
+                    n.clone(),
+                    if is_active(a) {
+                        Act::Inactive
+                    } else {
+                        a.clone()
+                    },
+                )
+            })
             .collect();
         for (k, input) in inputs.iter().enumerate() {
             let id = child.graph.add_with_deps(NodeKind::Param(k), input.deps);
             scope.push((input.name.clone(), Act::Active(id)));
         }
-        let bound = arm.bound.iter().map(|b| (b.to_string(), Act::Inactive)).collect();
+        let bound = arm
+            .bound
+            .iter()
+            .map(|b| (b.to_string(), Act::Inactive))
+            .collect();
         child.scopes = vec![scope, bound];
         let (block, tail) = child.block(&arm.block, false);
-        let finals = watch.iter().map(|w| child.lookup(w).cloned().unwrap_or(Act::Inactive)).collect();
-        Child { graph: child.graph, block, tail, finals, hoisted: child.hoisted, errors: child.errors }
+        let finals = watch
+            .iter()
+            .map(|w| child.lookup(w).cloned().unwrap_or(Act::Inactive))
+            .collect();
+        Child {
+            graph: child.graph,
+            block,
+            tail,
+            finals,
+            hoisted: child.hoisted,
+            errors: child.errors,
+        }
     }
 
     /// The active variables of the enclosing scope that `tokens` read, in order.
@@ -77,7 +106,11 @@ impl Lowering<'_> {
                 continue;
             }
             if let Some(Act::Active(id)) = self.lookup(&name) {
-                inputs.push(Input { name, outer: Some(*id), deps: self.graph.nodes[*id].deps });
+                inputs.push(Input {
+                    name,
+                    outer: Some(*id),
+                    deps: self.graph.nodes[*id].deps,
+                });
             }
         }
         inputs
@@ -97,18 +130,32 @@ impl Lowering<'_> {
 
     /// Lowers the arms of an `if` or `match`; `rebuild` puts the new arm bodies back into the
     /// construct.
-    pub fn branches(&mut self, arms: Vec<Arm>, original: Expr, rebuild: impl FnOnce(Vec<TokenStream>) -> Expr) -> (Expr, Act) {
+    pub fn branches(
+        &mut self,
+        arms: Vec<Arm>,
+        original: Expr,
+        rebuild: impl FnOnce(Vec<TokenStream>) -> Expr,
+    ) -> (Expr, Act) {
         let tokens: TokenStream = arms.iter().map(|a| a.block.to_token_stream()).collect();
         let inputs = self.inputs_of(tokens.clone(), &[]);
         let assigned = self.assigned_outer(tokens);
-        let first: Vec<Child> = arms.iter().map(|a| self.run_child(a, &inputs, &assigned, None)).collect();
+        let first: Vec<Child> = arms
+            .iter()
+            .map(|a| self.run_child(a, &inputs, &assigned, None))
+            .collect();
         let result_active = first.iter().any(|c| is_active(&c.tail));
-        let out_vars: Vec<usize> =
-            (0..assigned.len()).filter(|&j| first.iter().any(|c| is_active(&c.finals[j]))).collect();
-        let poison_of = |acts: Vec<&Act>| acts.into_iter().find(|a| matches!(a, Act::Poison(..))).cloned();
+        let out_vars: Vec<usize> = (0..assigned.len())
+            .filter(|&j| first.iter().any(|c| is_active(&c.finals[j])))
+            .collect();
+        let poison_of = |acts: Vec<&Act>| {
+            acts.into_iter()
+                .find(|a| matches!(a, Act::Poison(..)))
+                .cloned()
+        };
         if !result_active && out_vars.is_empty() {
             for (j, name) in assigned.iter().enumerate() {
-                let act = poison_of(first.iter().map(|c| &c.finals[j]).collect()).unwrap_or(Act::Inactive);
+                let act = poison_of(first.iter().map(|c| &c.finals[j]).collect())
+                    .unwrap_or(Act::Inactive);
                 self.assign(name, act);
             }
             let tail = poison_of(first.iter().map(|c| &c.tail).collect()).unwrap_or(Act::Inactive);
@@ -116,13 +163,23 @@ impl Lowering<'_> {
         }
         let pullback = format_ident!("__pb{}", self.graph.nodes.len());
         let accumulated = inputs.iter().filter_map(|i| i.outer).collect();
-        let id = self.graph.add(NodeKind::Region { pullback: pullback.clone(), accumulated, carried: Vec::new() });
+        let id = self.graph.add(NodeKind::Region {
+            pullback: pullback.clone(),
+            accumulated,
+            carried: Vec::new(),
+        });
         let offset = usize::from(result_active);
-        let result = if result_active { self.component(id, 0) } else { Act::Inactive };
+        let result = if result_active {
+            self.component(id, 0)
+        } else {
+            Act::Inactive
+        };
         for (j, name) in assigned.iter().enumerate() {
             let act = match out_vars.iter().position(|&v| v == j) {
                 Some(k) => self.component(id, offset + k),
-                None => poison_of(first.iter().map(|c| &c.finals[j]).collect()).unwrap_or(Act::Inactive),
+                None => {
+                    poison_of(first.iter().map(|c| &c.finals[j]).collect()).unwrap_or(Act::Inactive)
+                }
             };
             self.assign(name, act);
         }
@@ -177,14 +234,27 @@ impl Lowering<'_> {
 
     /// Lowers `for pat in iter { body }` or `while cond { body }` (`header` is everything
     /// before the body, already rewritten).
-    pub fn lower_loop(&mut self, body: &Block, bound: Vec<Ident>, original: Expr, header: TokenStream) -> (Expr, Act) {
+    pub fn lower_loop(
+        &mut self,
+        body: &Block,
+        bound: Vec<Ident>,
+        original: Expr,
+        header: TokenStream,
+    ) -> (Expr, Act) {
         let tokens = body.to_token_stream();
         let assigned = self.assigned_outer(tokens.clone());
         let free = self.inputs_of(tokens.clone(), &assigned);
-        let arm = Arm { block: body.clone(), bound };
-        let mut carried: Vec<usize> = (0..assigned.len()).filter(|&j| self.lookup(&assigned[j]).is_some_and(is_active)).collect();
+        let arm = Arm {
+            block: body.clone(),
+            bound,
+        };
+        let mut carried: Vec<usize> = (0..assigned.len())
+            .filter(|&j| self.lookup(&assigned[j]).is_some_and(is_active))
+            .collect();
         let all_deps = free.iter().map(|i| i.deps).fold(0, |a, d| a | d)
-            | carried.iter().fold(0, |a, &j| a | self.deps_of(&assigned[j]));
+            | carried
+                .iter()
+                .fold(0, |a, &j| a | self.deps_of(&assigned[j]));
         let inputs_for = |carried: &[usize], this: &Self| -> Vec<Input> {
             let mut inputs: Vec<Input> = carried
                 .iter()
@@ -203,7 +273,9 @@ impl Lowering<'_> {
         let analysed = loop {
             let inputs = inputs_for(&carried, self);
             let child = self.run_child(&arm, &inputs, &assigned, None);
-            let grown: Vec<usize> = (0..assigned.len()).filter(|j| is_active(&child.finals[*j]) && !carried.contains(j)).collect();
+            let grown: Vec<usize> = (0..assigned.len())
+                .filter(|j| is_active(&child.finals[*j]) && !carried.contains(j))
+                .collect();
             if grown.is_empty() {
                 break child;
             }
@@ -220,7 +292,10 @@ impl Lowering<'_> {
         if scan::has_loop_exit(tokens) {
             let message = "`break`/`continue` in a loop over active values is not supported yet: compute a bound and loop to it";
             for name in &assigned {
-                self.assign(name, Act::Poison(body.brace_token.span.join(), message.into()));
+                self.assign(
+                    name,
+                    Act::Poison(body.brace_token.span.join(), message.into()),
+                );
             }
             return (original, Act::Inactive);
         }
@@ -242,13 +317,28 @@ impl Lowering<'_> {
         if !self.is_useful(id) {
             return (original, Act::Inactive);
         }
-        let roots: Vec<Act> = carried.iter().map(|&j| analysed.finals[j].clone()).collect();
+        let roots: Vec<Act> = carried
+            .iter()
+            .map(|&j| analysed.finals[j].clone())
+            .collect();
         let useful = activity::useful_from(&analysed.graph, &roots);
         let child = self.run_child(&arm, &inputs, &assigned, Some(&useful));
         self.absorb(&child, &roots);
-        let sinks: Vec<Sink> = (0..carried.len()).map(Sink::Return).chain((0..free.len()).map(Sink::Accumulate)).collect();
-        let step = closure(&child.graph, &useful, &roots, &sinks, free.len(), carried.len());
-        let ins: Vec<Ident> = (0..free.len()).map(|i| format_ident!("__in{}", i)).collect();
+        let sinks: Vec<Sink> = (0..carried.len())
+            .map(Sink::Return)
+            .chain((0..free.len()).map(Sink::Accumulate))
+            .collect();
+        let step = closure(
+            &child.graph,
+            &useful,
+            &roots,
+            &sinks,
+            free.len(),
+            carried.len(),
+        );
+        let ins: Vec<Ident> = (0..free.len())
+            .map(|i| format_ident!("__in{}", i))
+            .collect();
         let (hoisted, stmts) = (&child.hoisted, &child.block.stmts);
         let acc_ty = acc_type(free.len());
         let expr = parse_quote!(({
@@ -281,10 +371,23 @@ impl Lowering<'_> {
 
 /// The reverse closure of a region body: `|seed, acc| -> carried`, where `seed` holds the
 /// adjoints of the outputs (`roots`) and `acc` the accumulators of the free inputs.
-fn closure(graph: &Graph, useful: &[bool], roots: &[Act], sinks: &[Sink], free: usize, carried: usize) -> TokenStream {
-    let outs: Vec<Ident> = (0..roots.len()).map(|j| format_ident!("__o{}", j)).collect();
+fn closure(
+    graph: &Graph,
+    useful: &[bool],
+    roots: &[Act],
+    sinks: &[Sink],
+    free: usize,
+    carried: usize,
+) -> TokenStream {
+    let outs: Vec<Ident> = (0..roots.len())
+        .map(|j| format_ident!("__o{}", j))
+        .collect();
     let ins: Vec<Ident> = (0..free).map(|i| format_ident!("__in{}", i)).collect();
-    let seeds: Vec<(Act, TokenStream)> = roots.iter().zip(&outs).map(|(r, o)| (r.clone(), quote!(#o))).collect();
+    let seeds: Vec<(Act, TokenStream)> = roots
+        .iter()
+        .zip(&outs)
+        .map(|(r, o)| (r.clone(), quote!(#o)))
+        .collect();
     let Reverse { code, returns } = reverse::reverse(graph, useful, &seeds, sinks, carried);
     let acc_ty = acc_type(free);
     quote!(move |__seed, __acc: #acc_ty| {
@@ -323,7 +426,9 @@ fn dispatch(count: usize) -> TokenStream {
     let branch = quote!(::adjoint::__private::Branch);
     match count {
         0 | 1 => quote!(__p(__seed, __acc)),
-        2 => quote!(match __p { #branch::First(__p) => __p(__seed, __acc), #branch::Second(__p) => __p(__seed, __acc) }),
+        2 => {
+            quote!(match __p { #branch::First(__p) => __p(__seed, __acc), #branch::Second(__p) => __p(__seed, __acc) })
+        }
         _ => {
             let rest = dispatch(count - 1);
             quote!(match __p { #branch::First(__p) => __p(__seed, __acc), #branch::Second(__p) => #rest })

@@ -30,7 +30,13 @@ pub struct Reverse {
 /// Writes the reverse pass. `seeds` gives, for each root, the expression of its adjoint;
 /// `sinks[k]` says where the adjoint of input `k` goes; `returns` is the number of
 /// [`Sink::Return`] slots.
-pub fn reverse(graph: &Graph, useful: &[bool], seeds: &[(Act, TokenStream)], sinks: &[Sink], returns: usize) -> Reverse {
+pub fn reverse(
+    graph: &Graph,
+    useful: &[bool],
+    seeds: &[(Act, TokenStream)],
+    sinks: &[Sink],
+    returns: usize,
+) -> Reverse {
     let mut r = Writer {
         graph,
         partials: vec![Vec::new(); graph.nodes.len()],
@@ -54,15 +60,22 @@ pub fn reverse(graph: &Graph, useful: &[bool], seeds: &[(Act, TokenStream)], sin
                     if !parts.is_empty() {
                         let input = format_ident!("__in{}", slot);
                         let sum = sum(parts);
-                        r.code.extend(quote!(::adjoint::__private::plus_assign(#input, #sum);));
+                        r.code
+                            .extend(quote!(::adjoint::__private::plus_assign(#input, #sum);));
                     }
                 }
             },
             kind => r.node(id, kind),
         }
     }
-    let returns = returned.into_iter().map(|t| t.unwrap_or_else(|| quote!(::adjoint::__private::zero()))).collect();
-    Reverse { code: r.code, returns }
+    let returns = returned
+        .into_iter()
+        .map(|t| t.unwrap_or_else(|| quote!(::adjoint::__private::zero())))
+        .collect();
+    Reverse {
+        code: r.code,
+        returns,
+    }
 }
 
 struct Writer<'g> {
@@ -96,7 +109,8 @@ impl Writer<'_> {
         let acc = format_ident!("__a{}", id);
         if !self.accumulators[id] {
             self.accumulators[id] = true;
-            self.code.extend(quote!(let mut #acc = ::adjoint::__private::zero();));
+            self.code
+                .extend(quote!(let mut #acc = ::adjoint::__private::zero();));
         }
         quote!(&mut #acc)
     }
@@ -107,17 +121,24 @@ impl Writer<'_> {
         self.code.extend(quote!(let #adjoint = #total;));
         match kind {
             NodeKind::Param(_) => unreachable!("parameters are handled by their sink"),
-            NodeKind::Rule { pullback, slots, span } => {
+            NodeKind::Rule {
+                pullback,
+                slots,
+                spans,
+            } => {
                 let names = slot_names("__s", id, slots);
-                self.code.extend(quote!(let (#(#names,)*) = #pullback(#adjoint);));
-                for (name, slot) in names.iter().zip(slots) {
+                self.code
+                    .extend(quote!(let (#(#names,)*) = #pullback(#adjoint);));
+                for ((name, slot), span) in names.iter().zip(slots).zip(spans) {
                     if let Some(operand) = slot {
-                        self.partials[*operand].push(quote_spanned!(*span=> ::adjoint::__private::arg_tangent(#name)));
+                        self.partials[*operand]
+                            .push(quote_spanned!(*span=> ::adjoint::__private::arg_tangent(#name)));
                     }
                 }
             }
             NodeKind::Component { parent, index } => {
-                self.partials[*parent].push(quote!(::adjoint::__private::from_component::<#index, _>(#adjoint)));
+                self.partials[*parent]
+                    .push(quote!(::adjoint::__private::from_component::<#index, _>(#adjoint)));
             }
             NodeKind::Tuple(parts) => {
                 let names = slot_names("__c", id, parts);
@@ -130,12 +151,19 @@ impl Writer<'_> {
             }
             NodeKind::Index { base, record } => {
                 let acc = self.accumulator(*base);
-                self.code.extend(quote!(::adjoint::__private::accumulate_at(#acc, #record, #adjoint);));
+                self.code
+                    .extend(quote!(::adjoint::__private::accumulate_at(#acc, #record, #adjoint);));
             }
-            NodeKind::Region { pullback, accumulated, carried } => {
-                let accs: Vec<TokenStream> = accumulated.iter().map(|&a| self.accumulator(a)).collect();
+            NodeKind::Region {
+                pullback,
+                accumulated,
+                carried,
+            } => {
+                let accs: Vec<TokenStream> =
+                    accumulated.iter().map(|&a| self.accumulator(a)).collect();
                 let names = slot_names("__r", id, carried);
-                self.code.extend(quote!(let (#(#names,)*) = #pullback(#adjoint, (#(#accs,)*));));
+                self.code
+                    .extend(quote!(let (#(#names,)*) = #pullback(#adjoint, (#(#accs,)*));));
                 for (name, entry) in names.iter().zip(carried) {
                     if let Some(entry) = entry {
                         self.partials[*entry].push(name.clone());

@@ -5,7 +5,10 @@ use proc_macro2::{Ident, Spacing, Span, TokenStream, TokenTree};
 
 /// The first identifier in `tokens` for which `is_tracked` holds, skipping field and method
 /// names (identifiers after a `.`).
-pub fn first_mention(tokens: TokenStream, is_tracked: &mut dyn FnMut(&Ident) -> bool) -> Option<Span> {
+pub fn first_mention(
+    tokens: TokenStream,
+    is_tracked: &mut dyn FnMut(&Ident) -> bool,
+) -> Option<Span> {
     let mut after_dot = false;
     for tt in tokens {
         match tt {

@@ -201,6 +201,15 @@ pub fn analyse(
             Some(list) => list.iter().any(|w| w == &name),
             None => !no_derivative && !obviously_non_differentiable(&ty_for_default),
         };
+        if wrt && args.wrt.is_some() && obviously_non_differentiable(&ty_for_default) {
+            errors.push(
+                ty_for_default.span(),
+                format!(
+                    "`{name}` has type `{}`, which is not differentiable (integers, `bool`, `char` and strings have no derivative): remove it from `wrt(...)`",
+                    quote!(#ty_for_default)
+                ),
+            );
+        }
         if wrt && no_derivative {
             errors.push(
                 span,
@@ -246,6 +255,16 @@ pub fn analyse(
                     "an `impl Trait` result is not differentiable: name the result type",
                 );
             }
+            if obviously_non_differentiable(ty) {
+                errors.push(
+                    ty.span(),
+                    format!(
+                        "`{}` returns `{}`, which is not differentiable: a differentiable function returns floats, tuples of them, or another `Differentiable` type",
+                        sig.ident,
+                        quote!(#ty)
+                    ),
+                );
+            }
             (**ty).clone()
         }
         ReturnType::Default => {
@@ -267,7 +286,12 @@ pub fn analyse(
     } else {
         quote!(::<#(#generics),*>)
     };
-    Some(FnSignature { params, has_receiver, ret, turbofish })
+    Some(FnSignature {
+        params,
+        has_receiver,
+        ret,
+        turbofish,
+    })
 }
 
 fn check_qualifiers(sig: &Signature, errors: &mut Errors) {

@@ -12,6 +12,7 @@
 //! | `ln` `ln_1p` `log2` `log10` | `1/x`, `1/(1+x)`, `1/(x ln 2)`, `1/(x ln 10)` |
 //! | `sqrt` `cbrt` `recip` | `1/(2y)`, `1/(3y²)`, `−y²` |
 //! | `abs` `signum` | `signum(x)` (0 at 0), `0` |
+//! | `floor` `ceil` `round` `trunc` `fract` | `0`, `0`, `0`, `0`, `1` |
 //! | `powi(n)` | `n · xⁿ⁻¹` (0 when n = 0) |
 //! | `powf(p)` | `∂x = p · xᵖ⁻¹`, `∂p = y · ln x` (0 where x = 0 and p ≥ 0) |
 //! | `atan2(o)` | `∂x = o/(x²+o²)`, `∂o = −x/(x²+o²)` |
@@ -29,8 +30,8 @@
 //! * `sqrt` at `0`, `ln` at `0`, `hypot` at `(0, 0)` follow IEEE arithmetic (`∞`, `∞`, NaN),
 //!   as PyTorch does.
 //!
-//! `floor`, `ceil`, `round`, `trunc` and `fract` have no rule: calling them on an active value
-//! is a compile error; write `without_derivative(x).floor()` if a zero derivative is meant.
+//! * `floor`, `ceil`, `round`, `trunc` are piecewise constant: derivative `0` everywhere, also
+//!   at the jumps; `fract = x − trunc(x)` has derivative `1`.
 
 use crate::__private::NoTangent;
 use crate::Float;
@@ -156,6 +157,11 @@ method_rules! {
         recip recip_vjp_full => |x, y| -(y * y);
         abs abs_vjp_full => |x, y| sign_or_zero(x);
         signum signum_vjp_full => |x, y| T::ZERO;
+        floor floor_vjp_full => |x, y| T::ZERO;
+        ceil ceil_vjp_full => |x, y| T::ZERO;
+        round round_vjp_full => |x, y| T::ZERO;
+        trunc trunc_vjp_full => |x, y| T::ZERO;
+        fract fract_vjp_full => |x, y| one::<T>();
     ]
     binary: [
         atan2 atan2_vjp_full => |x, o, y| (o / (x * x + o * o), -x / (x * x + o * o));

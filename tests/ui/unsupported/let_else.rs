@@ -2,11 +2,8 @@ use adjoint::prelude::*;
 
 #[differentiable]
 fn f(x: f64, n: usize) -> f64 {
-    let mut y = x;
-    for _ in 0..n {
-        y = y * x;
-    }
-    y
+    let (a, 0) = (x, n) else { panic!() };
+    a * 2.0
 }
 
 fn main() {}

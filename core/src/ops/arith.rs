@@ -1,0 +1,363 @@
+//! Elementwise arithmetic between tensors, with NumPy broadcasting.
+//!
+//! | op | value `y` | `ā` | `b̄` |
+//! |---|---|---|---|
+//! | `a + b` | a + b | Σ↓ ȳ | Σ↓ ȳ |
+//! | `a - b` | a − b | Σ↓ ȳ | −Σ↓ ȳ |
+//! | `a * b` | a · b | Σ↓ ȳ·b | Σ↓ ȳ·a |
+//! | `a / b` | a / b | Σ↓ ȳ/b | −Σ↓ ȳ·y/b |
+//! | `a.maximum(b)` | max(a, b) | Σ↓ ȳ·[a > b] + ½[a = b] | symmetric |
+//! | `a.minimum(b)` | min(a, b) | Σ↓ ȳ·[a < b] + ½[a = b] | symmetric |
+//!
+//! `Σ↓` sums the tangent over the axes along which the operand was broadcast
+//! ([`Tensor::sum_to`]), so each tangent has its operand's shape.
+
+use super::slot;
+use crate::rules::operators::{AddRule, DivRule, MulRule, NegRule, SubRule};
+use crate::tensor::error::{TensorError, ensure, or_panic};
+use crate::tensor::shape::{aligned, broadcast_shapes, reduced_axes};
+use crate::tensor::{Backend, Tensor, TensorTangent};
+use adjoint_backend::{BinaryOp, ReduceOp, UnaryOp};
+
+impl<B: Backend> Tensor<B> {
+    /// Checks that `self` is a float tensor, for op `op`.
+    pub(crate) fn check_float(&self, op: &'static str) -> Result<(), TensorError> {
+        ensure(self.dtype().is_float(), op, || {
+            format!(
+                "needs a float tensor, got {:?} of shape {:?}",
+                self.dtype(),
+                self.shape()
+            )
+        })
+    }
+
+    /// `op` elementwise with broadcasting; errors name `name`.
+    pub(crate) fn try_binary(
+        &self,
+        rhs: &Self,
+        op: BinaryOp,
+        name: &'static str,
+    ) -> Result<Self, TensorError> {
+        self.check_float(name)?;
+        ensure(self.dtype() == rhs.dtype(), name, || {
+            format!(
+                "dtypes differ: {:?} {:?} and {:?} {:?}",
+                self.dtype(),
+                self.shape(),
+                rhs.dtype(),
+                rhs.shape()
+            )
+        })?;
+        let out = broadcast_shapes(name, self.shape(), rhs.shape())?;
+        let (ls, rs) = (
+            aligned(self.shape(), out.len()),
+            aligned(rhs.shape(), out.len()),
+        );
+        let s = B::binary(op, (self.storage(), &ls), (rhs.storage(), &rs), &out);
+        Ok(Tensor::from_storage(s, out))
+    }
+
+    /// `op` elementwise, panicking on bad input.
+    #[track_caller]
+    pub(crate) fn binary(&self, rhs: &Self, op: BinaryOp, name: &'static str) -> Self {
+        or_panic(self.try_binary(rhs, op, name))
+    }
+
+    /// `op` on every element of a float tensor.
+    #[track_caller]
+    pub(crate) fn unary(&self, op: UnaryOp, name: &'static str) -> Self {
+        or_panic(self.check_float(name));
+        Tensor::from_storage(B::unary(op, self.storage()), self.shape().to_vec())
+    }
+
+    /// The sum of `self` over the axes broadcast from `shape`, with result shape `shape`: the
+    /// adjoint of broadcasting a `shape` tensor to `self.shape()`.
+    ///
+    /// # Panics
+    /// If `shape` does not broadcast to `self.shape()`.
+    #[track_caller]
+    pub fn sum_to(&self, shape: &[usize]) -> Self {
+        if self.shape() == shape {
+            return self.clone();
+        }
+        assert!(
+            shape.len() <= self.rank()
+                && broadcast_shapes("sum_to", shape, self.shape()).as_deref() == Ok(self.shape()),
+            "sum_to: shape {shape:?} does not broadcast to {:?}",
+            self.shape()
+        );
+        let axes = reduced_axes(self.shape(), shape);
+        let s = B::reduce(ReduceOp::Sum, self.storage(), self.shape(), &axes);
+        Tensor::from_storage(s, shape.to_vec())
+    }
+}
+
+macro_rules! binary_ops {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $try_name:ident $op:ident;
+    )*) => {
+        impl<B: Backend> Tensor<B> {$(
+            $(#[$doc])*
+            ///
+            /// # Panics
+            /// If the shapes do not broadcast or the dtypes differ.
+            #[track_caller]
+            pub fn $name(&self, rhs: &Self) -> Self {
+                self.binary(rhs, BinaryOp::$op, stringify!($name))
+            }
+
+            #[doc = concat!("[`", stringify!($name), "`](Tensor::", stringify!($name), ") returning an error on bad input.")]
+            pub fn $try_name(&self, rhs: &Self) -> Result<Self, TensorError> {
+                self.try_binary(rhs, BinaryOp::$op, stringify!($name))
+            }
+        )*}
+    };
+}
+
+binary_ops! {
+    /// `a + b` elementwise with broadcasting.
+    add try_add Add;
+    /// `a − b` elementwise with broadcasting.
+    sub try_sub Sub;
+    /// `a · b` elementwise with broadcasting.
+    mul try_mul Mul;
+    /// `a / b` elementwise with broadcasting.
+    div try_div Div;
+    /// `max(a, b)` elementwise with broadcasting; derivative: the larger input gets `ȳ`, half
+    /// each on a tie.
+    maximum try_maximum Max;
+    /// `min(a, b)` elementwise with broadcasting; derivative: the smaller input gets `ȳ`, half
+    /// each on a tie.
+    minimum try_minimum Min;
+}
+
+/// Pullback type of a binary rule.
+pub(crate) type Pair<B> = (TensorTangent<B>, TensorTangent<B>);
+
+/// Rule of `a + b`.
+#[track_caller]
+pub(crate) fn add_rule<B: Backend>(
+    a: &Tensor<B>,
+    b: &Tensor<B>,
+    needs: [bool; 2],
+) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
+    let (sa, sb) = (a.shape().to_vec(), b.shape().to_vec());
+    (a.add(b), move |d| {
+        (
+            slot(needs[0], &d, |d| d.sum_to(&sa)),
+            slot(needs[1], &d, |d| d.sum_to(&sb)),
+        )
+    })
+}
+
+/// Rule of `a - b`.
+#[track_caller]
+pub(crate) fn sub_rule<B: Backend>(
+    a: &Tensor<B>,
+    b: &Tensor<B>,
+    needs: [bool; 2],
+) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
+    let (sa, sb) = (a.shape().to_vec(), b.shape().to_vec());
+    (a.sub(b), move |d| {
+        (
+            slot(needs[0], &d, |d| d.sum_to(&sa)),
+            slot(needs[1], &d, |d| d.sum_to(&sb).neg()),
+        )
+    })
+}
+
+/// Rule of `a * b`: keeps `b` only if `ā` is needed and `a` only if `b̄` is.
+#[track_caller]
+pub(crate) fn mul_rule<B: Backend>(
+    a: &Tensor<B>,
+    b: &Tensor<B>,
+    needs: [bool; 2],
+) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
+    let y = a.mul(b);
+    let keep_a = needs[1].then(|| a.clone());
+    let keep_b = needs[0].then(|| b.clone());
+    let (sa, sb) = (a.shape().to_vec(), b.shape().to_vec());
+    (y, move |d| {
+        let da = slot(needs[0], &d, |d| {
+            d.mul(keep_b.as_ref().expect("kept")).sum_to(&sa)
+        });
+        let db = slot(needs[1], &d, |d| {
+            d.mul(keep_a.as_ref().expect("kept")).sum_to(&sb)
+        });
+        (da, db)
+    })
+}
+
+/// Rule of `a / b`: `ā = ȳ/b`, `b̄ = −ȳ·y/b`.
+#[track_caller]
+pub(crate) fn div_rule<B: Backend>(
+    a: &Tensor<B>,
+    b: &Tensor<B>,
+    needs: [bool; 2],
+) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
+    let y = a.div(b);
+    let keep_y = needs[1].then(|| y.clone());
+    let b = b.clone();
+    let sa = a.shape().to_vec();
+    (y, move |d| {
+        let da = slot(needs[0], &d, |d| d.div(&b).sum_to(&sa));
+        let db = slot(needs[1], &d, |d| {
+            d.mul(keep_y.as_ref().expect("kept"))
+                .div(&b)
+                .sum_to(b.shape())
+                .neg()
+        });
+        (da, db)
+    })
+}
+
+/// Rule of `maximum`/`minimum`: the selected input gets `ȳ`, ties split evenly.
+#[track_caller]
+fn extremum_rule<B: Backend>(
+    a: &Tensor<B>,
+    b: &Tensor<B>,
+    needs: [bool; 2],
+    max: bool,
+) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
+    let y = if max { a.maximum(b) } else { a.minimum(b) };
+    let (a, b) = (a.clone(), b.clone());
+    (y, move |d| {
+        let wins = |x: &Tensor<B>, o: &Tensor<B>| {
+            let strict = x.binary(o, if max { BinaryOp::Gt } else { BinaryOp::Lt }, "maximum");
+            strict.add(&x.binary(o, BinaryOp::Eq, "maximum").mul_scalar(0.5))
+        };
+        let da = slot(needs[0], &d, |d| d.mul(&wins(&a, &b)).sum_to(a.shape()));
+        let db = slot(needs[1], &d, |d| d.mul(&wins(&b, &a)).sum_to(b.shape()));
+        (da, db)
+    })
+}
+
+impl<B: Backend> Tensor<B> {
+    /// Derivative rule of [`maximum`](Tensor::maximum).
+    #[track_caller]
+    pub fn maximum_vjp_full(
+        &self,
+        rhs: &Self,
+        needs: [bool; 2],
+    ) -> (Self, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
+        extremum_rule(self, rhs, needs, true)
+    }
+
+    /// Derivative rule of [`minimum`](Tensor::minimum).
+    #[track_caller]
+    pub fn minimum_vjp_full(
+        &self,
+        rhs: &Self,
+        needs: [bool; 2],
+    ) -> (Self, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
+        extremum_rule(self, rhs, needs, false)
+    }
+
+    /// `−x` elementwise; derivative `x̄ = −ȳ`.
+    #[track_caller]
+    pub fn neg(&self) -> Self {
+        self.unary(UnaryOp::Neg, "neg")
+    }
+}
+
+/// Implements `std::ops::$Op` and the rule trait for the four owned/borrowed combinations.
+macro_rules! tensor_operator {
+    ($Op:ident $op:ident $Rule:ident $vjp:ident $method:ident $rule:ident) => {
+        tensor_operator!(@one $Op $op $Rule $vjp $method $rule [Tensor<B>] [Tensor<B>]);
+        tensor_operator!(@one $Op $op $Rule $vjp $method $rule [&Tensor<B>] [Tensor<B>]);
+        tensor_operator!(@one $Op $op $Rule $vjp $method $rule [Tensor<B>] [&Tensor<B>]);
+        tensor_operator!(@one $Op $op $Rule $vjp $method $rule [&Tensor<B>] [&Tensor<B>]);
+    };
+    (@one $Op:ident $op:ident $Rule:ident $vjp:ident $method:ident $rule:ident [$($L:tt)*] [$($R:tt)*]) => {
+        impl<B: Backend> std::ops::$Op<$($R)*> for $($L)* {
+            type Output = Tensor<B>;
+            #[track_caller]
+            fn $op(self, rhs: $($R)*) -> Tensor<B> {
+                Tensor::$method(&self, &rhs)
+            }
+        }
+
+        impl<B: Backend> $Rule<$($R)*> for $($L)* {
+            type Output = Tensor<B>;
+            type LhsTangent = TensorTangent<B>;
+            type RhsTangent = TensorTangent<B>;
+            #[track_caller]
+            fn $vjp(self, rhs: $($R)*, needs: [bool; 2]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B>) {
+                $rule(&self, &rhs, needs)
+            }
+        }
+    };
+}
+
+tensor_operator!(Add add AddRule add_vjp add add_rule);
+tensor_operator!(Sub sub SubRule sub_vjp sub sub_rule);
+tensor_operator!(Mul mul MulRule mul_vjp mul mul_rule);
+tensor_operator!(Div div DivRule div_vjp div div_rule);
+
+macro_rules! tensor_neg {
+    ($($T:ty),*) => {$(
+        impl<B: Backend> std::ops::Neg for $T {
+            type Output = Tensor<B>;
+            #[track_caller]
+            fn neg(self) -> Tensor<B> {
+                Tensor::neg(&self)
+            }
+        }
+
+        impl<B: Backend> NegRule for $T {
+            type Output = Tensor<B>;
+            type Tangent = TensorTangent<B>;
+            #[track_caller]
+            fn neg_vjp(self, needs: [bool; 1]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>,)) {
+                (Tensor::neg(&self), move |d: TensorTangent<B>| (slot(needs[0], &d, |d| d.neg()),))
+            }
+        }
+    )*};
+}
+
+tensor_neg!(Tensor<B>, &Tensor<B>);
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{boxed, check, check_binary, pos, rand, t64};
+    use crate::rules::operators::{AddRule, DivRule, MulRule, SubRule};
+
+    #[test]
+    fn add_sub_mul_div_broadcast() {
+        for (a, b) in [
+            (vec![3, 4], vec![3, 4]),
+            (vec![2, 3, 4], vec![4]),
+            (vec![3, 1], vec![1, 5]),
+        ] {
+            check_binary("add", &a, &b, |x, y| AddRule::add_vjp(x, y, [true, true]));
+            check_binary("sub", &a, &b, |x, y| SubRule::sub_vjp(x, y, [true, true]));
+            check_binary("mul", &a, &b, |x, y| MulRule::mul_vjp(x, y, [true, true]));
+            check_binary("maximum", &a, &b, |x, y| {
+                x.maximum_vjp_full(y, [true, true])
+            });
+        }
+        // The divisor's tangent, away from zero.
+        check("div", &[rand(&[3, 4], 1), pos(&[4], 2)], |xs| {
+            boxed(DivRule::div_vjp(&xs[0], &xs[1], [true, true]))
+        });
+    }
+
+    #[test]
+    fn exact_small_case() {
+        let a = t64(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+        let b = t64(&[10.0, 20.0], &[2]);
+        assert_eq!((&a + &b).to_vec_f64(), vec![11.0, 22.0, 13.0, 24.0]);
+        let (y, pb) = super::mul_rule(&a, &b, [true, true]);
+        assert_eq!(y.to_vec_f64(), vec![10.0, 40.0, 30.0, 80.0]);
+        let (da, db) = pb(crate::TensorTangent::Dense(a.ones_like()));
+        assert_eq!(da.unwrap().to_vec_f64(), vec![10.0, 20.0, 10.0, 20.0]);
+        assert_eq!(db.unwrap().to_vec_f64(), vec![4.0, 6.0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "add: shapes [2, 3] and [4] do not broadcast")]
+    fn bad_broadcast_names_op_and_shapes() {
+        let _ = crate::Tensor::zeros(&[2, 3]) + crate::Tensor::zeros(&[4]);
+    }
+}

@@ -1,0 +1,335 @@
+//! Softmax, log-softmax and the losses, written once from primitives.
+//!
+//! | op | value | derivative |
+//! |---|---|---|
+//! | `softmax(a)` | `yᵢ = e^(xᵢ − m) / Σⱼ e^(xⱼ − m)`, `m = max x` | `x̄ = y ⊙ (ȳ − Σ ȳ⊙y)` |
+//! | `log_softmax(a)` | `yᵢ = xᵢ − m − ln Σⱼ e^(xⱼ − m)` | `x̄ = ȳ − softmax(x) · Σ ȳ` |
+//! | `nll(logp, labels)` | `−(1/N) Σᵢ logp[i, labelᵢ]` | `logp̄ = −ȳ · onehot / N` |
+//! | `cross_entropy(z, labels)` | `nll(log_softmax(z, 1), labels)` | `z̄ = ȳ · (softmax(z) − onehot) / N` |
+//! | `mse(p, t)` | `mean((p − t)²)` | `p̄ = 2ȳ(p − t)/n`, `t̄ = −p̄` |
+//!
+//! Sums run over the softmax axis; subtracting the maximum keeps `exp` from overflowing.
+//! Labels are a `U32` tensor of shape `[N]` with values below the class count `C` of the
+//! `[N, C]` scores. The losses return rank-0 tensors (means over the batch).
+
+use super::slot;
+use crate::__private::NoTangent;
+use crate::tensor::error::{TensorError, ensure, or_panic};
+use crate::tensor::{Backend, DType, Tensor, TensorTangent};
+
+impl<B: Backend> Tensor<B> {
+    /// The softmax along `axis`: `yᵢ = e^(xᵢ) / Σⱼ e^(xⱼ)` (computed stably).
+    #[track_caller]
+    pub fn softmax(&self, axis: isize) -> Self {
+        let a = self.axis("softmax", axis) as isize;
+        let e = self.sub(&self.max(&[a], true)).exp();
+        e.div(&e.sum(&[a], true))
+    }
+
+    /// Derivative rule of [`softmax`](Tensor::softmax).
+    #[track_caller]
+    pub fn softmax_vjp_full(
+        &self,
+        axis: isize,
+        needs: [bool; 2],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>,
+    ) {
+        let y = self.softmax(axis);
+        let a = self.axis("softmax", axis) as isize;
+        let saved = y.clone();
+        (y, move |d| {
+            (
+                slot(needs[0], &d, |d| {
+                    saved.mul(&d.sub(&d.mul(&saved).sum(&[a], true)))
+                }),
+                NoTangent,
+            )
+        })
+    }
+
+    /// The log-softmax along `axis`: `yᵢ = xᵢ − ln Σⱼ e^(xⱼ)` (computed stably).
+    #[track_caller]
+    pub fn log_softmax(&self, axis: isize) -> Self {
+        let a = self.axis("log_softmax", axis) as isize;
+        let shifted = self.sub(&self.max(&[a], true));
+        shifted.sub(&shifted.exp().sum(&[a], true).ln())
+    }
+
+    /// Derivative rule of [`log_softmax`](Tensor::log_softmax).
+    #[track_caller]
+    pub fn log_softmax_vjp_full(
+        &self,
+        axis: isize,
+        needs: [bool; 2],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>,
+    ) {
+        let y = self.log_softmax(axis);
+        let a = self.axis("log_softmax", axis) as isize;
+        let saved = y.clone();
+        (y, move |d| {
+            (
+                slot(needs[0], &d, |d| {
+                    d.sub(&saved.exp().mul(&d.sum(&[a], true)))
+                }),
+                NoTangent,
+            )
+        })
+    }
+
+    /// Checks `[N, C]` scores against `[N]` `U32` labels below `C`; returns the one-hot matrix.
+    fn one_hot_labels(&self, labels: &Self, op: &'static str) -> Result<Self, TensorError> {
+        self.check_float(op)?;
+        let (s, l) = (self.shape(), labels.shape());
+        ensure(s.len() == 2 && l.len() == 1 && s[0] == l[0], op, || {
+            format!("expects scores [N, C] and labels [N], got {s:?} and {l:?}")
+        })?;
+        ensure(labels.dtype() == DType::U32, op, || {
+            format!("labels must be U32 ids, got {:?}", labels.dtype())
+        })?;
+        if let Some(max) = B::max_id(labels.storage()) {
+            ensure((max as usize) < s[1], op, || {
+                format!(
+                    "label {max} is out of range for {} classes (scores {s:?})",
+                    s[1]
+                )
+            })?;
+        }
+        Ok(Tensor::from_storage(
+            B::one_hot(labels.storage(), s[1], self.dtype()),
+            s.to_vec(),
+        ))
+    }
+
+    /// The negative log-likelihood `−(1/N) Σᵢ logp[i, labelᵢ]` of log-probabilities `[N, C]`.
+    ///
+    /// # Panics
+    /// On bad shapes, non-`U32` labels or a label `≥ C`.
+    #[track_caller]
+    pub fn nll(&self, labels: &Self) -> Self {
+        or_panic(self.try_nll(labels))
+    }
+
+    /// [`nll`](Tensor::nll) returning an error on bad input.
+    pub fn try_nll(&self, labels: &Self) -> Result<Self, TensorError> {
+        let hot = self.one_hot_labels(labels, "nll")?;
+        Ok(self
+            .mul(&hot)
+            .sum_all()
+            .mul_scalar(-1.0 / self.shape()[0].max(1) as f64))
+    }
+
+    /// Derivative rule of [`nll`](Tensor::nll); the labels get no tangent.
+    #[track_caller]
+    pub fn nll_vjp_full(
+        &self,
+        labels: &Self,
+        needs: [bool; 2],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>,
+    ) {
+        let hot = or_panic(self.one_hot_labels(labels, "nll"));
+        let scale = -1.0 / self.shape()[0].max(1) as f64;
+        let y = self.mul(&hot).sum_all().mul_scalar(scale);
+        (y, move |d| {
+            (
+                slot(needs[0], &d, |d| hot.mul(d).mul_scalar(scale)),
+                NoTangent,
+            )
+        })
+    }
+
+    /// The mean softmax cross-entropy of scores `[N, C]` against `U32` labels `[N]`:
+    /// `nll(log_softmax(z, 1), labels)`.
+    ///
+    /// # Panics
+    /// On bad shapes, non-`U32` labels or a label `≥ C`.
+    #[track_caller]
+    pub fn cross_entropy(&self, labels: &Self) -> Self {
+        or_panic(self.try_cross_entropy(labels))
+    }
+
+    /// [`cross_entropy`](Tensor::cross_entropy) returning an error on bad input.
+    pub fn try_cross_entropy(&self, labels: &Self) -> Result<Self, TensorError> {
+        let hot = self.one_hot_labels(labels, "cross_entropy")?;
+        Ok(self
+            .log_softmax(1)
+            .mul(&hot)
+            .sum_all()
+            .mul_scalar(-1.0 / self.shape()[0].max(1) as f64))
+    }
+
+    /// Derivative rule of [`cross_entropy`](Tensor::cross_entropy): `z̄ = ȳ(softmax(z) −
+    /// onehot)/N`; the labels get no tangent.
+    #[track_caller]
+    pub fn cross_entropy_vjp_full(
+        &self,
+        labels: &Self,
+        needs: [bool; 2],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>,
+    ) {
+        let hot = or_panic(self.one_hot_labels(labels, "cross_entropy"));
+        let scale = 1.0 / self.shape()[0].max(1) as f64;
+        let logp = self.log_softmax(1);
+        let y = logp.mul(&hot).sum_all().mul_scalar(-scale);
+        (y, move |d| {
+            (
+                slot(needs[0], &d, |d| {
+                    logp.exp().sub(&hot).mul(d).mul_scalar(scale)
+                }),
+                NoTangent,
+            )
+        })
+    }
+
+    /// The mean squared error `mean((p − t)²)` of two tensors of equal shape.
+    ///
+    /// # Panics
+    /// If the shapes differ.
+    #[track_caller]
+    pub fn mse(&self, target: &Self) -> Self {
+        or_panic(self.try_mse(target))
+    }
+
+    /// [`mse`](Tensor::mse) returning an error on a shape mismatch.
+    pub fn try_mse(&self, target: &Self) -> Result<Self, TensorError> {
+        ensure(self.shape() == target.shape(), "mse", || {
+            format!(
+                "prediction {:?} and target {:?} differ in shape",
+                self.shape(),
+                target.shape()
+            )
+        })?;
+        Ok(self.try_sub(target)?.square().mean_all())
+    }
+
+    /// Derivative rule of [`mse`](Tensor::mse): `p̄ = 2ȳ(p − t)/n`, `t̄ = −p̄`.
+    #[track_caller]
+    pub fn mse_vjp_full(
+        &self,
+        target: &Self,
+        needs: [bool; 2],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, TensorTangent<B>) + use<B>,
+    ) {
+        let y = self.mse(target);
+        let diff = self.sub(target);
+        let scale = 2.0 / self.len().max(1) as f64;
+        (y, move |d| {
+            let dp = slot(needs[0] || needs[1], &d, |d| diff.mul(d).mul_scalar(scale));
+            let dt = if needs[1] {
+                dp.clone().map(|t| t.neg())
+            } else {
+                TensorTangent::Zero
+            };
+            (if needs[0] { dp } else { TensorTangent::Zero }, dt)
+        })
+    }
+}
+
+/// Free-function forms `cross_entropy(&logits, &labels)`, `nll(..)`, `mse(..)`, with the
+/// companions `#[differentiable]` code calls (`f_vjp` and the hidden `f_vjp::__full`).
+macro_rules! free_losses {
+    ($($(#[$doc:meta])* $name:ident $vjp:ident ($a:ident, $b:ident) -> $slots:ty;)*) => {$(
+        $(#[$doc])*
+        #[track_caller]
+        pub fn $name<B: Backend>($a: &Tensor<B>, $b: &Tensor<B>) -> Tensor<B> {
+            $a.$name($b)
+        }
+
+        #[doc = concat!("The value and pullback of [`", stringify!($name), "`], differentiating the first argument.")]
+        #[track_caller]
+        pub fn $vjp<B: Backend>($a: &Tensor<B>, $b: &Tensor<B>) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> TensorTangent<B> + use<B>) {
+            let (y, pb) = paste_full!($name, $a, $b, [true, false]);
+            (y, move |d| pb(d).0)
+        }
+
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        pub struct $vjp {}
+
+        impl $vjp {
+            #[doc(hidden)]
+            #[track_caller]
+            pub fn __full<B: Backend>($a: &Tensor<B>, $b: &Tensor<B>, needs: [bool; 2]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> $slots + use<B>) {
+                paste_full!($name, $a, $b, needs)
+            }
+        }
+    )*};
+}
+
+macro_rules! paste_full {
+    (cross_entropy, $a:ident, $b:ident, $n:expr) => {
+        $a.cross_entropy_vjp_full($b, $n)
+    };
+    (nll, $a:ident, $b:ident, $n:expr) => {
+        $a.nll_vjp_full($b, $n)
+    };
+    (mse, $a:ident, $b:ident, $n:expr) => {
+        $a.mse_vjp_full($b, $n)
+    };
+}
+
+free_losses! {
+    /// `logits.cross_entropy(labels)`: mean softmax cross-entropy (see the module table).
+    cross_entropy cross_entropy_vjp(logits, labels) -> (TensorTangent<B>, NoTangent);
+    /// `logp.nll(labels)`: mean negative log-likelihood (see the module table).
+    nll nll_vjp(logp, labels) -> (TensorTangent<B>, NoTangent);
+    /// `prediction.mse(target)`: mean squared error (see the module table).
+    mse mse_vjp(prediction, target) -> (TensorTangent<B>, TensorTangent<B>);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{boxed, check, check_unary, rand};
+    use crate::Tensor;
+
+    fn labels() -> Tensor {
+        Tensor::from_vec(vec![2_u32, 0, 3], &[3])
+    }
+
+    #[test]
+    fn loss_rules() {
+        check_unary("softmax", rand(&[3, 4], 4), |x| {
+            x.softmax_vjp_full(1, [true, false])
+        });
+        check_unary("softmax axis 0", rand(&[3, 4], 4), |x| {
+            x.softmax_vjp_full(0, [true, false])
+        });
+        check_unary("log_softmax", rand(&[3, 4], 4), |x| {
+            x.log_softmax_vjp_full(-1, [true, false])
+        });
+        check_unary("cross_entropy", rand(&[3, 4], 4), |x| {
+            x.cross_entropy_vjp_full(&labels(), [true, false])
+        });
+        check_unary("nll", rand(&[3, 4], 4), |x| {
+            x.nll_vjp_full(&labels(), [true, false])
+        });
+        check("mse", &[rand(&[3, 4], 1), rand(&[3, 4], 2)], |xs| {
+            boxed(xs[0].mse_vjp_full(&xs[1], [true, true]))
+        });
+    }
+
+    #[test]
+    fn stable_and_exact() {
+        let z = Tensor::from_vec(vec![1000.0_f64, 1000.0, 0.0, 0.0], &[2, 2]);
+        assert_eq!(z.softmax(1).to_vec_f64(), vec![0.5, 0.5, 0.5, 0.5]);
+        let ce = z.cross_entropy(&Tensor::from_vec(vec![0_u32, 1], &[2]));
+        assert!((ce.to_scalar() - std::f64::consts::LN_2).abs() < 1e-12);
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "cross_entropy: label 7 is out of range for 4 classes (scores [3, 4])"
+    )]
+    fn label_out_of_range() {
+        let _ = Tensor::zeros(&[3, 4]).cross_entropy(&Tensor::from_vec(vec![0_u32, 7, 1], &[3]));
+    }
+}

@@ -1,0 +1,178 @@
+//! Matrix products.
+//!
+//! `a.matmul(&b)` multiplies the last two axes, `[…, m, k] · […, k, n] = […, m, n]`, with the
+//! leading (batch) axes broadcast by NumPy rules. Both operands need rank ≥ 2.
+//!
+//! Derivative: `ā = Σ↓ ȳ · bᵀ`, `b̄ = Σ↓ aᵀ · ȳ` (`Σ↓` sums over broadcast batch axes). Each is
+//! one GEMM, run only if that input needs a tangent. A 2-D right operand (the usual weight
+//! matrix) is handled as one GEMM over all batch rows, and its tangent too.
+
+use super::slot;
+use crate::tensor::error::{TensorError, ensure, or_panic};
+use crate::tensor::shape::broadcast_shapes;
+use crate::tensor::{Backend, MatmulSpec, Tensor, TensorTangent};
+
+impl<B: Backend> Tensor<B> {
+    /// The matrix product over the last two axes, broadcasting batch axes:
+    /// `y[…, i, j] = Σₗ a[…, i, l] · b[…, l, j]`.
+    ///
+    /// # Panics
+    /// If a rank is below 2, the inner sizes differ, the batch axes do not broadcast, or the
+    /// dtypes differ.
+    #[track_caller]
+    pub fn matmul(&self, rhs: &Self) -> Self {
+        or_panic(self.try_matmul(rhs))
+    }
+
+    /// [`matmul`](Tensor::matmul) returning an error on bad shapes.
+    pub fn try_matmul(&self, rhs: &Self) -> Result<Self, TensorError> {
+        self.check_float("matmul")?;
+        let (a, b) = (self.shape(), rhs.shape());
+        ensure(self.dtype() == rhs.dtype(), "matmul", || {
+            format!(
+                "dtypes differ: {:?} {a:?} · {:?} {b:?}",
+                self.dtype(),
+                rhs.dtype()
+            )
+        })?;
+        ensure(a.len() >= 2 && b.len() >= 2, "matmul", || {
+            format!("operands need rank ≥ 2, got {a:?} · {b:?}")
+        })?;
+        ensure(a[a.len() - 1] == b[b.len() - 2], "matmul", || {
+            format!("inner dimensions differ: {a:?} · {b:?}")
+        })?;
+        broadcast_shapes("matmul", &a[..a.len() - 2], &b[..b.len() - 2]).map_err(|_| {
+            TensorError::new(
+                "matmul",
+                format!("batch axes do not broadcast: {a:?} · {b:?}"),
+            )
+        })?;
+        Ok(gemm(self, false, rhs, false))
+    }
+
+    /// Derivative rule of [`matmul`](Tensor::matmul): `ā = ȳ·bᵀ`, `b̄ = aᵀ·ȳ`, each computed
+    /// only when needed.
+    #[track_caller]
+    pub fn matmul_vjp_full(
+        &self,
+        rhs: &Self,
+        needs: [bool; 2],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, TensorTangent<B>) + use<B>,
+    ) {
+        let y = self.matmul(rhs);
+        let keep_b = needs[0].then(|| rhs.clone());
+        let keep_a = needs[1].then(|| self.clone());
+        let (sa, sb) = (self.shape().to_vec(), rhs.shape().to_vec());
+        (y, move |d| {
+            let da = slot(needs[0], &d, |d| {
+                gemm(d, false, keep_b.as_ref().expect("kept"), true).sum_to(&sa)
+            });
+            let db = slot(needs[1], &d, |d| {
+                let a = keep_a.as_ref().expect("kept");
+                if sb.len() == 2 {
+                    // One GEMM over all batch rows: b̄ = A_flatᵀ · Ȳ_flat.
+                    let k = sa[sa.len() - 1];
+                    let n = sb[1];
+                    gemm(
+                        &a.reshape(&[a.len() / k.max(1), k]),
+                        true,
+                        &d.reshape(&[d.len() / n.max(1), n]),
+                        false,
+                    )
+                } else {
+                    gemm(a, true, d, false).sum_to(&sb)
+                }
+            });
+            (da, db)
+        })
+    }
+}
+
+/// `op(a) · op(b)` where `op` transposes the last two axes when the flag is set; shapes are
+/// valid. Batch axes broadcast; a 2-D `b` with an untransposed `a` is a single GEMM.
+pub(crate) fn gemm<B: Backend>(a: &Tensor<B>, ta: bool, b: &Tensor<B>, tb: bool) -> Tensor<B> {
+    let (sa, sb) = (a.shape(), b.shape());
+    let (ra, rb) = (sa.len(), sb.len());
+    let (m, k) = if ta {
+        (sa[ra - 1], sa[ra - 2])
+    } else {
+        (sa[ra - 2], sa[ra - 1])
+    };
+    let n = if tb { sb[rb - 2] } else { sb[rb - 1] };
+    let (batch_a, batch_b) = (&sa[..ra - 2], &sb[..rb - 2]);
+    let batch_shape = broadcast_shapes("matmul", batch_a, batch_b).expect("validated");
+    let mut out_shape = batch_shape.clone();
+    out_shape.extend([m, n]);
+    if batch_b.is_empty() && !ta {
+        let rows = batch_a.iter().product::<usize>() * m;
+        let spec = MatmulSpec {
+            batch: 1,
+            m: rows,
+            k,
+            n,
+            lhs_batch_stride: 0,
+            rhs_batch_stride: 0,
+            lhs_transposed: false,
+            rhs_transposed: tb,
+        };
+        return Tensor::from_storage(B::matmul(a.storage(), b.storage(), &spec), out_shape);
+    }
+    let batch: usize = batch_shape.iter().product();
+    let operand = |t: &Tensor<B>, own: &[usize], rows: usize, cols: usize| -> (Tensor<B>, usize) {
+        if own.iter().product::<usize>() == 1 {
+            (t.clone(), 0)
+        } else if own == batch_shape.as_slice() {
+            (t.clone(), rows * cols)
+        } else {
+            let mut full = batch_shape.clone();
+            full.extend([rows, cols]);
+            (t.broadcast_to(&full), rows * cols)
+        }
+    };
+    let (a2, sa_stride) = operand(a, batch_a, sa[ra - 2], sa[ra - 1]);
+    let (b2, sb_stride) = operand(b, batch_b, sb[rb - 2], sb[rb - 1]);
+    let spec = MatmulSpec {
+        batch,
+        m,
+        k,
+        n,
+        lhs_batch_stride: sa_stride,
+        rhs_batch_stride: sb_stride,
+        lhs_transposed: ta,
+        rhs_transposed: tb,
+    };
+    Tensor::from_storage(B::matmul(a2.storage(), b2.storage(), &spec), out_shape)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{check_binary, t64};
+
+    #[test]
+    fn matmul_rules() {
+        for (a, b) in [
+            (vec![3, 4], vec![4, 5]),
+            (vec![2, 3, 4], vec![4, 5]),
+            (vec![3, 4], vec![2, 4, 5]),
+            (vec![2, 3, 4], vec![2, 4, 5]),
+            (vec![2, 1, 3, 4], vec![3, 4, 2]),
+        ] {
+            check_binary("matmul", &a, &b, |x, y| x.matmul_vjp_full(y, [true, true]));
+        }
+    }
+
+    #[test]
+    fn exact_values() {
+        let a = t64(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
+        let b = t64(&[5.0, 6.0, 7.0, 8.0], &[2, 2]);
+        assert_eq!(a.matmul(&b).to_vec_f64(), vec![19.0, 22.0, 43.0, 50.0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "matmul: inner dimensions differ: [2, 3] · [4, 5]")]
+    fn bad_inner() {
+        let _ = crate::Tensor::zeros(&[2, 3]).matmul(&crate::Tensor::zeros(&[4, 5]));
+    }
+}

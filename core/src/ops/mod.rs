@@ -1,0 +1,33 @@
+//! Tensor operations, one module per family: each holds the op's API, its derivative rule
+//! (`<op>_vjp_full`, called by `#[differentiable]` code), its documentation (math and
+//! derivative) and its rule tests.
+//!
+//! Every rule takes `needs: [bool; N]`, one flag per input; an input whose flag is `false`
+//! gets [`TensorTangent::Zero`](crate::TensorTangent::Zero) and no work is done for it.
+
+pub mod arith;
+pub mod loss;
+pub mod matmul;
+pub mod reduce;
+pub mod scalar;
+pub mod shape;
+pub mod unary;
+
+#[cfg(test)]
+pub(crate) mod testing;
+
+use crate::tensor::TensorTangent;
+use crate::tensor::{Backend, Tensor};
+
+/// The tangent slot of input `i`: `f()` if `needs[i]` and the output tangent is not zero.
+#[inline]
+pub(crate) fn slot<B: Backend>(
+    need: bool,
+    d: &TensorTangent<B>,
+    f: impl FnOnce(&Tensor<B>) -> Tensor<B>,
+) -> TensorTangent<B> {
+    match d {
+        TensorTangent::Dense(d) if need => TensorTangent::Dense(f(d)),
+        _ => TensorTangent::Zero,
+    }
+}

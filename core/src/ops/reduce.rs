@@ -1,0 +1,313 @@
+//! Reductions over all elements or over given axes (`keepdim` keeps them with size 1).
+//!
+//! | method | value | `x̄` |
+//! |---|---|---|
+//! | `sum(axes)` | Σ over axes | ȳ broadcast back |
+//! | `mean(axes)` | Σ / n | ȳ / n broadcast back |
+//! | `max(axes)` / `min(axes)` | extremum | ȳ to the elements equal to it, split evenly on ties |
+//! | `var(axes)` | mean((x − μ)²) (population variance, no correction) | 2ȳ(x − μ)/n |
+//!
+//! Axes may be negative (`-1` is the last). `sum_all`/`mean_all`/`max_all` reduce everything
+//! to a rank-0 tensor.
+
+use super::slot;
+use crate::__private::NoTangent;
+use crate::tensor::error::{TensorError, or_panic};
+use crate::tensor::shape::normalize_axes;
+use crate::tensor::{Backend, Tensor, TensorTangent};
+use adjoint_backend::{BinaryOp, ReduceOp};
+
+/// The pullback slots of a reduction `x.op(axes, keepdim)`.
+pub(crate) type Reduced<B> = (TensorTangent<B>, NoTangent, NoTangent);
+
+impl<B: Backend> Tensor<B> {
+    /// Reduces over `axes` with `op`; the result keeps the axes (size 1) if `keepdim`.
+    fn try_reduce(
+        &self,
+        op: ReduceOp,
+        axes: &[isize],
+        keepdim: bool,
+        name: &'static str,
+    ) -> Result<(Self, Vec<usize>), TensorError> {
+        self.check_float(name)?;
+        let axes = normalize_axes(name, axes, self.shape())?;
+        let kept: Vec<usize> = (0..self.rank())
+            .map(|i| {
+                if axes.contains(&i) {
+                    1
+                } else {
+                    self.shape()[i]
+                }
+            })
+            .collect();
+        let s = B::reduce(op, self.storage(), self.shape(), &axes);
+        let y = Tensor::from_storage(s, kept.clone());
+        let y = if keepdim {
+            y
+        } else {
+            y.with_shape(drop_axes(self.shape(), &axes))
+        };
+        Ok((y, kept))
+    }
+
+    /// `Σ x` over `axes`.
+    ///
+    /// # Panics
+    /// On an axis out of range or repeated.
+    #[track_caller]
+    pub fn sum(&self, axes: &[isize], keepdim: bool) -> Self {
+        or_panic(self.try_reduce(ReduceOp::Sum, axes, keepdim, "sum")).0
+    }
+
+    /// `Σ x` over all elements, as a rank-0 tensor.
+    #[track_caller]
+    pub fn sum_all(&self) -> Self {
+        let axes: Vec<isize> = (0..self.rank() as isize).collect();
+        self.sum(&axes, false)
+    }
+
+    /// Derivative rule of [`sum`](Tensor::sum): `x̄ = ȳ` broadcast back.
+    #[track_caller]
+    pub fn sum_vjp_full(
+        &self,
+        axes: &[isize],
+        keepdim: bool,
+        needs: [bool; 3],
+    ) -> (Self, impl FnOnce(TensorTangent<B>) -> Reduced<B> + use<B>) {
+        let (y, kept) = or_panic(self.try_reduce(ReduceOp::Sum, axes, keepdim, "sum"));
+        let shape = self.shape().to_vec();
+        (y, move |d| {
+            (
+                slot(needs[0], &d, |d| d.with_shape(kept).broadcast_to(&shape)),
+                NoTangent,
+                NoTangent,
+            )
+        })
+    }
+
+    /// Derivative rule of [`sum_all`](Tensor::sum_all).
+    #[track_caller]
+    pub fn sum_all_vjp_full(
+        &self,
+        needs: [bool; 1],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>,) + use<B>,
+    ) {
+        let axes: Vec<isize> = (0..self.rank() as isize).collect();
+        let (y, pb) = self.sum_vjp_full(&axes, false, [needs[0], false, false]);
+        (y, move |d| (pb(d).0,))
+    }
+
+    /// The mean over `axes`: `Σ x / n` with `n` the number of reduced elements.
+    #[track_caller]
+    pub fn mean(&self, axes: &[isize], keepdim: bool) -> Self {
+        let (y, kept) = or_panic(self.try_reduce(ReduceOp::Sum, axes, keepdim, "mean"));
+        y.mul_scalar(kept.iter().product::<usize>() as f64 / self.len().max(1) as f64)
+    }
+
+    /// The mean of all elements, as a rank-0 tensor.
+    #[track_caller]
+    pub fn mean_all(&self) -> Self {
+        let axes: Vec<isize> = (0..self.rank() as isize).collect();
+        self.mean(&axes, false)
+    }
+
+    /// Derivative rule of [`mean`](Tensor::mean): `x̄ = ȳ / n` broadcast back.
+    #[track_caller]
+    pub fn mean_vjp_full(
+        &self,
+        axes: &[isize],
+        keepdim: bool,
+        needs: [bool; 3],
+    ) -> (Self, impl FnOnce(TensorTangent<B>) -> Reduced<B> + use<B>) {
+        let (y, kept) = or_panic(self.try_reduce(ReduceOp::Sum, axes, keepdim, "mean"));
+        let scale = kept.iter().product::<usize>() as f64 / self.len().max(1) as f64;
+        let shape = self.shape().to_vec();
+        (y.mul_scalar(scale), move |d| {
+            (
+                slot(needs[0], &d, |d| {
+                    d.with_shape(kept).broadcast_to(&shape).mul_scalar(scale)
+                }),
+                NoTangent,
+                NoTangent,
+            )
+        })
+    }
+
+    /// Derivative rule of [`mean_all`](Tensor::mean_all).
+    #[track_caller]
+    pub fn mean_all_vjp_full(
+        &self,
+        needs: [bool; 1],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>,) + use<B>,
+    ) {
+        let axes: Vec<isize> = (0..self.rank() as isize).collect();
+        let (y, pb) = self.mean_vjp_full(&axes, false, [needs[0], false, false]);
+        (y, move |d| (pb(d).0,))
+    }
+
+    /// The largest element over `axes`.
+    #[track_caller]
+    pub fn max(&self, axes: &[isize], keepdim: bool) -> Self {
+        or_panic(self.try_reduce(ReduceOp::Max, axes, keepdim, "max")).0
+    }
+
+    /// The smallest element over `axes`.
+    #[track_caller]
+    pub fn min(&self, axes: &[isize], keepdim: bool) -> Self {
+        or_panic(self.try_reduce(ReduceOp::Min, axes, keepdim, "min")).0
+    }
+
+    /// Derivative rule of [`max`](Tensor::max): `ȳ` goes to the maximal elements, split evenly.
+    #[track_caller]
+    pub fn max_vjp_full(
+        &self,
+        axes: &[isize],
+        keepdim: bool,
+        needs: [bool; 3],
+    ) -> (Self, impl FnOnce(TensorTangent<B>) -> Reduced<B> + use<B>) {
+        self.extremum_rule(ReduceOp::Max, axes, keepdim, needs)
+    }
+
+    /// Derivative rule of [`min`](Tensor::min): `ȳ` goes to the minimal elements, split evenly.
+    #[track_caller]
+    pub fn min_vjp_full(
+        &self,
+        axes: &[isize],
+        keepdim: bool,
+        needs: [bool; 3],
+    ) -> (Self, impl FnOnce(TensorTangent<B>) -> Reduced<B> + use<B>) {
+        self.extremum_rule(ReduceOp::Min, axes, keepdim, needs)
+    }
+
+    #[track_caller]
+    fn extremum_rule(
+        &self,
+        op: ReduceOp,
+        axes: &[isize],
+        keepdim: bool,
+        needs: [bool; 3],
+    ) -> (Self, impl FnOnce(TensorTangent<B>) -> Reduced<B> + use<B>) {
+        let (y, kept) = or_panic(self.try_reduce(op, axes, keepdim, "max"));
+        let saved = needs[0].then(|| {
+            (
+                self.clone(),
+                y.clone(),
+                normalize_axes("max", axes, self.shape()).expect("checked"),
+            )
+        });
+        (y, move |d| {
+            let dx = slot(needs[0], &d, |d| {
+                let (x, y, axes) = saved.expect("saved");
+                let mask = x.binary(&y.with_shape(kept.clone()), BinaryOp::Eq, "max");
+                let axes: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
+                let count = mask.sum(&axes, true);
+                mask.mul(&d.with_shape(kept).div(&count))
+            });
+            (dx, NoTangent, NoTangent)
+        })
+    }
+
+    /// The population variance over `axes`: `mean((x − μ)²)` with `μ = mean(x)`.
+    #[track_caller]
+    pub fn var(&self, axes: &[isize], keepdim: bool) -> Self {
+        let mu = self.mean(axes, true);
+        self.sub(&mu).square().mean(axes, keepdim)
+    }
+
+    /// Derivative rule of [`var`](Tensor::var): `x̄ = 2ȳ(x − μ)/n`.
+    #[track_caller]
+    pub fn var_vjp_full(
+        &self,
+        axes: &[isize],
+        keepdim: bool,
+        needs: [bool; 3],
+    ) -> (Self, impl FnOnce(TensorTangent<B>) -> Reduced<B> + use<B>) {
+        let centred = self.sub(&self.mean(axes, true));
+        let (y, kept) = or_panic(
+            centred
+                .square()
+                .try_reduce(ReduceOp::Sum, axes, keepdim, "var"),
+        );
+        let scale = kept.iter().product::<usize>() as f64 / self.len().max(1) as f64;
+        (y.mul_scalar(scale), move |d| {
+            let dx = slot(needs[0], &d, |d| {
+                centred.mul(&d.with_shape(kept)).mul_scalar(2.0 * scale)
+            });
+            (dx, NoTangent, NoTangent)
+        })
+    }
+
+    /// The index of the largest element along `axis` (first on ties), as a `U32` tensor with
+    /// that axis removed. Not differentiable (an integer result).
+    #[track_caller]
+    pub fn argmax(&self, axis: isize) -> Self {
+        or_panic(self.check_float("argmax"));
+        let a = or_panic(normalize_axes("argmax", &[axis], self.shape()))[0];
+        let s = B::argmax(self.storage(), self.shape(), a);
+        Tensor::from_storage(s, drop_axes(self.shape(), &[a]))
+    }
+}
+
+/// `shape` without `axes`.
+pub(crate) fn drop_axes(shape: &[usize], axes: &[usize]) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !axes.contains(i))
+        .map(|(_, &s)| s)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{check_unary, rand, t64};
+
+    #[test]
+    fn reduction_rules() {
+        let x = || rand(&[2, 3, 4], 5);
+        check_unary("sum", x(), |x| {
+            x.sum_vjp_full(&[1], false, [true, false, false])
+        });
+        check_unary("sum keepdim", x(), |x| {
+            x.sum_vjp_full(&[0, 2], true, [true, false, false])
+        });
+        check_unary("sum_all", x(), |x| x.sum_all_vjp_full([true]));
+        check_unary("mean", x(), |x| {
+            x.mean_vjp_full(&[-1], false, [true, false, false])
+        });
+        check_unary("mean_all", x(), |x| x.mean_all_vjp_full([true]));
+        check_unary("max", x(), |x| {
+            x.max_vjp_full(&[1], false, [true, false, false])
+        });
+        check_unary("min", x(), |x| {
+            x.min_vjp_full(&[0, 2], true, [true, false, false])
+        });
+        check_unary("var", x(), |x| {
+            x.var_vjp_full(&[2], false, [true, false, false])
+        });
+    }
+
+    #[test]
+    fn exact_values() {
+        let x = t64(&[1.0, 5.0, 3.0, 5.0, 2.0, 0.0], &[2, 3]);
+        assert_eq!(x.sum(&[1], false).to_vec_f64(), vec![9.0, 7.0]);
+        assert_eq!(x.mean(&[0], true).shape(), &[1, 3]);
+        assert_eq!(x.max(&[0, 1], false).to_scalar(), 5.0);
+        assert_eq!(x.argmax(1).to_vec_u32(), vec![1, 0]);
+        // Ties split the tangent evenly.
+        let (_, pb) = x.max_vjp_full(&[0, 1], false, [true, false, false]);
+        let dx = pb(crate::TensorTangent::Dense(t64(&[1.0], &[]))).0.unwrap();
+        assert_eq!(dx.to_vec_f64(), vec![0.0, 0.5, 0.0, 0.5, 0.0, 0.0]);
+        assert!((x.var(&[1], false).to_vec_f64()[0] - 8.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    #[should_panic(expected = "sum: axis 3 is out of range for shape [2, 3]")]
+    fn bad_axis() {
+        let _ = crate::Tensor::zeros(&[2, 3]).sum(&[3], false);
+    }
+}

@@ -1,0 +1,207 @@
+//! Arithmetic between a tensor `t` and an `f64` scalar `s` (applied in the tensor's dtype).
+//!
+//! Only `f64` scalars are accepted, so that a literal (`&x * 2.0`) has one meaning and needs no
+//! suffix; an `f32` variable converts losslessly with `f64::from(v)`.
+//!
+//! | op | value | `t̄` | `s̄` |
+//! |---|---|---|---|
+//! | `t + s`, `s + t` | t + s | ȳ | Σ ȳ |
+//! | `t - s` | t − s | ȳ | −Σ ȳ |
+//! | `s - t` | s − t | −ȳ | Σ ȳ |
+//! | `t * s`, `s * t` | s·t | s·ȳ | Σ ȳ·t |
+//! | `t / s` | t / s | ȳ / s | −Σ ȳ·t / s² |
+//! | `s / t` | s / t | −ȳ·y / t | Σ ȳ / t |
+//!
+//! The scalar's tangent is a host number: computing it (only when the scalar is active)
+//! downloads one value from the device.
+
+use super::slot;
+use crate::Float;
+use crate::rules::operators::{AddRule, DivRule, MulRule, SubRule};
+use crate::tensor::{Backend, Tensor, TensorTangent};
+use adjoint_backend::UnaryOp;
+
+impl<B: Backend> Tensor<B> {
+    /// `t + c` elementwise; derivative `t̄ = ȳ`.
+    #[track_caller]
+    pub fn add_scalar(&self, c: f64) -> Self {
+        self.unary(UnaryOp::AddScalar(c), "add_scalar")
+    }
+
+    /// `c · t` elementwise; derivative `t̄ = c·ȳ`.
+    #[track_caller]
+    pub fn mul_scalar(&self, c: f64) -> Self {
+        self.unary(UnaryOp::MulScalar(c), "mul_scalar")
+    }
+
+    /// The sum of all elements as a host number (used for scalar tangents).
+    pub(crate) fn sum_to_host(&self) -> f64 {
+        self.sum_all().to_scalar()
+    }
+}
+
+/// Which scalar operation, and on which side the scalar stands.
+#[derive(Clone, Copy)]
+enum Kind {
+    Add,
+    SubScalar,
+    ScalarSub,
+    Mul,
+    DivScalar,
+    ScalarDiv,
+}
+
+/// The value and pullback of `t ∘ s`; the pullback returns `(t̄, s̄)`.
+#[track_caller]
+fn scalar_rule<B: Backend, S: Float>(
+    t: &Tensor<B>,
+    s: S,
+    kind: Kind,
+    needs: [bool; 2],
+) -> (
+    Tensor<B>,
+    impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, S) + use<B, S>,
+) {
+    let c = s.to_f64();
+    let y = match kind {
+        Kind::Add => t.add_scalar(c),
+        Kind::SubScalar => t.add_scalar(-c),
+        Kind::ScalarSub => t.neg().add_scalar(c),
+        Kind::Mul => t.mul_scalar(c),
+        Kind::DivScalar => t.mul_scalar(1.0 / c),
+        Kind::ScalarDiv => t.unary(UnaryOp::DivScalarBy(c), "div"),
+    };
+    let keep_t = (needs[1] || matches!(kind, Kind::ScalarDiv)).then(|| t.clone());
+    let keep_y = matches!(kind, Kind::ScalarDiv).then(|| y.clone());
+    (y, move |d: TensorTangent<B>| {
+        let dt = slot(needs[0], &d, |d| match kind {
+            Kind::Add | Kind::SubScalar => d.clone(),
+            Kind::ScalarSub => d.neg(),
+            Kind::Mul => d.mul_scalar(c),
+            Kind::DivScalar => d.mul_scalar(1.0 / c),
+            Kind::ScalarDiv => d
+                .mul(keep_y.as_ref().expect("kept"))
+                .div(keep_t.as_ref().expect("kept"))
+                .neg(),
+        });
+        let ds = match &d {
+            TensorTangent::Dense(d) if needs[1] => {
+                let t = keep_t.as_ref().expect("kept");
+                let v = match kind {
+                    Kind::Add | Kind::ScalarSub => d.sum_to_host(),
+                    Kind::SubScalar => -d.sum_to_host(),
+                    Kind::Mul => d.mul(t).sum_to_host(),
+                    Kind::DivScalar => -d.mul(t).sum_to_host() / (c * c),
+                    Kind::ScalarDiv => d.div(t).sum_to_host(),
+                };
+                S::from_f64(v)
+            }
+            _ => S::ZERO,
+        };
+        (dt, ds)
+    })
+}
+
+/// Implements the operator and rule traits for `tensor ∘ scalar` and `scalar ∘ tensor`.
+macro_rules! scalar_operator {
+    ($Op:ident $op:ident $Rule:ident $vjp:ident $tk:ident $sk:ident; $($S:ty),*; $($T:ty),*) => {
+        scalar_operator!(@scalars $Op $op $Rule $vjp $tk $sk [$($S),*] [$($T),*]);
+    };
+    (@scalars $Op:ident $op:ident $Rule:ident $vjp:ident $tk:ident $sk:ident [$($S:ty),*] $ts:tt) => {
+        $( scalar_operator!(@tensors $Op $op $Rule $vjp $tk $sk $S $ts); )*
+    };
+    (@tensors $Op:ident $op:ident $Rule:ident $vjp:ident $tk:ident $sk:ident $S:ty [$($T:ty),*]) => {$(
+        impl<B: Backend> std::ops::$Op<$S> for $T {
+            type Output = Tensor<B>;
+            #[track_caller]
+            fn $op(self, s: $S) -> Tensor<B> {
+                scalar_rule(&self, s, Kind::$tk, [false, false]).0
+            }
+        }
+        impl<B: Backend> std::ops::$Op<$T> for $S {
+            type Output = Tensor<B>;
+            #[track_caller]
+            fn $op(self, t: $T) -> Tensor<B> {
+                scalar_rule(&t, self, Kind::$sk, [false, false]).0
+            }
+        }
+        impl<B: Backend> $Rule<$S> for $T {
+            type Output = Tensor<B>;
+            type LhsTangent = TensorTangent<B>;
+            type RhsTangent = $S;
+            #[track_caller]
+            fn $vjp(self, s: $S, needs: [bool; 2]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, $S)) {
+                scalar_rule(&self, s, Kind::$tk, needs)
+            }
+        }
+        impl<B: Backend> $Rule<$T> for $S {
+            type Output = Tensor<B>;
+            type LhsTangent = $S;
+            type RhsTangent = TensorTangent<B>;
+            #[track_caller]
+            fn $vjp(self, t: $T, needs: [bool; 2]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> ($S, TensorTangent<B>)) {
+                let (y, pb) = scalar_rule(&t, self, Kind::$sk, [needs[1], needs[0]]);
+                (y, move |d| {
+                    let (dt, ds) = pb(d);
+                    (ds, dt)
+                })
+            }
+        }
+    )*};
+}
+
+scalar_operator!(Add add AddRule add_vjp Add Add; f64; Tensor<B>, &Tensor<B>);
+scalar_operator!(Sub sub SubRule sub_vjp SubScalar ScalarSub; f64; Tensor<B>, &Tensor<B>);
+scalar_operator!(Mul mul MulRule mul_vjp Mul Mul; f64; Tensor<B>, &Tensor<B>);
+scalar_operator!(Div div DivRule div_vjp DivScalar ScalarDiv; f64; Tensor<B>, &Tensor<B>);
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{check_unary, pos, rand};
+    use crate::rules::operators::{AddRule, DivRule, MulRule, SubRule};
+    use crate::{Tensor, TensorTangent};
+
+    #[test]
+    fn tensor_scalar_rules() {
+        check_unary("t + s", rand(&[2, 3], 1), |t| {
+            AddRule::add_vjp(t, 2.5_f64, [true, false])
+        });
+        check_unary("s - t", rand(&[2, 3], 1), |t| {
+            SubRule::sub_vjp(2.5_f64, t, [false, true])
+        });
+        check_unary("t * s", rand(&[2, 3], 1), |t| {
+            MulRule::mul_vjp(t, -1.5_f64, [true, false])
+        });
+        check_unary("t / s", rand(&[2, 3], 1), |t| {
+            DivRule::div_vjp(t, 4.0_f64, [true, false])
+        });
+        check_unary("s / t", pos(&[2, 3], 1), |t| {
+            DivRule::div_vjp(3.0_f64, t, [false, true])
+        });
+    }
+
+    #[test]
+    fn scalar_tangents() {
+        let t = Tensor::from_vec(vec![1.0_f64, 2.0, 3.0], &[3]);
+        let ones = || TensorTangent::Dense(t.ones_like());
+        let (_, pb) = MulRule::mul_vjp(&t, 2.0_f64, [false, true]);
+        assert_eq!(pb(ones()).1, 6.0);
+        let (_, pb) = DivRule::div_vjp(&t, 2.0_f64, [false, true]);
+        assert_eq!(pb(ones()).1, -1.5);
+        let (y, pb) = SubRule::sub_vjp(1.0_f64, &t, [true, true]);
+        assert_eq!(y.to_vec_f64(), vec![0.0, -1.0, -2.0]);
+        let (ds, dt) = pb(ones());
+        assert_eq!(
+            (ds, dt.unwrap().to_vec_f64()),
+            (3.0, vec![-1.0, -1.0, -1.0])
+        );
+    }
+
+    #[test]
+    fn literals_default_to_f64_and_keep_the_tensor_dtype() {
+        let t = Tensor::ones(&[2]);
+        let y = &t * 2.0 + 1.0;
+        assert_eq!(y.to_vec_f32(), vec![3.0, 3.0]);
+        assert_eq!((1.0 - &t).to_vec_f32(), vec![0.0, 0.0]);
+    }
+}

@@ -1,0 +1,286 @@
+//! Layout ops. `reshape`, `squeeze` and `unsqueeze` share the buffer; `permute`, `transpose`
+//! and `broadcast_to` copy into a new contiguous buffer.
+//!
+//! | method | `x̄` |
+//! |---|---|
+//! | `reshape(s)` / `squeeze(a)` / `unsqueeze(a)` | ȳ reshaped to x's shape |
+//! | `permute(p)` / `transpose(a, b)` | ȳ permuted by p⁻¹ / transposed back |
+//! | `broadcast_to(s)` | ȳ summed over the broadcast axes |
+
+use super::slot;
+use crate::__private::NoTangent;
+use crate::tensor::error::{TensorError, ensure, or_panic};
+use crate::tensor::shape::{aligned, broadcast_shapes, normalize_axis};
+use crate::tensor::{Backend, Tensor, TensorTangent};
+
+/// Pullback slots of a layout op with one constant argument.
+pub(crate) type OneArg<B> = (TensorTangent<B>, NoTangent);
+
+macro_rules! layout_rule {
+    ($(#[$doc:meta])* $vjp:ident($($arg:ident: $ty:ty),*) => $fwd:ident, |$d:ident, $x:ident| $back:expr; $n:literal, ($($slot:ty),*)) => {
+        $(#[$doc])*
+        #[track_caller]
+        pub fn $vjp(&self, $($arg: $ty,)* needs: [bool; $n]) -> (Self, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, $($slot),*) + use<B>) {
+            let y = self.$fwd($($arg),*);
+            let $x = self.shape().to_vec();
+            (y, move |d| (slot(needs[0], &d, |$d| $back), $(<$slot>::default()),*))
+        }
+    };
+}
+
+impl<B: Backend> Tensor<B> {
+    /// The same elements with shape `shape` (same number of elements; shares the buffer).
+    ///
+    /// # Panics
+    /// If the element counts differ.
+    #[track_caller]
+    pub fn reshape(&self, shape: &[usize]) -> Self {
+        or_panic(self.try_reshape(shape))
+    }
+
+    /// [`reshape`](Tensor::reshape) returning an error on a size mismatch.
+    pub fn try_reshape(&self, shape: &[usize]) -> Result<Self, TensorError> {
+        ensure(
+            shape.iter().product::<usize>() == self.len(),
+            "reshape",
+            || {
+                format!(
+                    "cannot reshape {:?} ({} elements) to {shape:?}",
+                    self.shape(),
+                    self.len()
+                )
+            },
+        )?;
+        Ok(self.with_shape(shape.to_vec()))
+    }
+
+    /// Axes reordered: output axis `i` is input axis `perm[i]` (copies).
+    ///
+    /// # Panics
+    /// If `perm` is not a permutation of `0..rank`.
+    #[track_caller]
+    pub fn permute(&self, perm: &[usize]) -> Self {
+        or_panic(self.try_permute(perm))
+    }
+
+    /// [`permute`](Tensor::permute) returning an error on a bad permutation.
+    pub fn try_permute(&self, perm: &[usize]) -> Result<Self, TensorError> {
+        let mut seen = vec![false; self.rank()];
+        let ok = perm.len() == self.rank()
+            && perm
+                .iter()
+                .all(|&p| p < seen.len() && !std::mem::replace(&mut seen[p], true));
+        ensure(ok, "permute", || {
+            format!(
+                "{perm:?} is not a permutation of the axes of {:?}",
+                self.shape()
+            )
+        })?;
+        if perm.iter().enumerate().all(|(i, &p)| i == p) {
+            return Ok(self.clone());
+        }
+        let shape = perm.iter().map(|&p| self.shape()[p]).collect();
+        Ok(Tensor::from_storage(
+            B::permute(self.storage(), self.shape(), perm),
+            shape,
+        ))
+    }
+
+    /// Axes `a` and `b` swapped (negative axes count from the end).
+    #[track_caller]
+    pub fn transpose(&self, a: isize, b: isize) -> Self {
+        let (a, b) = (self.axis("transpose", a), self.axis("transpose", b));
+        let mut perm: Vec<usize> = (0..self.rank()).collect();
+        perm.swap(a, b);
+        self.permute(&perm)
+    }
+
+    /// The transpose of the last two axes (a matrix transpose).
+    #[track_caller]
+    pub fn t(&self) -> Self {
+        self.transpose(-2, -1)
+    }
+
+    /// `x` repeated along broadcast axes up to `shape` (NumPy rules; copies).
+    ///
+    /// # Panics
+    /// If `x`'s shape does not broadcast to `shape`.
+    #[track_caller]
+    pub fn broadcast_to(&self, shape: &[usize]) -> Self {
+        or_panic(self.try_broadcast_to(shape))
+    }
+
+    /// [`broadcast_to`](Tensor::broadcast_to) returning an error.
+    pub fn try_broadcast_to(&self, shape: &[usize]) -> Result<Self, TensorError> {
+        let ok = self.rank() <= shape.len()
+            && broadcast_shapes("broadcast_to", self.shape(), shape).as_deref() == Ok(shape);
+        ensure(ok, "broadcast_to", || {
+            format!("shape {:?} does not broadcast to {shape:?}", self.shape())
+        })?;
+        if self.shape() == shape {
+            return Ok(self.clone());
+        }
+        let from = aligned(self.shape(), shape.len());
+        Ok(Tensor::from_storage(
+            B::broadcast(self.storage(), &from, shape),
+            shape.to_vec(),
+        ))
+    }
+
+    /// Removes axis `axis`, which must have size 1.
+    #[track_caller]
+    pub fn squeeze(&self, axis: isize) -> Self {
+        let a = self.axis("squeeze", axis);
+        assert!(
+            self.shape()[a] == 1,
+            "squeeze: axis {axis} of shape {:?} has size {}, not 1",
+            self.shape(),
+            self.shape()[a]
+        );
+        let mut shape = self.shape().to_vec();
+        shape.remove(a);
+        self.with_shape(shape)
+    }
+
+    /// Inserts an axis of size 1 at position `axis` (`0..=rank`; negative counts from the end,
+    /// `-1` appends).
+    #[track_caller]
+    pub fn unsqueeze(&self, axis: isize) -> Self {
+        let a = or_panic(normalize_axis(
+            "unsqueeze",
+            axis,
+            self.rank() + 1,
+            self.shape(),
+        ));
+        let mut shape = self.shape().to_vec();
+        shape.insert(a, 1);
+        self.with_shape(shape)
+    }
+
+    /// All axes from `start` on merged into one: `[a, b, c, d].flatten_from(1) = [a, b·c·d]`.
+    #[track_caller]
+    pub fn flatten_from(&self, start: usize) -> Self {
+        assert!(
+            start <= self.rank(),
+            "flatten_from: start {start} beyond the rank of {:?}",
+            self.shape()
+        );
+        let mut shape = self.shape()[..start].to_vec();
+        shape.push(self.shape()[start..].iter().product());
+        self.with_shape(shape)
+    }
+
+    #[track_caller]
+    pub(crate) fn axis(&self, op: &'static str, axis: isize) -> usize {
+        or_panic(normalize_axis(op, axis, self.rank(), self.shape()))
+    }
+
+    layout_rule!(
+        /// Derivative rule of [`reshape`](Tensor::reshape).
+        reshape_vjp_full(shape: &[usize]) => reshape, |d, x| d.reshape(&x); 2, (NoTangent)
+    );
+    layout_rule!(
+        /// Derivative rule of [`broadcast_to`](Tensor::broadcast_to).
+        broadcast_to_vjp_full(shape: &[usize]) => broadcast_to, |d, x| d.sum_to(&x); 2, (NoTangent)
+    );
+    layout_rule!(
+        /// Derivative rule of [`squeeze`](Tensor::squeeze).
+        squeeze_vjp_full(axis: isize) => squeeze, |d, x| d.reshape(&x); 2, (NoTangent)
+    );
+    layout_rule!(
+        /// Derivative rule of [`unsqueeze`](Tensor::unsqueeze).
+        unsqueeze_vjp_full(axis: isize) => unsqueeze, |d, x| d.reshape(&x); 2, (NoTangent)
+    );
+    layout_rule!(
+        /// Derivative rule of [`flatten_from`](Tensor::flatten_from).
+        flatten_from_vjp_full(start: usize) => flatten_from, |d, x| d.reshape(&x); 2, (NoTangent)
+    );
+    layout_rule!(
+        /// Derivative rule of [`t`](Tensor::t).
+        t_vjp_full() => t, |d, x| { let _ = x; d.t() }; 1, ()
+    );
+
+    /// Derivative rule of [`permute`](Tensor::permute): `x̄ = ȳ` permuted by `perm⁻¹`.
+    #[track_caller]
+    pub fn permute_vjp_full(
+        &self,
+        perm: &[usize],
+        needs: [bool; 2],
+    ) -> (Self, impl FnOnce(TensorTangent<B>) -> OneArg<B> + use<B>) {
+        let y = self.permute(perm);
+        let mut inverse = vec![0; perm.len()];
+        for (i, &p) in perm.iter().enumerate() {
+            inverse[p] = i;
+        }
+        (y, move |d| {
+            (slot(needs[0], &d, |d| d.permute(&inverse)), NoTangent)
+        })
+    }
+
+    /// Derivative rule of [`transpose`](Tensor::transpose).
+    #[track_caller]
+    pub fn transpose_vjp_full(
+        &self,
+        a: isize,
+        b: isize,
+        needs: [bool; 3],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent, NoTangent) + use<B>,
+    ) {
+        (self.transpose(a, b), move |d| {
+            (
+                slot(needs[0], &d, |d| d.transpose(a, b)),
+                NoTangent,
+                NoTangent,
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{check_unary, rand};
+
+    #[test]
+    fn layout_rules() {
+        let x = || rand(&[2, 3, 4], 9);
+        check_unary("reshape", x(), |x| {
+            x.reshape_vjp_full(&[6, 4], [true, false])
+        });
+        check_unary("permute", x(), |x| {
+            x.permute_vjp_full(&[2, 0, 1], [true, false])
+        });
+        check_unary("transpose", x(), |x| {
+            x.transpose_vjp_full(0, -1, [true, false, false])
+        });
+        check_unary("t", x(), |x| x.t_vjp_full([true]));
+        check_unary("broadcast_to", rand(&[3, 1], 9), |x| {
+            x.broadcast_to_vjp_full(&[2, 3, 4], [true, false])
+        });
+        check_unary("squeeze", rand(&[3, 1], 9), |x| {
+            x.squeeze_vjp_full(1, [true, false])
+        });
+        check_unary("unsqueeze", x(), |x| {
+            x.unsqueeze_vjp_full(-1, [true, false])
+        });
+        check_unary("flatten_from", x(), |x| {
+            x.flatten_from_vjp_full(1, [true, false])
+        });
+    }
+
+    #[test]
+    fn values() {
+        let x = crate::Tensor::from_vec(vec![1.0_f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+        assert_eq!(x.t().to_vec_f32(), vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+        assert_eq!(x.t().shape(), &[3, 2]);
+        assert_eq!(x.unsqueeze(0).shape(), &[1, 2, 3]);
+        assert!(x.reshape(&[3, 2]).shares_storage_with(&x));
+    }
+
+    #[test]
+    #[should_panic(expected = "reshape: cannot reshape [2, 3] (6 elements) to [4]")]
+    fn bad_reshape() {
+        let _ = crate::Tensor::zeros(&[2, 3]).reshape(&[4]);
+    }
+}

@@ -1,0 +1,242 @@
+//! Elementwise functions of one tensor, one table line per function: its value, what its rule
+//! saves for the pullback (the input `x` or the output `y`), and the pullback `ȳ ↦ x̄`.
+//!
+//! | method | `y` | saves | `x̄` |
+//! |---|---|---|---|
+//! | `exp` | eˣ | y | ȳ·y |
+//! | `ln` | ln x | x | ȳ/x |
+//! | `sqrt` | √x | y | ȳ/(2y) |
+//! | `rsqrt` | 1/√x | y | −ȳ·y³/2 |
+//! | `recip` | 1/x | y | −ȳ·y² |
+//! | `abs` | \|x\| | x | ȳ·sign(x) (0 at 0, as PyTorch) |
+//! | `sin` / `cos` | sin x / cos x | x | ȳ·cos x / −ȳ·sin x |
+//! | `tanh` | tanh x | y | ȳ·(1 − y²) |
+//! | `sigmoid` | 1/(1+e⁻ˣ) | y | ȳ·y(1 − y) |
+//! | `relu` | max(x, 0) | y | ȳ·[y > 0] (0 at 0) |
+//! | `gelu` | x/2·(1 + tanh(√(2/π)(x + 0.044715x³))) | x | ȳ·gelu′(x) |
+//! | `silu` | x·σ(x) | x | ȳ·σ(x)(1 + x(1 − σ(x))) |
+//! | `leaky_relu(α)` | x > 0 ? x : αx | x | ȳ·(x > 0 ? 1 : α) |
+//! | `powf(p)` | xᵖ | x | ȳ·p·xᵖ⁻¹ |
+//! | `clamp(lo, hi)` | min(max(x, lo), hi) | x | ȳ·[lo ≤ x ≤ hi] |
+//!
+//! `gelu` is the tanh approximation (PyTorch's `approximate="tanh"`).
+
+use super::slot;
+use crate::tensor::{Backend, Tensor, TensorTangent};
+use adjoint_backend::{BinaryOp, UnaryOp};
+
+/// The pullback of a one-input rule.
+pub(crate) type One<B> = (TensorTangent<B>,);
+
+macro_rules! unary_ops {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $vjp:ident $op:ident saves $saved:ident => |$s:ident, $d:ident| $dx:expr;
+    )*) => {
+        impl<B: Backend> Tensor<B> {$(
+            $(#[$doc])*
+            ///
+            /// # Panics
+            /// If the tensor is not of a float dtype.
+            #[track_caller]
+            pub fn $name(&self) -> Self {
+                self.unary(UnaryOp::$op, stringify!($name))
+            }
+
+            #[doc = concat!("Derivative rule of [`", stringify!($name), "`](Tensor::", stringify!($name), ") (see the [module table](self)).")]
+            #[track_caller]
+            pub fn $vjp(&self, needs: [bool; 1]) -> (Self, impl FnOnce(TensorTangent<B>) -> One<B> + use<B>) {
+                let y = self.$name();
+                let $s = unary_ops!(@saved $saved self y needs);
+                (y, move |d: TensorTangent<B>| (slot(needs[0], &d, |$d| {
+                    let $s = $s.as_ref().expect("saved for the pullback");
+                    $dx
+                }),))
+            }
+        )*}
+    };
+    (@saved x $x:ident $y:ident $needs:ident) => { $needs[0].then(|| $x.clone()) };
+    (@saved y $x:ident $y:ident $needs:ident) => { $needs[0].then(|| $y.clone()) };
+}
+
+unary_ops! {
+    /// `eˣ` elementwise; derivative `ȳ·y`.
+    exp exp_vjp_full Exp saves y => |y, d| d.mul(y);
+    /// `ln x` elementwise; derivative `ȳ/x`.
+    ln ln_vjp_full Ln saves x => |x, d| d.div(x);
+    /// `√x` elementwise; derivative `ȳ/(2y)`.
+    sqrt sqrt_vjp_full Sqrt saves y => |y, d| d.div(y).mul_scalar(0.5);
+    /// `1/√x` elementwise; derivative `−ȳ·y³/2`.
+    rsqrt rsqrt_vjp_full Rsqrt saves y => |y, d| d.mul(&y.mul(y).mul(y)).mul_scalar(-0.5);
+    /// `1/x` elementwise; derivative `−ȳ·y²`.
+    recip recip_vjp_full Recip saves y => |y, d| d.mul(&y.mul(y)).neg();
+    /// `|x|` elementwise; derivative `ȳ·sign(x)`, 0 at 0.
+    abs abs_vjp_full Abs saves x => |x, d| d.mul(&x.unary(UnaryOp::Sign, "abs"));
+    /// `sin x` elementwise; derivative `ȳ·cos x`.
+    sin sin_vjp_full Sin saves x => |x, d| d.mul(&x.cos());
+    /// `cos x` elementwise; derivative `−ȳ·sin x`.
+    cos cos_vjp_full Cos saves x => |x, d| d.mul(&x.sin()).neg();
+    /// `tanh x` elementwise; derivative `ȳ·(1 − y²)`.
+    tanh tanh_vjp_full Tanh saves y => |y, d| y.binary(d, BinaryOp::TanhGrad, "tanh");
+    /// `σ(x) = 1/(1 + e⁻ˣ)` elementwise; derivative `ȳ·y(1 − y)`.
+    sigmoid sigmoid_vjp_full Sigmoid saves y => |y, d| y.binary(d, BinaryOp::SigmoidGrad, "sigmoid");
+    /// `max(x, 0)` elementwise; derivative `ȳ·[x > 0]` (0 at 0).
+    relu relu_vjp_full Relu saves y => |y, d| y.binary(d, BinaryOp::ReluGrad, "relu");
+    /// GELU, tanh form: `x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))`; derivative `ȳ·gelu′(x)`.
+    gelu gelu_vjp_full Gelu saves x => |x, d| x.binary(d, BinaryOp::GeluGrad, "gelu");
+    /// SiLU (swish) `x·σ(x)`; derivative `ȳ·σ(x)(1 + x(1 − σ(x)))`.
+    silu silu_vjp_full Silu saves x => |x, d| x.binary(d, BinaryOp::SiluGrad, "silu");
+}
+
+/// The pullback of a rule with one tensor input and one constant parameter.
+pub(crate) type OneAndParam<B> = (TensorTangent<B>, crate::__private::NoTangent);
+
+impl<B: Backend> Tensor<B> {
+    /// `x > 0 ? x : α·x` elementwise; derivative `ȳ·(x > 0 ? 1 : α)`.
+    #[track_caller]
+    pub fn leaky_relu(&self, alpha: f64) -> Self {
+        self.unary(UnaryOp::LeakyRelu(alpha), "leaky_relu")
+    }
+
+    /// Derivative rule of [`leaky_relu`](Tensor::leaky_relu); `α` is a constant.
+    #[track_caller]
+    pub fn leaky_relu_vjp_full(
+        &self,
+        alpha: f64,
+        needs: [bool; 2],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> OneAndParam<B> + use<B>,
+    ) {
+        let x = needs[0].then(|| self.clone());
+        (self.leaky_relu(alpha), move |d| {
+            (
+                slot(needs[0], &d, |d| {
+                    x.expect("saved")
+                        .binary(d, BinaryOp::LeakyReluGrad(alpha), "leaky_relu")
+                }),
+                crate::__private::NoTangent,
+            )
+        })
+    }
+
+    /// `xᵖ` elementwise for a constant `p`; derivative `ȳ·p·xᵖ⁻¹`.
+    #[track_caller]
+    pub fn powf(&self, p: f64) -> Self {
+        self.unary(UnaryOp::Powf(p), "powf")
+    }
+
+    /// Derivative rule of [`powf`](Tensor::powf); `p` is a constant.
+    #[track_caller]
+    pub fn powf_vjp_full(
+        &self,
+        p: f64,
+        needs: [bool; 2],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> OneAndParam<B> + use<B>,
+    ) {
+        let x = needs[0].then(|| self.clone());
+        (self.powf(p), move |d| {
+            let dx = slot(needs[0], &d, |d| {
+                d.mul(&x.expect("saved").powf(p - 1.0)).mul_scalar(p)
+            });
+            (dx, crate::__private::NoTangent)
+        })
+    }
+
+    /// `x²` elementwise; derivative `2x·ȳ`.
+    #[track_caller]
+    pub fn square(&self) -> Self {
+        self.mul(self)
+    }
+
+    /// Derivative rule of [`square`](Tensor::square).
+    #[track_caller]
+    pub fn square_vjp_full(
+        &self,
+        needs: [bool; 1],
+    ) -> (Self, impl FnOnce(TensorTangent<B>) -> One<B> + use<B>) {
+        let x = self.clone();
+        (self.square(), move |d| {
+            (slot(needs[0], &d, |d| d.mul(&x).mul_scalar(2.0)),)
+        })
+    }
+
+    /// `min(max(x, lo), hi)` elementwise; derivative `ȳ·[lo ≤ x ≤ hi]`.
+    ///
+    /// # Panics
+    /// If `lo > hi`.
+    #[track_caller]
+    pub fn clamp(&self, lo: f64, hi: f64) -> Self {
+        assert!(lo <= hi, "clamp: lo {lo} is above hi {hi}");
+        self.unary(UnaryOp::Clamp(lo, hi), "clamp")
+    }
+
+    /// Derivative rule of [`clamp`](Tensor::clamp); the bounds are constants.
+    #[track_caller]
+    pub fn clamp_vjp_full(
+        &self,
+        lo: f64,
+        hi: f64,
+        needs: [bool; 3],
+    ) -> (
+        Self,
+        impl FnOnce(
+            TensorTangent<B>,
+        ) -> (
+            TensorTangent<B>,
+            crate::__private::NoTangent,
+            crate::__private::NoTangent,
+        ) + use<B>,
+    ) {
+        let x = needs[0].then(|| self.clone());
+        (self.clamp(lo, hi), move |d| {
+            let dx = slot(needs[0], &d, |d| {
+                x.expect("saved")
+                    .binary(d, BinaryOp::ClampGrad(lo, hi), "clamp")
+            });
+            (dx, crate::__private::NoTangent, crate::__private::NoTangent)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{check_unary, pos, rand};
+
+    #[test]
+    fn unary_rules() {
+        let x = || rand(&[3, 4], 3);
+        check_unary("exp", x(), |x| x.exp_vjp_full([true]));
+        check_unary("ln", pos(&[3, 4], 3), |x| x.ln_vjp_full([true]));
+        check_unary("sqrt", pos(&[3, 4], 3), |x| x.sqrt_vjp_full([true]));
+        check_unary("rsqrt", pos(&[3, 4], 3), |x| x.rsqrt_vjp_full([true]));
+        check_unary("recip", pos(&[3, 4], 3), |x| x.recip_vjp_full([true]));
+        check_unary("abs", x(), |x| x.abs_vjp_full([true]));
+        check_unary("sin", x(), |x| x.sin_vjp_full([true]));
+        check_unary("cos", x(), |x| x.cos_vjp_full([true]));
+        check_unary("tanh", x(), |x| x.tanh_vjp_full([true]));
+        check_unary("sigmoid", x(), |x| x.sigmoid_vjp_full([true]));
+        check_unary("relu", x(), |x| x.relu_vjp_full([true]));
+        check_unary("gelu", x(), |x| x.gelu_vjp_full([true]));
+        check_unary("silu", x(), |x| x.silu_vjp_full([true]));
+        check_unary("leaky_relu", x(), |x| {
+            x.leaky_relu_vjp_full(0.1, [true, false])
+        });
+        check_unary("powf", pos(&[3, 4], 3), |x| {
+            x.powf_vjp_full(2.5, [true, false])
+        });
+        check_unary("square", x(), |x| x.square_vjp_full([true]));
+        check_unary("clamp", x(), |x| {
+            x.clamp_vjp_full(-0.5, 0.5, [true, false, false])
+        });
+    }
+
+    #[test]
+    fn inactive_input_gets_symbolic_zero() {
+        let x = rand(&[2], 1);
+        let (_, pb) = x.exp_vjp_full([false]);
+        assert!(pb(crate::TensorTangent::Dense(x.ones_like())).0.is_zero());
+    }
+}

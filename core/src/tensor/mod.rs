@@ -1,0 +1,178 @@
+//! [`Tensor`]: an n-dimensional array on a [`Backend`], with derivative rules for its ops.
+//!
+//! * Storage is shared (`Arc`), so `clone` is cheap; ops never modify their inputs.
+//! * Shapes are run-time, row-major, and the buffer is always contiguous: layout ops that move
+//!   data (`transpose`, `permute`, `broadcast_to`) copy, those that do not (`reshape`,
+//!   `squeeze`, `unsqueeze`) share the buffer.
+//! * The element type is a run-time [`DType`]: `F32` for training, `F64` for gradient checks,
+//!   `U32` for ids. Mixing dtypes in one op panics (`try_` variants return the error).
+//! * The tangent of a tensor is a [`TensorTangent`], which is either a tensor of the same shape
+//!   or a symbolic zero that costs nothing.
+//!
+//! See `docs/tensors.md` for the design and the broadcasting rules.
+
+mod create;
+pub(crate) mod error;
+pub(crate) mod shape;
+mod tangent;
+
+pub use adjoint_backend::{Backend, Conv2dGeometry, DType, MatmulSpec};
+pub use adjoint_cpu::Cpu;
+pub use create::Element;
+pub use error::TensorError;
+pub use shape::broadcast_shapes;
+pub use tangent::TensorTangent;
+
+use std::fmt;
+use std::sync::Arc;
+
+/// An n-dimensional array of numbers on backend `B` (the CPU by default).
+///
+/// Cheap to clone (the buffer is shared). Operators `+ - * /` and unary `-` work between
+/// tensors (owned or borrowed, with NumPy broadcasting) and with `f32`/`f64` scalars.
+///
+/// ```
+/// use adjoint::prelude::*;
+/// let x = Tensor::from_vec(vec![1.0_f32, 2.0, 3.0, 4.0], &[2, 2]);
+/// let w = Tensor::ones(&[2, 1]);
+/// let y = (x.matmul(&w) + 1.0).relu();
+/// assert_eq!(y.to_vec_f32(), vec![4.0, 8.0]);
+/// ```
+pub struct Tensor<B: Backend = Cpu> {
+    storage: Arc<B::Storage>,
+    shape: Vec<usize>,
+}
+
+impl<B: Backend> Clone for Tensor<B> {
+    fn clone(&self) -> Self {
+        Tensor {
+            storage: Arc::clone(&self.storage),
+            shape: self.shape.clone(),
+        }
+    }
+}
+
+impl<B: Backend> Tensor<B> {
+    /// A tensor of `shape` on an existing buffer (`shape` must match its length).
+    pub fn from_storage(storage: B::Storage, shape: Vec<usize>) -> Self {
+        assert_eq!(
+            B::len(&storage),
+            shape.iter().product::<usize>(),
+            "from_storage: buffer length does not match shape {shape:?}"
+        );
+        Tensor {
+            storage: Arc::new(storage),
+            shape,
+        }
+    }
+
+    /// The same buffer viewed with another shape of the same length (no check).
+    pub(crate) fn with_shape(&self, shape: Vec<usize>) -> Self {
+        Tensor {
+            storage: Arc::clone(&self.storage),
+            shape,
+        }
+    }
+
+    /// The device buffer.
+    pub fn storage(&self) -> &B::Storage {
+        &self.storage
+    }
+
+    /// The size of each axis.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// The number of axes.
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// The number of elements (the product of the shape; 1 for a rank-0 tensor).
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        B::dtype(&self.storage)
+    }
+
+    /// The device holding the buffer.
+    pub fn device(&self) -> B::Device {
+        B::device(&self.storage)
+    }
+
+    /// The elements in row-major order as `f64` (copies to the host).
+    pub fn to_vec_f64(&self) -> Vec<f64> {
+        B::download_f64(&self.storage)
+    }
+
+    /// The elements in row-major order as `f32` (copies to the host).
+    pub fn to_vec_f32(&self) -> Vec<f32> {
+        B::download_f32(&self.storage)
+    }
+
+    /// The ids of a `U32` tensor in row-major order (copies to the host).
+    pub fn to_vec_u32(&self) -> Vec<u32> {
+        B::download_u32(&self.storage)
+    }
+
+    /// The single element of a one-element tensor, as `f64`.
+    ///
+    /// # Panics
+    /// If the tensor does not have exactly one element.
+    #[track_caller]
+    pub fn to_scalar(&self) -> f64 {
+        assert!(
+            self.len() == 1,
+            "to_scalar: tensor of shape {:?} has {} elements, not 1",
+            self.shape,
+            self.len()
+        );
+        self.to_vec_f64()[0]
+    }
+
+    /// The values converted to `dtype` (a shared clone if already of that type).
+    pub fn to_dtype(&self, dtype: DType) -> Self {
+        if self.dtype() == dtype {
+            return self.clone();
+        }
+        Tensor::from_storage(B::cast(&self.storage, dtype), self.shape.clone())
+    }
+
+    /// Whether both tensors share one buffer.
+    pub fn shares_storage_with(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.storage, &other.storage)
+    }
+}
+
+impl<B: Backend> fmt::Debug for Tensor<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("Tensor");
+        d.field("shape", &self.shape).field("dtype", &self.dtype());
+        if self.len() <= 64 {
+            if self.dtype() == DType::U32 {
+                d.field("data", &self.to_vec_u32());
+            } else {
+                d.field("data", &self.to_vec_f64());
+            }
+        }
+        d.finish()
+    }
+}
+
+impl<B: Backend> PartialEq for Tensor<B> {
+    /// Same shape, same dtype and equal elements.
+    fn eq(&self, other: &Self) -> bool {
+        self.shape == other.shape
+            && self.dtype() == other.dtype()
+            && self.to_vec_f64() == other.to_vec_f64()
+    }
+}

@@ -1,0 +1,78 @@
+//! Shape arithmetic: NumPy broadcasting and axis normalisation.
+//!
+//! # Broadcasting
+//! Two shapes broadcast when, aligned at their last axes, every pair of sizes is equal or one
+//! of them is 1; the missing leading axes of the shorter shape count as 1. The result takes the
+//! larger size on each axis. This is exactly NumPy's rule; nothing else is broadcast implicitly
+//! (no rank promotion of matrices to batches except in `matmul`'s batch axes, no scalar
+//! conversion of one-element tensors).
+
+use super::error::{TensorError, ensure};
+
+/// The broadcast shape of `a` and `b`.
+pub fn broadcast_shapes(
+    op: &'static str,
+    a: &[usize],
+    b: &[usize],
+) -> Result<Vec<usize>, TensorError> {
+    let rank = a.len().max(b.len());
+    let (pa, pb) = (aligned(a, rank), aligned(b, rank));
+    let mut out = Vec::with_capacity(rank);
+    for (&x, &y) in pa.iter().zip(&pb) {
+        ensure(x == y || x == 1 || y == 1, op, || {
+            format!(
+                "shapes {a:?} and {b:?} do not broadcast (sizes must match or be 1, aligned at the last axis)"
+            )
+        })?;
+        out.push(if x == 1 { y } else { x });
+    }
+    Ok(out)
+}
+
+/// `shape` with leading 1s up to `rank`.
+pub fn aligned(shape: &[usize], rank: usize) -> Vec<usize> {
+    let mut out = vec![1; rank - shape.len()];
+    out.extend_from_slice(shape);
+    out
+}
+
+/// `axis` checked against `rank`; negative values count from the end (`-1` is the last).
+pub fn normalize_axis(
+    op: &'static str,
+    axis: isize,
+    rank: usize,
+    shape: &[usize],
+) -> Result<usize, TensorError> {
+    let a = if axis < 0 { axis + rank as isize } else { axis };
+    ensure(a >= 0 && (a as usize) < rank, op, || {
+        format!("axis {axis} is out of range for shape {shape:?}")
+    })?;
+    Ok(a as usize)
+}
+
+/// Distinct sorted axes, each checked (negative values count from the end).
+pub fn normalize_axes(
+    op: &'static str,
+    axes: &[isize],
+    shape: &[usize],
+) -> Result<Vec<usize>, TensorError> {
+    let mut out = Vec::with_capacity(axes.len());
+    for &a in axes {
+        out.push(normalize_axis(op, a, shape.len(), shape)?);
+    }
+    out.sort_unstable();
+    let before = out.len();
+    out.dedup();
+    ensure(out.len() == before, op, || {
+        format!("axes {axes:?} repeat an axis of shape {shape:?}")
+    })?;
+    Ok(out)
+}
+
+/// The axes of `from` (aligned to its rank) that must be summed to get `to` after broadcasting.
+pub fn reduced_axes(from: &[usize], to: &[usize]) -> Vec<usize> {
+    let lead = from.len() - to.len();
+    (0..from.len())
+        .filter(|&i| i < lead || (to[i - lead] == 1 && from[i] != 1))
+        .collect()
+}

@@ -1,0 +1,132 @@
+//! [`TensorTangent`]: the tangent of a tensor, and the [`Differentiable`] impl of [`Tensor`].
+
+use super::{Backend, Cpu, Tensor};
+use crate::{Differentiable, TangentVector, UnitSeed};
+
+/// The derivative with respect to a [`Tensor`]: a tensor of the same shape, or a symbolic zero.
+///
+/// `Zero` carries no shape and allocates nothing: it is what a pullback returns for an input
+/// nobody asked a derivative for, and what [`TangentVector::zero`] gives. Adding `Zero` to a
+/// dense tangent returns the dense tangent unchanged (no copy).
+///
+/// ```
+/// use adjoint::prelude::*;
+/// let g = TensorTangent::Dense(Tensor::ones(&[2]));
+/// let z = TensorTangent::zero();
+/// assert_eq!(g.clone().plus(z).unwrap().to_vec_f32(), vec![1.0, 1.0]);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorTangent<B: Backend = Cpu> {
+    /// The zero tangent, of whatever shape is needed.
+    Zero,
+    /// A tangent stored as a tensor of the primal's shape.
+    Dense(Tensor<B>),
+}
+
+impl<B: Backend> TensorTangent<B> {
+    /// Whether this is the symbolic zero.
+    pub fn is_zero(&self) -> bool {
+        matches!(self, TensorTangent::Zero)
+    }
+
+    /// The dense tangent, or `None` for the symbolic zero.
+    pub fn dense(self) -> Option<Tensor<B>> {
+        match self {
+            TensorTangent::Zero => None,
+            TensorTangent::Dense(t) => Some(t),
+        }
+    }
+
+    /// The dense tangent.
+    ///
+    /// # Panics
+    /// If it is the symbolic zero; use [`to_tensor_like`](TensorTangent::to_tensor_like) to get
+    /// zeros instead.
+    #[track_caller]
+    pub fn unwrap(self) -> Tensor<B> {
+        match self {
+            TensorTangent::Zero => panic!(
+                "TensorTangent::unwrap on the symbolic zero tangent (no derivative flowed here)"
+            ),
+            TensorTangent::Dense(t) => t,
+        }
+    }
+
+    /// The dense tangent, or zeros shaped like `primal` for the symbolic zero.
+    pub fn to_tensor_like(self, primal: &Tensor<B>) -> Tensor<B> {
+        match self {
+            TensorTangent::Zero => primal.zeros_like(),
+            TensorTangent::Dense(t) => t,
+        }
+    }
+
+    /// `f` applied to a dense tangent; zero stays zero (for linear maps, as in pullbacks).
+    pub fn map(self, f: impl FnOnce(Tensor<B>) -> Tensor<B>) -> Self {
+        match self {
+            TensorTangent::Zero => TensorTangent::Zero,
+            TensorTangent::Dense(t) => TensorTangent::Dense(f(t)),
+        }
+    }
+}
+
+impl<B: Backend> From<Tensor<B>> for TensorTangent<B> {
+    fn from(t: Tensor<B>) -> Self {
+        TensorTangent::Dense(t)
+    }
+}
+
+impl<B: Backend> TangentVector for TensorTangent<B> {
+    fn zero() -> Self {
+        TensorTangent::Zero
+    }
+
+    /// Elementwise sum; the shapes of two dense tangents must be equal.
+    #[track_caller]
+    fn plus(self, other: Self) -> Self {
+        match (self, other) {
+            (TensorTangent::Zero, t) | (t, TensorTangent::Zero) => t,
+            (TensorTangent::Dense(a), TensorTangent::Dense(b)) => {
+                assert_eq!(a.shape(), b.shape(), "tangent plus: shapes differ");
+                TensorTangent::Dense(&a + &b)
+            }
+        }
+    }
+
+    fn scaled(self, factor: f64) -> Self {
+        self.map(|t| &t * factor)
+    }
+}
+
+impl<B: Backend> Differentiable for Tensor<B> {
+    type Tangent = TensorTangent<B>;
+
+    /// `self ← self + tangent` (a new buffer; other clones keep the old values).
+    #[track_caller]
+    fn move_by(&mut self, tangent: &TensorTangent<B>) {
+        if let TensorTangent::Dense(t) = tangent {
+            assert_eq!(
+                self.shape(),
+                t.shape(),
+                "move_by: tangent shape differs from the tensor's"
+            );
+            *self = &*self + t;
+        }
+    }
+}
+
+impl<B: Backend> UnitSeed for Tensor<B> {
+    /// A tensor of ones of the result's shape.
+    ///
+    /// # Panics
+    /// If the tensor has more than one element (its gradient is not defined: use the pullback
+    /// with an explicit seed).
+    #[track_caller]
+    fn unit_seed(&self) -> TensorTangent<B> {
+        assert!(
+            self.len() == 1,
+            "gradient: the result has shape {:?}; a gradient needs a one-element result (reduce it with sum or mean, or call the pullback with a seed)",
+            self.shape()
+        );
+        TensorTangent::Dense(self.ones_like())
+    }
+}

@@ -1,0 +1,15 @@
+use adjoint::prelude::*;
+
+#[differentiable]
+fn f(x: f64) -> f64 {
+    let mut y = x;
+    loop {
+        y = y * x;
+        if y > 10.0 {
+            break;
+        }
+    }
+    y
+}
+
+fn main() {}
