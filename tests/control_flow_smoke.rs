@@ -51,7 +51,10 @@ fn control_flow() {
     assert_eq!(gradient(relu_like_vjp(-3.0)), 0.1);
     assert_eq!(gradient(assign_in_branch_vjp(3.0, 2.0)), (4.0, 6.0));
     assert_eq!(gradient(assign_in_branch_vjp(3.0, 0.0)), (2.0, 0.0));
-    assert_eq!(gradient(assign_in_branch_vjp(0.5, -2.0)), (2.0 * 0.5f64.cos(), 2.0));
+    assert_eq!(
+        gradient(assign_in_branch_vjp(0.5, -2.0)),
+        (2.0 * 0.5f64.cos(), 2.0)
+    );
     assert_eq!(gradient(powloop_vjp(2.0, 5)), 80.0);
     let g = gradient(rosen_vjp([1.0, 1.0, 1.0, 1.0]));
     assert_eq!(g, [0.0; 4]);
@@ -59,4 +62,60 @@ fn control_flow() {
     println!("{g:?}");
     assert_eq!(gradient(matchy_vjp(2.0, 1)), 4.0);
     assert_eq!(gradient(matchy_vjp(0.0, 7)), 1.0);
+}
+
+#[differentiable]
+fn fact_like(x: f64, n: u32) -> f64 {
+    if n == 0 { 1.0 } else { x * fact_like(x, n - 1) }
+}
+
+#[differentiable]
+fn writes(x: f64) -> f64 {
+    let mut v = [0.0; 3];
+    v[0] = x;
+    v[1] = x * x;
+    v[2] += v[1] * 3.0;
+    v[0] + v[1] + v[2]
+}
+
+#[differentiable]
+fn pushes(x: f64, n: usize) -> f64 {
+    let mut v = Vec::new();
+    for i in 0..n {
+        v.push(x * (i as f64));
+    }
+    let mut s = 0.0;
+    for i in 0..v.len() {
+        s += v[i] * v[i];
+    }
+    s
+}
+
+#[differentiable]
+fn literals(x: f64, y: f64) -> f64 {
+    let a = [x, y, 2.0];
+    let v = vec![x * y, y];
+    a[0] * a[1] + v[0] + v[1]
+}
+
+#[differentiable]
+fn long_loop(x: f64, n: usize) -> f64 {
+    let mut s = x;
+    for _ in 0..n {
+        s = 0.5 * s + 0.5 * x;
+    }
+    s
+}
+
+#[test]
+fn more_control_flow() {
+    assert_eq!(gradient(fact_like_vjp(2.0, 3)), 12.0);
+    // d/dx (x + x² + 3x²) = 1 + 8x
+    assert_eq!(gradient(writes_vjp(2.0)), 17.0);
+    // s = Σ (x i)² = x² Σ i², ds/dx = 2x Σ i² = 2·1.5·(0+1+4) = 15
+    assert_eq!(gradient(pushes_vjp(1.5, 3)), 15.0);
+    // d/dx = y + y, d/dy = x + x + 1
+    assert_eq!(gradient(literals_vjp(2.0, 3.0)), (6.0, 5.0));
+    let g = gradient(long_loop_vjp(1.0, 1_000_000));
+    assert!((g - 1.0).abs() < 1e-12);
 }

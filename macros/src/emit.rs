@@ -40,7 +40,7 @@ pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
     let excluded = signature::strip_no_derivative(&mut item.sig);
     let sig = signature::analyse(&item.sig, &excluded, &args, &mut errors);
     let body = match (&sig, &item.body, errors.is_empty()) {
-        (Some(sig), Some(body), true) => Some(lower_body(sig, body, &mut errors)),
+        (Some(sig), Some(body), true) => Some(lower_body(sig, &item.sig.ident, body, &mut errors)),
         _ => None,
     };
     match sig {
@@ -58,7 +58,13 @@ pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
 }
 
 /// Runs both lowering passes and writes the uniform companion's body.
-fn lower_body(sig: &FnSignature, body: &syn::Block, errors: &mut Errors) -> Option<TokenStream> {
+fn lower_body(
+    sig: &FnSignature,
+    name: &syn::Ident,
+    body: &syn::Block,
+    errors: &mut Errors,
+) -> Option<TokenStream> {
+    let recursive = calls_itself(name, body.to_token_stream());
     let first = lower::lower(sig, body, None);
     let useful = activity::useful(&first.graph, &first.result);
     let Lowered {
@@ -72,7 +78,9 @@ fn lower_body(sig: &FnSignature, body: &syn::Block, errors: &mut Errors) -> Opti
         *errors = found;
         return None;
     }
-    Some(full_body(sig, &graph, &useful, &result, &body, &hoisted))
+    Some(full_body(
+        sig, &graph, &useful, &result, &body, &hoisted, recursive,
+    ))
 }
 
 /// The body of the uniform companion: the rewritten forward pass, then the pullback closure.
@@ -83,6 +91,7 @@ fn full_body(
     result: &crate::graph::Act,
     forward: &syn::Block,
     hoisted: &[proc_macro2::Ident],
+    recursive: bool,
 ) -> TokenStream {
     let ret_tangent = sig.ret_tangent();
     let slots = sig.slot_tuple();
@@ -98,16 +107,38 @@ fn full_body(
         }
     });
     let forward_stmts = &forward.stmts;
+    let pullback = quote! {
+        move |__seed: #ret_tangent| -> #slots {
+            #code
+            (#(#outputs,)*)
+        }
+    };
+    let pullback = if recursive {
+        quote!(::std::boxed::Box::new(#pullback))
+    } else {
+        pullback
+    };
     quote! {{
         #[allow(unused_imports)]
         use ::adjoint::__private::FloatMethods as _;
         #(let #hoisted;)*
         let __value = { #(#forward_stmts)* };
-        (__value, move |__seed: #ret_tangent| -> #slots {
-            #code
-            (#(#outputs,)*)
-        })
+        (__value, #pullback)
     }}
+}
+
+/// Whether the body calls the function itself (`f(..)`, `Self::f(..)`, `self.f(..)`): its
+/// pullback then contains itself, so the uniform companion returns it boxed.
+fn calls_itself(name: &syn::Ident, tokens: TokenStream) -> bool {
+    let tts: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+    tts.iter().enumerate().any(|(i, tt)| match tt {
+        proc_macro2::TokenTree::Ident(id) if id == name => matches!(
+            tts.get(i + 1),
+            Some(proc_macro2::TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis
+        ) || matches!(tts.get(i + 1), Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == ':'),
+        proc_macro2::TokenTree::Group(g) => calls_itself(name, g.stream()),
+        _ => false,
+    })
 }
 
 fn companions(
@@ -143,8 +174,17 @@ fn companions(
     // type in them (a parameter type that is not `Differentiable`) is reported once, not per
     // companion.
     let span = name.span();
+    let pullback_type = if item
+        .body
+        .as_ref()
+        .is_some_and(|b| calls_itself(name, b.to_token_stream()))
+    {
+        quote_spanned!(span=> ::std::boxed::Box<dyn FnOnce(#ret_tangent) -> #slots>)
+    } else {
+        quote_spanned!(span=> impl FnOnce(#ret_tangent) -> #slots)
+    };
     let full_sig = quote_spanned! {span=>
-        #generics (#(#decls,)* __needs: [bool; #n]) -> (#ret, impl FnOnce(#ret_tangent) -> #slots) #where_clause
+        #generics (#(#decls,)* __needs: [bool; #n]) -> (#ret, #pullback_type) #where_clause
     };
     let (full_path, full_item) = if method_form {
         let full = names::full_method(name);

@@ -46,6 +46,11 @@ pub enum NodeKind {
     Component { parent: NodeId, index: usize },
     /// A tuple built from its components.
     Tuple(Vec<Option<NodeId>>),
+    /// An array `[a, b]` (`vec: false`) or `vec![a, b]` built from its elements.
+    Elements {
+        parts: Vec<Option<NodeId>>,
+        vec: bool,
+    },
     /// An element `base[i]`; `record` holds the index (and length) captured in the forward pass.
     /// Its adjoint is added in place into the adjoint of `base`.
     Index { base: NodeId, record: Ident },
@@ -69,6 +74,7 @@ impl NodeKind {
             }
             NodeKind::Component { parent, .. } => vec![*parent],
             NodeKind::Index { base, .. } => vec![*base],
+            NodeKind::Elements { parts, .. } => parts.iter().flatten().copied().collect(),
             NodeKind::Region {
                 accumulated,
                 carried,

@@ -9,12 +9,14 @@
 
 mod activity;
 mod attr;
+mod calls;
 mod derivative_of;
 mod diag;
 mod emit;
 mod graph;
 mod item;
 mod lower;
+mod mutation;
 mod names;
 mod region;
 mod reverse;

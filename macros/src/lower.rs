@@ -9,9 +9,9 @@
 
 use crate::diag::Errors;
 use crate::graph::{Act, Graph, NodeId, NodeKind};
-use crate::names;
+use crate::mutation::compound_rule;
 use crate::scan;
-use crate::signature::{FnSignature, obviously_non_differentiable};
+use crate::signature::FnSignature;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -119,7 +119,7 @@ impl<'u> Lowering<'u> {
     }
 
     /// Reports an error in the final pass.
-    fn report(&mut self, span: Span, message: impl std::fmt::Display) {
+    pub(crate) fn report(&mut self, span: Span, message: impl std::fmt::Display) {
         if self.final_pass() && !self.fatal {
             self.errors.push(span, message);
         }
@@ -134,7 +134,7 @@ impl<'u> Lowering<'u> {
             .map(|(_, a)| a)
     }
 
-    fn bind(&mut self, name: &str, act: Act) {
+    pub(crate) fn bind(&mut self, name: &str, act: Act) {
         self.scopes
             .last_mut()
             .expect("a scope is open")
@@ -160,7 +160,7 @@ impl<'u> Lowering<'u> {
 
     /// The runtime flag saying whether an operand's tangent is needed: true when any
     /// parameter it depends on is differentiated at this call.
-    fn needs(&self, act: &Act) -> TokenStream {
+    pub(crate) fn needs(&self, act: &Act) -> TokenStream {
         match act {
             Act::Active(id) => {
                 let deps = self.graph.nodes[*id].deps;
@@ -174,7 +174,7 @@ impl<'u> Lowering<'u> {
     }
 
     /// An operation with operands `slots`: a rule node when some operand is active.
-    fn rule(
+    pub(crate) fn rule(
         &mut self,
         slots: Vec<Act>,
         spans: Vec<Span>,
@@ -279,7 +279,7 @@ impl<'u> Lowering<'u> {
         )
     }
 
-    fn local(&mut self, local: &Local) -> Local {
+    pub(crate) fn local(&mut self, local: &Local) -> Local {
         let mut out = local.clone();
         let act = match &local.init {
             Some(LocalInit { expr, diverge, .. }) => {
@@ -296,7 +296,7 @@ impl<'u> Lowering<'u> {
         out
     }
 
-    fn bind_pattern(&mut self, pat: &Pat, act: Act) {
+    pub(crate) fn bind_pattern(&mut self, pat: &Pat, act: Act) {
         match pat {
             Pat::Ident(p) if p.subpat.is_none() => self.bind(&p.ident.to_string(), act),
             Pat::Type(p) => self.bind_pattern(&p.pat, act),
@@ -329,7 +329,7 @@ impl<'u> Lowering<'u> {
         }
     }
 
-    fn expr(&mut self, e: &Expr) -> (Expr, Act) {
+    pub(crate) fn expr(&mut self, e: &Expr) -> (Expr, Act) {
         match e {
             Expr::Lit(_) => (e.clone(), Act::Inactive),
             Expr::Path(p) => {
@@ -376,6 +376,15 @@ impl<'u> Lowering<'u> {
             Expr::Tuple(t) => self.tuple(t),
             Expr::Field(f) => self.field(f),
             Expr::Index(i) => self.index(i),
+            Expr::Array(a) => self.elements(a.elems.iter().cloned().collect(), false, e.clone()),
+            Expr::Macro(m) if m.mac.path.is_ident("vec") => {
+                match m.mac.parse_body_with(
+                    syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,
+                ) {
+                    Ok(elems) => self.elements(elems.into_iter().collect(), true, e.clone()),
+                    Err(_) => self.opaque(e),
+                }
+            }
             Expr::If(i) => self.if_else(i),
             Expr::Match(m) => self.match_arms(m),
             Expr::ForLoop(f) if f.label.is_none() => {
@@ -413,7 +422,7 @@ impl<'u> Lowering<'u> {
         }
     }
 
-    fn unary(&mut self, u: &syn::ExprUnary) -> (Expr, Act) {
+    pub(crate) fn unary(&mut self, u: &syn::ExprUnary) -> (Expr, Act) {
         let (inner, act) = self.expr(&u.expr);
         let mut out = u.clone();
         out.expr = Box::new(inner.clone());
@@ -431,7 +440,7 @@ impl<'u> Lowering<'u> {
         }
     }
 
-    fn binary(&mut self, b: &syn::ExprBinary) -> (Expr, Act) {
+    pub(crate) fn binary(&mut self, b: &syn::ExprBinary) -> (Expr, Act) {
         if let Some(rule) = compound_rule(&b.op) {
             return self.compound(b, rule);
         }
@@ -454,190 +463,7 @@ impl<'u> Lowering<'u> {
         }
     }
 
-    /// `place op= rhs`: a new version of `place`.
-    fn compound(&mut self, b: &syn::ExprBinary, (tr, method): (Ident, Ident)) -> (Expr, Act) {
-        let (right, ra) = self.expr(&b.right);
-        let mut out = b.clone();
-        out.right = Box::new(right.clone());
-        let rebuilt = Expr::Binary(out);
-        let Some(name) = local_name(&b.left) else {
-            let (_, place) = self.expr(&b.left);
-            if !is_inactive(&ra) || !is_inactive(&place) {
-                self.report(b.left.span(), non_local_write(&b.left));
-            }
-            return (rebuilt, Act::Inactive);
-        };
-        let current = self
-            .lookup(&name.to_string())
-            .cloned()
-            .unwrap_or(Act::Inactive);
-        let left = &b.left;
-        let spans = vec![b.left.span(), b.right.span()];
-        let (value, act) = self.rule(vec![current, ra], spans, b.op.span(), rebuilt.clone(), |n| {
-            quote_spanned!(b.op.span()=> ::adjoint::__private::#tr::#method(#left, #right, [#(#n),*]))
-        });
-        if !self.assign(&name.to_string(), act.clone()) && !is_inactive(&act) {
-            self.report(b.left.span(), non_local_write(&b.left));
-        }
-        match act {
-            Act::Active(id) if self.is_useful(id) => (parse_quote!(#left = #value), Act::Inactive),
-            _ => (rebuilt, Act::Inactive),
-        }
-    }
-
-    fn assignment(&mut self, a: &syn::ExprAssign) -> (Expr, Act) {
-        let (right, ra) = self.expr(&a.right);
-        let mut out = a.clone();
-        out.right = Box::new(right);
-        match local_name(&a.left) {
-            Some(name) => {
-                if !self.assign(&name.to_string(), ra.clone()) && !is_inactive(&ra) {
-                    self.report(a.left.span(), non_local_write(&a.left));
-                }
-            }
-            None if matches!(&*a.left, Expr::Infer(_)) => {}
-            None => {
-                if !is_inactive(&ra) {
-                    self.report(a.left.span(), non_local_write(&a.left));
-                }
-            }
-        }
-        (Expr::Assign(out), Act::Inactive)
-    }
-
-    fn args(
-        &mut self,
-        args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
-    ) -> (Vec<Expr>, Vec<Act>) {
-        args.iter().map(|a| self.expr(a)).unzip()
-    }
-
-    fn method_call(&mut self, m: &syn::ExprMethodCall) -> (Expr, Act) {
-        let (receiver, ra) = self.expr(&m.receiver);
-        let (args, acts) = self.args(&m.args);
-        let mut out = m.clone();
-        out.receiver = Box::new(receiver.clone());
-        out.args = args.iter().cloned().collect();
-        let rebuilt = Expr::MethodCall(out);
-        if m.method == "clone" && m.args.is_empty() {
-            return (rebuilt, ra);
-        }
-        let method = names::full_method(&m.method);
-        let turbofish = &m.turbofish;
-        let mut slots = vec![ra];
-        slots.extend(acts);
-        let spans = std::iter::once(m.receiver.span())
-            .chain(m.args.iter().map(Spanned::span))
-            .collect();
-        self.rule(slots, spans, m.method.span(), rebuilt, |n| {
-            quote_spanned!(m.method.span()=> #receiver.#method #turbofish(#(#args,)* [#(#n),*]))
-        })
-    }
-
-    fn call(&mut self, c: &syn::ExprCall) -> (Expr, Act) {
-        let (args, acts) = self.args(&c.args);
-        let mut out = c.clone();
-        out.args = args.iter().cloned().collect();
-        let rebuilt = Expr::Call(out);
-        if let Some(local) = local_name(&c.func).and_then(|n| self.lookup(&n.to_string()).cloned())
-        {
-            let callee = match local {
-                Act::Inactive => acts,
-                other => vec![other],
-            };
-            return self.unsupported_call(
-                rebuilt,
-                callee,
-                c.func.span(),
-                "calling a closure or a function value",
-            );
-        }
-        let Expr::Path(path) = &*c.func else {
-            return self.unsupported_call(
-                rebuilt,
-                acts,
-                c.func.span(),
-                "calling a closure or a function value",
-            );
-        };
-        let last = &path
-            .path
-            .segments
-            .last()
-            .expect("a path has a segment")
-            .ident;
-        if last == "without_derivative" {
-            return (rebuilt, Act::Inactive);
-        }
-        if last
-            .to_string()
-            .starts_with(|ch: char| ch.is_ascii_uppercase())
-        {
-            let what = format!("constructing `{last}(..)`");
-            return self.unsupported_call(rebuilt, acts, last.span(), &what);
-        }
-        let companion = names::companion_call(path);
-        self.rule(
-            acts,
-            c.args.iter().map(Spanned::span).collect(),
-            last.span(),
-            rebuilt,
-            |n| quote_spanned!(last.span()=> #companion(#(#args,)* [#(#n),*])),
-        )
-    }
-
-    fn unsupported_call(
-        &mut self,
-        rebuilt: Expr,
-        acts: Vec<Act>,
-        span: Span,
-        what: &str,
-    ) -> (Expr, Act) {
-        if acts.iter().all(is_inactive) {
-            return (rebuilt, Act::Inactive);
-        }
-        let message = format!(
-            "{what} with active arguments is not differentiable yet: call a #[differentiable] function instead"
-        );
-        (rebuilt, Act::Poison(span, message))
-    }
-
-    fn cast(&mut self, c: &syn::ExprCast) -> (Expr, Act) {
-        let (inner, act) = self.expr(&c.expr);
-        let mut out = c.clone();
-        out.expr = Box::new(inner.clone());
-        let rebuilt = Expr::Cast(out);
-        let ty = &c.ty;
-        let Act::Active(_) = act else {
-            return (rebuilt, act);
-        };
-        let source = c.expr.to_token_stream();
-        let target = ty.to_token_stream();
-        if is_float_type(ty) {
-            self.rule(
-                vec![act],
-                vec![c.expr.span()],
-                c.span(),
-                rebuilt,
-                |n| quote!(::adjoint::__private::CastRule::<#ty>::cast_vjp(#inner, [#(#n),*])),
-            )
-        } else if obviously_non_differentiable(ty) {
-            let message = format!(
-                "`{source} as {target}` truncates an active value to an integer, which has no derivative; write `without_derivative({source}) as {target}` if a zero derivative is intended"
-            );
-            (rebuilt, Act::Poison(c.span(), message))
-        } else {
-            (
-                rebuilt,
-                Act::Poison(
-                    c.span(),
-                    format!("casting an active value to `{target}` is not differentiable"),
-                ),
-            )
-        }
-    }
-
-    fn tuple(&mut self, t: &syn::ExprTuple) -> (Expr, Act) {
+    pub(crate) fn tuple(&mut self, t: &syn::ExprTuple) -> (Expr, Act) {
         let (elems, acts) = self.args(&t.elems);
         let mut out = t.clone();
         out.elems = elems.into_iter().collect();
@@ -670,7 +496,7 @@ impl<'u> Lowering<'u> {
         (rebuilt, Act::Active(id))
     }
 
-    fn field(&mut self, f: &syn::ExprField) -> (Expr, Act) {
+    pub(crate) fn field(&mut self, f: &syn::ExprField) -> (Expr, Act) {
         let (base, act) = self.expr(&f.base);
         let mut out = f.clone();
         out.base = Box::new(base);
@@ -692,7 +518,7 @@ impl<'u> Lowering<'u> {
     }
 
     /// `base[i]` with an active `base`: the element's adjoint is added in place.
-    fn index(&mut self, ix: &syn::ExprIndex) -> (Expr, Act) {
+    pub(crate) fn index(&mut self, ix: &syn::ExprIndex) -> (Expr, Act) {
         let (base, act) = self.expr(&ix.expr);
         let (index, index_act) = self.expr(&ix.index);
         let mut out = ix.clone();
@@ -723,91 +549,9 @@ impl<'u> Lowering<'u> {
         (expr, Act::Active(id))
     }
 
-    fn if_else(&mut self, e: &syn::ExprIf) -> (Expr, Act) {
-        let mut arms = Vec::new();
-        let mut conds = Vec::new();
-        let mut current = e;
-        loop {
-            let bound = match &*current.cond {
-                Expr::Let(l) => {
-                    let (_, act) = self.expr(&l.expr);
-                    if is_active(&act) {
-                        return self.opaque(&Expr::If(e.clone()));
-                    }
-                    pattern_names(&l.pat)
-                }
-                _ => Vec::new(),
-            };
-            conds.push(current.cond.clone());
-            arms.push(crate::region::Arm {
-                block: current.then_branch.clone(),
-                bound,
-            });
-            match current.else_branch.as_ref().map(|(_, b)| &**b) {
-                Some(Expr::If(next)) => current = next,
-                Some(Expr::Block(b)) => {
-                    arms.push(crate::region::Arm {
-                        block: b.block.clone(),
-                        bound: Vec::new(),
-                    });
-                    break;
-                }
-                Some(_) => return self.opaque(&Expr::If(e.clone())),
-                None => {
-                    arms.push(crate::region::Arm {
-                        block: parse_quote!({}),
-                        bound: Vec::new(),
-                    });
-                    break;
-                }
-            }
-        }
-        self.branches(arms, Expr::If(e.clone()), move |bodies| {
-            let mut bodies = bodies.into_iter().rev();
-            let mut out = bodies.next().expect("an else arm");
-            for (cond, body) in conds.iter().rev().zip(bodies) {
-                out = quote!(if #cond #body else #out);
-            }
-            syn::parse2(out).expect("rebuilt if parses")
-        })
-    }
-
-    fn match_arms(&mut self, m: &syn::ExprMatch) -> (Expr, Act) {
-        let (scrutinee, act) = self.expr(&m.expr);
-        if is_active(&act) {
-            return self.opaque(&Expr::Match(m.clone()));
-        }
-        let arms = m
-            .arms
-            .iter()
-            .map(|arm| {
-                let body = &arm.body;
-                crate::region::Arm {
-                    block: parse_quote!({ #body }),
-                    bound: pattern_names(&arm.pat),
-                }
-            })
-            .collect();
-        let heads: Vec<TokenStream> = m
-            .arms
-            .iter()
-            .map(|arm| {
-                let (pat, guard) = (&arm.pat, arm.guard.as_ref().map(|(i, g)| quote!(#i #g)));
-                quote!(#pat #guard)
-            })
-            .collect();
-        self.branches(arms, Expr::Match(m.clone()), move |bodies| {
-            let arms = heads
-                .iter()
-                .zip(bodies)
-                .map(|(head, body)| quote!(#head => #body,));
-            syn::parse2(quote!(match #scrutinee { #(#arms)* })).expect("rebuilt match parses")
-        })
-    }
-
     /// A construct the lowering does not walk yet: fine on data, an error where an active value
     /// goes through it into the result.
-    fn opaque(&mut self, e: &Expr) -> (Expr, Act) {
+    pub(crate) fn opaque(&mut self, e: &Expr) -> (Expr, Act) {
         let tokens = e.to_token_stream();
         let mut tracked = |id: &proc_macro2::Ident| {
             self.lookup(&id.to_string())
@@ -913,20 +657,6 @@ fn early_exit(tokens: TokenStream) -> Option<Span> {
     })
 }
 
-fn non_local_write(place: &Expr) -> String {
-    format!(
-        "writes an active value to `{}`, which is not a local variable of this function: derivatives cannot flow through outside state (statics, captured variables, fields, elements) yet",
-        place.to_token_stream()
-    )
-}
-
-fn local_name(e: &Expr) -> Option<&Ident> {
-    match e {
-        Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
-        _ => None,
-    }
-}
-
 fn arithmetic_rule(op: &BinOp) -> Option<(Ident, Ident)> {
     let (tr, method) = match op {
         BinOp::Add(_) => ("AddRule", "add_vjp"),
@@ -934,18 +664,6 @@ fn arithmetic_rule(op: &BinOp) -> Option<(Ident, Ident)> {
         BinOp::Mul(_) => ("MulRule", "mul_vjp"),
         BinOp::Div(_) => ("DivRule", "div_vjp"),
         BinOp::Rem(_) => ("RemRule", "rem_vjp"),
-        _ => return None,
-    };
-    Some((Ident::new(tr, op.span()), Ident::new(method, op.span())))
-}
-
-fn compound_rule(op: &BinOp) -> Option<(Ident, Ident)> {
-    let (tr, method) = match op {
-        BinOp::AddAssign(_) => ("AddRule", "add_vjp"),
-        BinOp::SubAssign(_) => ("SubRule", "sub_vjp"),
-        BinOp::MulAssign(_) => ("MulRule", "mul_vjp"),
-        BinOp::DivAssign(_) => ("DivRule", "div_vjp"),
-        BinOp::RemAssign(_) => ("RemRule", "rem_vjp"),
         _ => return None,
     };
     Some((Ident::new(tr, op.span()), Ident::new(method, op.span())))
@@ -963,10 +681,6 @@ fn is_comparison(op: &BinOp) -> bool {
             | BinOp::And(_)
             | BinOp::Or(_)
     )
-}
-
-fn is_float_type(ty: &syn::Type) -> bool {
-    matches!(ty, syn::Type::Path(p) if p.path.is_ident("f32") || p.path.is_ident("f64"))
 }
 
 /// The names a pattern binds.

@@ -17,7 +17,7 @@
 use crate::activity;
 use crate::diag::Errors;
 use crate::graph::{Act, Graph, NodeKind};
-use crate::lower::{Lowering, is_active};
+use crate::lower::{Lowering, is_active, pattern_names};
 use crate::reverse::{self, Reverse, Sink};
 use crate::scan;
 use proc_macro2::{Ident, TokenStream};
@@ -49,6 +49,88 @@ struct Input {
 }
 
 impl Lowering<'_> {
+    pub(crate) fn if_else(&mut self, e: &syn::ExprIf) -> (Expr, Act) {
+        let mut arms = Vec::new();
+        let mut conds = Vec::new();
+        let mut current = e;
+        loop {
+            let bound = match &*current.cond {
+                Expr::Let(l) => {
+                    let (_, act) = self.expr(&l.expr);
+                    if is_active(&act) {
+                        return self.opaque(&Expr::If(e.clone()));
+                    }
+                    pattern_names(&l.pat)
+                }
+                _ => Vec::new(),
+            };
+            conds.push(current.cond.clone());
+            arms.push(crate::region::Arm {
+                block: current.then_branch.clone(),
+                bound,
+            });
+            match current.else_branch.as_ref().map(|(_, b)| &**b) {
+                Some(Expr::If(next)) => current = next,
+                Some(Expr::Block(b)) => {
+                    arms.push(crate::region::Arm {
+                        block: b.block.clone(),
+                        bound: Vec::new(),
+                    });
+                    break;
+                }
+                Some(_) => return self.opaque(&Expr::If(e.clone())),
+                None => {
+                    arms.push(crate::region::Arm {
+                        block: parse_quote!({}),
+                        bound: Vec::new(),
+                    });
+                    break;
+                }
+            }
+        }
+        self.branches(arms, Expr::If(e.clone()), move |bodies| {
+            let mut bodies = bodies.into_iter().rev();
+            let mut out = bodies.next().expect("an else arm");
+            for (cond, body) in conds.iter().rev().zip(bodies) {
+                out = quote!(if #cond #body else #out);
+            }
+            syn::parse2(out).expect("rebuilt if parses")
+        })
+    }
+
+    pub(crate) fn match_arms(&mut self, m: &syn::ExprMatch) -> (Expr, Act) {
+        let (scrutinee, act) = self.expr(&m.expr);
+        if is_active(&act) {
+            return self.opaque(&Expr::Match(m.clone()));
+        }
+        let arms = m
+            .arms
+            .iter()
+            .map(|arm| {
+                let body = &arm.body;
+                crate::region::Arm {
+                    block: parse_quote!({ #body }),
+                    bound: pattern_names(&arm.pat),
+                }
+            })
+            .collect();
+        let heads: Vec<TokenStream> = m
+            .arms
+            .iter()
+            .map(|arm| {
+                let (pat, guard) = (&arm.pat, arm.guard.as_ref().map(|(i, g)| quote!(#i #g)));
+                quote!(#pat #guard)
+            })
+            .collect();
+        self.branches(arms, Expr::Match(m.clone()), move |bodies| {
+            let arms = heads
+                .iter()
+                .zip(bodies)
+                .map(|(head, body)| quote!(#head => #body,));
+            syn::parse2(quote!(match #scrutinee { #(#arms)* })).expect("rebuilt match parses")
+        })
+    }
+
     fn run_child(
         &self,
         arm: &Arm,

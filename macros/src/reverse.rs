@@ -149,6 +149,20 @@ impl Writer<'_> {
                     }
                 }
             }
+            NodeKind::Elements { parts, vec } => {
+                let names = slot_names("__c", id, parts);
+                if *vec {
+                    let n = parts.len();
+                    self.code.extend(quote!(let [#(#names,)*] = ::adjoint::__private::vec_parts::<_, #n>(#adjoint);));
+                } else {
+                    self.code.extend(quote!(let [#(#names,)*] = #adjoint;));
+                }
+                for (name, part) in names.iter().zip(parts) {
+                    if let Some(operand) = part {
+                        self.partials[*operand].push(name.clone());
+                    }
+                }
+            }
             NodeKind::Index { base, record } => {
                 let acc = self.accumulator(*base);
                 self.code

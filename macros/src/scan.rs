@@ -63,12 +63,26 @@ fn collect_assigned(tokens: TokenStream, out: &mut Vec<Ident>) {
                 let prev = i.checked_sub(1).map(|j| &tts[j]);
                 let binds = matches!(prev, Some(TokenTree::Ident(k)) if k == "let" || k == "mut" || k == "ref");
                 let field = matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == '.');
-                if !binds && !field && assigns_next(&tts[i + 1..]) {
+                if !binds && !field && (assigns_next(&tts[i + 1..]) || mutates_next(&tts[i + 1..]))
+                {
                     out.push(id.clone());
                 }
             }
             _ => {}
         }
+    }
+}
+
+/// `[..] = `, `[..] op= ` or `.push(`: an element write or a push mutates the variable.
+fn mutates_next(rest: &[TokenTree]) -> bool {
+    match (rest.first(), rest.get(1), rest.get(2)) {
+        (Some(TokenTree::Group(g)), _, _) if g.delimiter() == proc_macro2::Delimiter::Bracket => {
+            assigns_next(&rest[1..])
+        }
+        (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(m)), Some(TokenTree::Group(_))) => {
+            p.as_char() == '.' && m == "push"
+        }
+        _ => false,
     }
 }
 

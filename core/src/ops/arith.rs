@@ -330,16 +330,22 @@ mod tests {
             (vec![2, 3, 4], vec![4]),
             (vec![3, 1], vec![1, 5]),
         ] {
-            check_binary("add", &a, &b, |x, y| AddRule::add_vjp(x, y, [true, true]));
-            check_binary("sub", &a, &b, |x, y| SubRule::sub_vjp(x, y, [true, true]));
-            check_binary("mul", &a, &b, |x, y| MulRule::mul_vjp(x, y, [true, true]));
+            check_binary("add", &a, &b, |x, y| {
+                AddRule::add_vjp(x.clone(), y.clone(), [true, true])
+            });
+            check_binary("sub", &a, &b, |x, y| {
+                SubRule::sub_vjp(x.clone(), y.clone(), [true, true])
+            });
+            check_binary("mul", &a, &b, |x, y| {
+                MulRule::mul_vjp(x.clone(), y.clone(), [true, true])
+            });
             check_binary("maximum", &a, &b, |x, y| {
                 x.maximum_vjp_full(y, [true, true])
             });
         }
         // The divisor's tangent, away from zero.
         check("div", &[rand(&[3, 4], 1), pos(&[4], 2)], |xs| {
-            boxed(DivRule::div_vjp(&xs[0], &xs[1], [true, true]))
+            boxed(DivRule::div_vjp(xs[0].clone(), xs[1].clone(), [true, true]))
         });
     }
 

@@ -38,7 +38,7 @@ macro_rules! binary_rules {
                 needs: [bool; 2],
             ) -> (
                 Self::Output,
-                impl FnOnce(TangentOf<Self::Output>) -> (Self::LhsTangent, Self::RhsTangent) + 'static,
+                impl FnOnce(TangentOf<Self::Output>) -> (Self::LhsTangent, Self::RhsTangent),
             );
         }
 
@@ -92,7 +92,7 @@ pub trait NegRule: Sized {
         needs: [bool; 1],
     ) -> (
         Self::Output,
-        impl FnOnce(TangentOf<Self::Output>) -> (Self::Tangent,) + 'static,
+        impl FnOnce(TangentOf<Self::Output>) -> (Self::Tangent,),
     );
 }
 

@@ -5,6 +5,9 @@ pub use crate::rules::methods::FloatMethods;
 pub use crate::rules::operators::{AddRule, CastRule, DivRule, MulRule, NegRule, RemRule, SubRule};
 pub use crate::{Differentiable, TangentVector};
 
+mod indexing;
+pub use indexing::*;
+
 /// The tangent slot of an argument that the called function does not differentiate (an
 /// integer, a `#[no_derivative]` parameter).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -62,100 +65,6 @@ pub fn arg_tangent<T, S: ReceivesTangent<T>>(slot: S) -> T {
 #[inline(always)]
 pub fn plus_assign<T: TangentVector>(acc: &mut T, t: T) {
     acc.plus_assign(t);
-}
-
-/// Where an element was read: its index and the length of the collection, so that the
-/// adjoint of the collection can be created with the right length.
-#[derive(Clone, Copy, Debug)]
-pub struct IndexRecord {
-    pub index: usize,
-    pub len: usize,
-}
-
-/// Collections whose elements differentiable code may read with `c[i]`.
-pub trait IndexRead {
-    /// The element type.
-    type Elem;
-    /// `self[index]` (a copy or clone) and where it was read.
-    fn read(&self, index: usize) -> (Self::Elem, IndexRecord);
-}
-
-impl<T: Clone> IndexRead for [T] {
-    type Elem = T;
-    #[inline(always)]
-    #[track_caller]
-    fn read(&self, index: usize) -> (T, IndexRecord) {
-        (
-            self[index].clone(),
-            IndexRecord {
-                index,
-                len: self.len(),
-            },
-        )
-    }
-}
-
-impl<T: Clone> IndexRead for Vec<T> {
-    type Elem = T;
-    #[inline(always)]
-    #[track_caller]
-    fn read(&self, index: usize) -> (T, IndexRecord) {
-        self.as_slice().read(index)
-    }
-}
-
-impl<T: Clone, const N: usize> IndexRead for [T; N] {
-    type Elem = T;
-    #[inline(always)]
-    #[track_caller]
-    fn read(&self, index: usize) -> (T, IndexRecord) {
-        self.as_slice().read(index)
-    }
-}
-
-impl<C: IndexRead + ?Sized> IndexRead for &C {
-    type Elem = C::Elem;
-    #[inline(always)]
-    #[track_caller]
-    fn read(&self, index: usize) -> (C::Elem, IndexRecord) {
-        (**self).read(index)
-    }
-}
-
-/// `c[i]` in differentiable code.
-#[inline(always)]
-#[track_caller]
-pub fn index_read<C: IndexRead + ?Sized>(c: &C, index: usize) -> (C::Elem, IndexRecord) {
-    c.read(index)
-}
-
-/// Tangents of collections, which take the adjoint of one element in place.
-pub trait AccumulateAt<E> {
-    /// `self[record.index] += d`.
-    fn accumulate_at(&mut self, record: IndexRecord, d: E);
-}
-
-impl<E: TangentVector> AccumulateAt<E> for Vec<E> {
-    #[inline(always)]
-    fn accumulate_at(&mut self, record: IndexRecord, d: E) {
-        if self.len() < record.len {
-            self.resize_with(record.len, E::zero);
-        }
-        self[record.index].plus_assign(d);
-    }
-}
-
-impl<E: TangentVector, const N: usize> AccumulateAt<E> for [E; N] {
-    #[inline(always)]
-    fn accumulate_at(&mut self, record: IndexRecord, d: E) {
-        self[record.index].plus_assign(d);
-    }
-}
-
-/// See [`AccumulateAt`].
-#[inline(always)]
-pub fn accumulate_at<T: AccumulateAt<E>, E>(acc: &mut T, record: IndexRecord, d: E) {
-    acc.accumulate_at(record, d);
 }
 
 /// The pullback of the branch taken by an `if` or `match`: nested for more than two arms.

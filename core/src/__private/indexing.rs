@@ -1,0 +1,217 @@
+//! Element reads, element writes, `push` and `vec![..]` in differentiable code.
+
+use crate::{Differentiable, TangentVector};
+
+/// Where an element was read: its index and the length of the collection, so that the
+/// adjoint of the collection can be created with the right length.
+#[derive(Clone, Copy, Debug)]
+pub struct IndexRecord {
+    pub index: usize,
+    pub len: usize,
+}
+
+/// Collections whose elements differentiable code may read with `c[i]`.
+pub trait IndexRead {
+    /// The element type.
+    type Elem;
+    /// `self[index]` (a copy or clone) and where it was read.
+    fn read(&self, index: usize) -> (Self::Elem, IndexRecord);
+}
+
+impl<T: Clone> IndexRead for [T] {
+    type Elem = T;
+    #[inline(always)]
+    #[track_caller]
+    fn read(&self, index: usize) -> (T, IndexRecord) {
+        (
+            self[index].clone(),
+            IndexRecord {
+                index,
+                len: self.len(),
+            },
+        )
+    }
+}
+
+impl<T: Clone> IndexRead for Vec<T> {
+    type Elem = T;
+    #[inline(always)]
+    #[track_caller]
+    fn read(&self, index: usize) -> (T, IndexRecord) {
+        self.as_slice().read(index)
+    }
+}
+
+impl<T: Clone, const N: usize> IndexRead for [T; N] {
+    type Elem = T;
+    #[inline(always)]
+    #[track_caller]
+    fn read(&self, index: usize) -> (T, IndexRecord) {
+        self.as_slice().read(index)
+    }
+}
+
+impl<C: IndexRead + ?Sized> IndexRead for &C {
+    type Elem = C::Elem;
+    #[inline(always)]
+    #[track_caller]
+    fn read(&self, index: usize) -> (C::Elem, IndexRecord) {
+        (**self).read(index)
+    }
+}
+
+/// `c[i]` in differentiable code.
+#[inline(always)]
+#[track_caller]
+pub fn index_read<C: IndexRead + ?Sized>(c: &C, index: usize) -> (C::Elem, IndexRecord) {
+    c.read(index)
+}
+
+/// Tangents of collections, which take the adjoint of one element in place.
+pub trait AccumulateAt<E> {
+    /// `self[record.index] += d`.
+    fn accumulate_at(&mut self, record: IndexRecord, d: E);
+}
+
+impl<E: TangentVector> AccumulateAt<E> for Vec<E> {
+    #[inline(always)]
+    fn accumulate_at(&mut self, record: IndexRecord, d: E) {
+        if self.len() < record.len {
+            self.resize_with(record.len, E::zero);
+        }
+        self[record.index].plus_assign(d);
+    }
+}
+
+impl<E: TangentVector, const N: usize> AccumulateAt<E> for [E; N] {
+    #[inline(always)]
+    fn accumulate_at(&mut self, record: IndexRecord, d: E) {
+        self[record.index].plus_assign(d);
+    }
+}
+
+/// See [`AccumulateAt`].
+#[inline(always)]
+pub fn accumulate_at<T: AccumulateAt<E>, E>(acc: &mut T, record: IndexRecord, d: E) {
+    acc.accumulate_at(record, d);
+}
+
+/// Collections whose elements differentiable code may overwrite with `c[i] = value`.
+pub trait IndexWrite: IndexRead {
+    /// `self[index] = value`; where it was written.
+    fn write(&mut self, index: usize, value: Self::Elem) -> IndexRecord;
+}
+
+impl<T: Clone> IndexWrite for Vec<T> {
+    #[inline(always)]
+    #[track_caller]
+    fn write(&mut self, index: usize, value: T) -> IndexRecord {
+        self[index] = value;
+        IndexRecord {
+            index,
+            len: self.len(),
+        }
+    }
+}
+
+impl<T: Clone, const N: usize> IndexWrite for [T; N] {
+    #[inline(always)]
+    #[track_caller]
+    fn write(&mut self, index: usize, value: T) -> IndexRecord {
+        self[index] = value;
+        IndexRecord { index, len: N }
+    }
+}
+
+/// Tangents of collections from which one element's adjoint can be taken out.
+pub trait TakeAt<E> {
+    /// Replaces `self[record.index]` with zero and returns it.
+    fn take_at(&mut self, record: IndexRecord) -> E;
+}
+
+impl<E: TangentVector> TakeAt<E> for Vec<E> {
+    #[inline(always)]
+    fn take_at(&mut self, record: IndexRecord) -> E {
+        match self.get_mut(record.index) {
+            Some(e) => std::mem::replace(e, E::zero()),
+            None => E::zero(),
+        }
+    }
+}
+
+impl<E: TangentVector, const N: usize> TakeAt<E> for [E; N] {
+    #[inline(always)]
+    fn take_at(&mut self, record: IndexRecord) -> E {
+        std::mem::replace(&mut self[record.index], E::zero())
+    }
+}
+
+/// `c[index] = value` in differentiable code. The pullback maps the adjoint of the new
+/// collection to (the adjoint of the old one, whose element `index` was overwritten and so gets
+/// zero, and the adjoint of `value`).
+#[inline(always)]
+#[track_caller]
+#[allow(clippy::type_complexity)]
+pub fn index_write<C, E>(
+    c: &mut C,
+    index: usize,
+    value: E,
+    needs: [bool; 2],
+) -> (
+    (),
+    impl FnOnce(C::Tangent) -> (C::Tangent, E::Tangent) + use<C, E>,
+)
+where
+    C: Differentiable + IndexWrite<Elem = E>,
+    C::Tangent: TakeAt<E::Tangent>,
+    E: Differentiable,
+{
+    let record = c.write(index, value);
+    ((), move |mut d: C::Tangent| {
+        let element = d.take_at(record);
+        let element = if needs[1] {
+            element
+        } else {
+            E::Tangent::zero()
+        };
+        (d, element)
+    })
+}
+
+/// `v.push(value)` in differentiable code. The pullback splits the adjoint of the longer
+/// vector into the adjoint of the old one and that of `value`.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn vec_push<E: Differentiable>(
+    v: &mut Vec<E>,
+    value: E,
+    needs: [bool; 2],
+) -> (
+    (),
+    impl FnOnce(Vec<E::Tangent>) -> (Vec<E::Tangent>, E::Tangent) + use<E>,
+) {
+    let len = v.len();
+    v.push(value);
+    ((), move |mut d: Vec<E::Tangent>| {
+        let element = if d.len() > len {
+            d.truncate(len + 1);
+            d.pop().unwrap_or_else(E::Tangent::zero)
+        } else {
+            E::Tangent::zero()
+        };
+        let element = if needs[1] {
+            element
+        } else {
+            E::Tangent::zero()
+        };
+        (d, element)
+    })
+}
+
+/// The `N` element adjoints of `vec![e0, .., eN-1]` (the tangent may be shorter: the rest is
+/// zero).
+#[inline(always)]
+pub fn vec_parts<E: TangentVector, const N: usize>(d: Vec<E>) -> [E; N] {
+    let mut parts = d.into_iter();
+    std::array::from_fn(|_| parts.next().unwrap_or_else(E::zero))
+}

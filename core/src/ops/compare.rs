@@ -1,0 +1,118 @@
+//! Comparisons and selection.
+//!
+//! Comparisons return a mask: a tensor of the operands' float dtype holding `1` where the
+//! relation holds and `0` elsewhere (broadcast shapes). Masks are constants: comparisons have no
+//! derivative rule, so calling one on active values in `#[differentiable]` code keeps it as
+//! written, and the mask carries no tangent.
+//!
+//! `where_(mask, a, b)` picks `a` where `mask ≠ 0` and `b` elsewhere, broadcasting all three;
+//! its rule sends `ȳ` to `a` where the mask is set and to `b` elsewhere (summed over broadcast
+//! axes), and gives the mask no tangent.
+
+use super::slot;
+use crate::__private::NoTangent;
+use crate::tensor::error::{TensorError, ensure, or_panic};
+use crate::tensor::shape::{aligned, broadcast_shapes};
+use crate::tensor::{Backend, Tensor, TensorTangent};
+use adjoint_backend::BinaryOp;
+
+macro_rules! comparisons {
+    ($($(#[$doc:meta])* $name:ident $op:ident;)*) => {
+        impl<B: Backend> Tensor<B> {$(
+            $(#[$doc])*
+            ///
+            /// # Panics
+            /// If the shapes do not broadcast or the dtypes differ.
+            #[track_caller]
+            pub fn $name(&self, rhs: &Self) -> Self {
+                self.binary(rhs, BinaryOp::$op, stringify!($name))
+            }
+        )*}
+    };
+}
+
+comparisons! {
+    /// The mask `[a = b]` (1 where equal, else 0), with broadcasting.
+    eq_mask Eq;
+    /// The mask `[a < b]`, with broadcasting.
+    lt Lt;
+    /// The mask `[a ≤ b]`, with broadcasting.
+    le Le;
+    /// The mask `[a > b]`, with broadcasting.
+    gt Gt;
+    /// The mask `[a ≥ b]`, with broadcasting.
+    ge Ge;
+}
+
+impl<B: Backend> Tensor<B> {
+    /// `mask ≠ 0 ? on_true : on_false` elementwise, all three broadcast together; `self` is the
+    /// mask (any float tensor, e.g. from [`gt`](Tensor::gt)).
+    ///
+    /// # Panics
+    /// If the shapes do not broadcast or the branch dtypes differ.
+    #[track_caller]
+    pub fn where_(&self, on_true: &Self, on_false: &Self) -> Self {
+        or_panic(self.try_where(on_true, on_false))
+    }
+
+    /// [`where_`](Tensor::where_) returning an error on bad input.
+    pub fn try_where(&self, on_true: &Self, on_false: &Self) -> Result<Self, TensorError> {
+        self.check_float("where_")?;
+        on_true.check_float("where_")?;
+        ensure(on_true.dtype() == on_false.dtype(), "where_", || {
+            format!("branch dtypes differ: {:?} and {:?}", on_true.dtype(), on_false.dtype())
+        })?;
+        let out = broadcast_shapes("where_", self.shape(), on_true.shape())?;
+        let out = broadcast_shapes("where_", &out, on_false.shape())?;
+        let r = out.len();
+        let (m, t, f) = (aligned(self.shape(), r), aligned(on_true.shape(), r), aligned(on_false.shape(), r));
+        let s = B::select((self.storage(), &m), (on_true.storage(), &t), (on_false.storage(), &f), &out);
+        Ok(Tensor::from_storage(s, out))
+    }
+
+    /// Derivative rule of [`where_`](Tensor::where_): `ā = Σ↓ ȳ·[mask]`, `b̄ = Σ↓ ȳ·[¬mask]`;
+    /// the mask gets no tangent.
+    #[track_caller]
+    pub fn where__vjp_full(
+        &self,
+        on_true: &Self,
+        on_false: &Self,
+        needs: [bool; 3],
+    ) -> (Self, impl FnOnce(TensorTangent<B>) -> (NoTangent, TensorTangent<B>, TensorTangent<B>) + use<B>) {
+        let y = self.where_(on_true, on_false);
+        let mask = self.clone();
+        let (st, sf) = (on_true.shape().to_vec(), on_false.shape().to_vec());
+        (y, move |d| {
+            let zero = |d: &Tensor<B>| d.scalar_like(0.0);
+            let dt = slot(needs[1], &d, |d| mask.where_(d, &zero(d)).sum_to(&st));
+            let df = slot(needs[2], &d, |d| mask.where_(&zero(d), d).sum_to(&sf));
+            (NoTangent, dt, df)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{boxed, check, rand};
+
+    #[test]
+    fn where_rule() {
+        let mask = rand(&[3, 1], 3).gt(&rand(&[1], 4));
+        check("where_", &[rand(&[3, 4], 1), rand(&[4], 2)], |xs| {
+            let (y, pb) = mask.where__vjp_full(&xs[0], &xs[1], [false, true, true]);
+            boxed((y, move |d| {
+                let (_, a, b) = pb(d);
+                (a, b)
+            }))
+        });
+    }
+
+    #[test]
+    fn masks() {
+        let a = crate::Tensor::from_vec(vec![1.0_f32, 2.0, 3.0], &[3]);
+        let b = crate::Tensor::scalar(2.0);
+        assert_eq!(a.gt(&b).to_vec_f32(), vec![0.0, 0.0, 1.0]);
+        assert_eq!(a.le(&b).to_vec_f32(), vec![1.0, 1.0, 0.0]);
+        assert_eq!(a.eq_mask(&b).where_(&a, &b.neg()).to_vec_f32(), vec![-2.0, 2.0, -2.0]);
+    }
+}

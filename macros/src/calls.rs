@@ -1,0 +1,155 @@
+//! Calls: method calls, function calls and `as` casts of active values.
+
+use crate::graph::Act;
+use crate::lower::{Lowering, is_inactive};
+use crate::mutation::local_name;
+use crate::names;
+use crate::signature::obviously_non_differentiable;
+use proc_macro2::Span;
+use quote::{ToTokens, quote, quote_spanned};
+use syn::Expr;
+use syn::spanned::Spanned;
+
+impl Lowering<'_> {
+    pub(crate) fn args(
+        &mut self,
+        args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+    ) -> (Vec<Expr>, Vec<Act>) {
+        args.iter().map(|a| self.expr(a)).unzip()
+    }
+
+    pub(crate) fn method_call(&mut self, m: &syn::ExprMethodCall) -> (Expr, Act) {
+        if let (true, Some(name)) = (
+            m.method == "push" && m.args.len() == 1,
+            local_name(&m.receiver),
+        ) {
+            return self.push(m, name);
+        }
+        let (receiver, ra) = self.expr(&m.receiver);
+        let (args, acts) = self.args(&m.args);
+        let mut out = m.clone();
+        out.receiver = Box::new(receiver.clone());
+        out.args = args.iter().cloned().collect();
+        let rebuilt = Expr::MethodCall(out);
+        if m.method == "clone" && m.args.is_empty() {
+            return (rebuilt, ra);
+        }
+        let method = names::full_method(&m.method);
+        let turbofish = &m.turbofish;
+        let mut slots = vec![ra];
+        slots.extend(acts);
+        let spans = std::iter::once(m.receiver.span())
+            .chain(m.args.iter().map(Spanned::span))
+            .collect();
+        self.rule(slots, spans, m.method.span(), rebuilt, |n| {
+            quote_spanned!(m.method.span()=> #receiver.#method #turbofish(#(#args,)* [#(#n),*]))
+        })
+    }
+
+    pub(crate) fn call(&mut self, c: &syn::ExprCall) -> (Expr, Act) {
+        let (args, acts) = self.args(&c.args);
+        let mut out = c.clone();
+        out.args = args.iter().cloned().collect();
+        let rebuilt = Expr::Call(out);
+        if let Some(local) = local_name(&c.func).and_then(|n| self.lookup(&n.to_string()).cloned())
+        {
+            let callee = match local {
+                Act::Inactive => acts,
+                other => vec![other],
+            };
+            return self.unsupported_call(
+                rebuilt,
+                callee,
+                c.func.span(),
+                "calling a closure or a function value",
+            );
+        }
+        let Expr::Path(path) = &*c.func else {
+            return self.unsupported_call(
+                rebuilt,
+                acts,
+                c.func.span(),
+                "calling a closure or a function value",
+            );
+        };
+        let last = &path
+            .path
+            .segments
+            .last()
+            .expect("a path has a segment")
+            .ident;
+        if last == "without_derivative" {
+            return (rebuilt, Act::Inactive);
+        }
+        if last
+            .to_string()
+            .starts_with(|ch: char| ch.is_ascii_uppercase())
+        {
+            let what = format!("constructing `{last}(..)`");
+            return self.unsupported_call(rebuilt, acts, last.span(), &what);
+        }
+        let companion = names::companion_call(path);
+        self.rule(
+            acts,
+            c.args.iter().map(Spanned::span).collect(),
+            last.span(),
+            rebuilt,
+            |n| quote_spanned!(last.span()=> #companion(#(#args,)* [#(#n),*])),
+        )
+    }
+
+    pub(crate) fn unsupported_call(
+        &mut self,
+        rebuilt: Expr,
+        acts: Vec<Act>,
+        span: Span,
+        what: &str,
+    ) -> (Expr, Act) {
+        if acts.iter().all(is_inactive) {
+            return (rebuilt, Act::Inactive);
+        }
+        let message = format!(
+            "{what} with active arguments is not differentiable yet: call a #[differentiable] function instead"
+        );
+        (rebuilt, Act::Poison(span, message))
+    }
+
+    pub(crate) fn cast(&mut self, c: &syn::ExprCast) -> (Expr, Act) {
+        let (inner, act) = self.expr(&c.expr);
+        let mut out = c.clone();
+        out.expr = Box::new(inner.clone());
+        let rebuilt = Expr::Cast(out);
+        let ty = &c.ty;
+        let Act::Active(_) = act else {
+            return (rebuilt, act);
+        };
+        let source = c.expr.to_token_stream();
+        let target = ty.to_token_stream();
+        if is_float_type(ty) {
+            self.rule(
+                vec![act],
+                vec![c.expr.span()],
+                c.span(),
+                rebuilt,
+                |n| quote!(::adjoint::__private::CastRule::<#ty>::cast_vjp(#inner, [#(#n),*])),
+            )
+        } else if obviously_non_differentiable(ty) {
+            let message = format!(
+                "`{source} as {target}` truncates an active value to an integer, which has no derivative; write `without_derivative({source}) as {target}` if a zero derivative is intended"
+            );
+            (rebuilt, Act::Poison(c.span(), message))
+        } else {
+            (
+                rebuilt,
+                Act::Poison(
+                    c.span(),
+                    format!("casting an active value to `{target}` is not differentiable"),
+                ),
+            )
+        }
+    }
+}
+
+pub(crate) fn is_float_type(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.path.is_ident("f32") || p.path.is_ident("f64"))
+}

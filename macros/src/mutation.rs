@@ -1,0 +1,219 @@
+//! Mutation: assignment, compound assignment, element writes `v[i] = e` and `v.push(e)`.
+//! Each creates a new version of the variable in the adjoint graph and rebinds its name.
+
+use crate::graph::{Act, NodeKind};
+use crate::lower::{Lowering, is_active, is_inactive};
+use proc_macro2::TokenStream;
+use quote::{ToTokens, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, Ident, parse_quote};
+
+impl Lowering<'_> {
+    /// `place op= rhs`: a new version of `place`.
+    pub(crate) fn compound(
+        &mut self,
+        b: &syn::ExprBinary,
+        (tr, method): (Ident, Ident),
+    ) -> (Expr, Act) {
+        if let Expr::Index(place) = &*b.left {
+            // `v[i] op= e` is `v[i] = v[i] op e`.
+            let op = plain_op(&b.op);
+            let (left, right) = (&b.left, &b.right);
+            let value: Expr = parse_quote!(#left #op #right);
+            return self.element_write(place, &value, Expr::Binary(b.clone()));
+        }
+        let (right, ra) = self.expr(&b.right);
+        let mut out = b.clone();
+        out.right = Box::new(right.clone());
+        let rebuilt = Expr::Binary(out);
+        let Some(name) = local_name(&b.left) else {
+            let (_, place) = self.expr(&b.left);
+            if !is_inactive(&ra) || !is_inactive(&place) {
+                self.report(b.left.span(), non_local_write(&b.left));
+            }
+            return (rebuilt, Act::Inactive);
+        };
+        let current = self
+            .lookup(&name.to_string())
+            .cloned()
+            .unwrap_or(Act::Inactive);
+        let left = &b.left;
+        let spans = vec![b.left.span(), b.right.span()];
+        let (value, act) = self.rule(vec![current, ra], spans, b.op.span(), rebuilt.clone(), |n| {
+            quote_spanned!(b.op.span()=> ::adjoint::__private::#tr::#method(#left, #right, [#(#n),*]))
+        });
+        if !self.assign(&name.to_string(), act.clone()) && !is_inactive(&act) {
+            self.report(b.left.span(), non_local_write(&b.left));
+        }
+        match act {
+            Act::Active(id) if self.is_useful(id) => (parse_quote!(#left = #value), Act::Inactive),
+            _ => (rebuilt, Act::Inactive),
+        }
+    }
+
+    pub(crate) fn assignment(&mut self, a: &syn::ExprAssign) -> (Expr, Act) {
+        if let Expr::Index(place) = &*a.left {
+            return self.element_write(place, &a.right, Expr::Assign(a.clone()));
+        }
+        let (right, ra) = self.expr(&a.right);
+        let mut out = a.clone();
+        out.right = Box::new(right);
+        match local_name(&a.left) {
+            Some(name) => {
+                if !self.assign(&name.to_string(), ra.clone()) && !is_inactive(&ra) {
+                    self.report(a.left.span(), non_local_write(&a.left));
+                }
+            }
+            None if matches!(&*a.left, Expr::Infer(_)) => {}
+            None => {
+                if !is_inactive(&ra) {
+                    self.report(a.left.span(), non_local_write(&a.left));
+                }
+            }
+        }
+        (Expr::Assign(out), Act::Inactive)
+    }
+
+    /// `v[i] = value` on a local collection: a new version of `v` whose pullback takes the
+    /// element's adjoint out of the collection's.
+    fn element_write(
+        &mut self,
+        place: &syn::ExprIndex,
+        value: &Expr,
+        original: Expr,
+    ) -> (Expr, Act) {
+        let (index, index_act) = self.expr(&place.index);
+        let (value_expr, value_act) = self.expr(value);
+        let Some(name) = local_name(&place.expr) else {
+            if !is_inactive(&value_act) {
+                self.report(place.span(), non_local_write(&Expr::Index(place.clone())));
+            }
+            return (original, Act::Inactive);
+        };
+        let current = self
+            .lookup(&name.to_string())
+            .cloned()
+            .unwrap_or(Act::Inactive);
+        if is_active(&index_act) {
+            self.report(
+                place.index.span(),
+                "an index must be data, not an active value",
+            );
+        }
+        let spans = vec![place.expr.span(), value.span()];
+        let (expr, act) = self.rule(
+            vec![current, value_act],
+            spans,
+            place.span(),
+            original,
+            |n| {
+                quote_spanned!(place.span()=> {
+                    let (__index, __element) = (#index, #value_expr);
+                    ::adjoint::__private::index_write(&mut #name, __index, __element, [#(#n),*])
+                })
+            },
+        );
+        self.assign(&name.to_string(), act);
+        (expr, Act::Inactive)
+    }
+
+    /// `v.push(value)` on a local `Vec`: a new version of `v`.
+    pub(crate) fn push(&mut self, m: &syn::ExprMethodCall, name: &Ident) -> (Expr, Act) {
+        let (value_expr, value_act) = self.expr(&m.args[0]);
+        let current = self
+            .lookup(&name.to_string())
+            .cloned()
+            .unwrap_or(Act::Inactive);
+        let mut original = m.clone();
+        original.args[0] = value_expr.clone();
+        let spans = vec![m.receiver.span(), m.args[0].span()];
+        let (expr, act) = self.rule(
+            vec![current, value_act],
+            spans,
+            m.method.span(),
+            Expr::MethodCall(original),
+            |n| {
+                quote_spanned!(m.method.span()=> {
+                    let __element = #value_expr;
+                    ::adjoint::__private::vec_push(&mut #name, __element, [#(#n),*])
+                })
+            },
+        );
+        self.assign(&name.to_string(), act);
+        (expr, Act::Inactive)
+    }
+
+    /// `[a, b, c]` or `vec![a, b, c]` with active elements.
+    pub(crate) fn elements(&mut self, elems: Vec<Expr>, vec: bool, original: Expr) -> (Expr, Act) {
+        let (exprs, acts): (Vec<Expr>, Vec<Act>) = elems.iter().map(|e| self.expr(e)).unzip();
+        let parts: Vec<Option<usize>> = acts
+            .iter()
+            .map(|a| {
+                if let Act::Active(id) = a {
+                    Some(*id)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        if parts.iter().all(Option::is_none) {
+            let poison = acts.into_iter().find(|a| matches!(a, Act::Poison(..)));
+            return (original, poison.unwrap_or(Act::Inactive));
+        }
+        let id = self.graph.add(NodeKind::Elements { parts, vec });
+        for act in acts {
+            if let Act::Poison(s, m) = act {
+                self.graph.nodes[id].errors.push((s, m));
+            }
+        }
+        if self.is_useful(id) {
+            for (s, m) in self.graph.nodes[id].errors.clone() {
+                self.report(s, m);
+            }
+        }
+        let expr: Expr = if vec {
+            parse_quote!(::std::vec![#(#exprs),*])
+        } else {
+            parse_quote!([#(#exprs),*])
+        };
+        (expr, Act::Active(id))
+    }
+}
+
+pub(crate) fn non_local_write(place: &Expr) -> String {
+    format!(
+        "writes an active value to `{}`, which is not a local variable of this function: derivatives cannot flow through outside state (statics, captured variables, fields, elements) yet",
+        place.to_token_stream()
+    )
+}
+
+/// The operator of `a op= b` without the assignment.
+fn plain_op(op: &BinOp) -> TokenStream {
+    match op {
+        BinOp::AddAssign(_) => quote!(+),
+        BinOp::SubAssign(_) => quote!(-),
+        BinOp::MulAssign(_) => quote!(*),
+        BinOp::DivAssign(_) => quote!(/),
+        BinOp::RemAssign(_) => quote!(%),
+        other => other.to_token_stream(),
+    }
+}
+
+pub(crate) fn local_name(e: &Expr) -> Option<&Ident> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
+        _ => None,
+    }
+}
+
+pub(crate) fn compound_rule(op: &BinOp) -> Option<(Ident, Ident)> {
+    let (tr, method) = match op {
+        BinOp::AddAssign(_) => ("AddRule", "add_vjp"),
+        BinOp::SubAssign(_) => ("SubRule", "sub_vjp"),
+        BinOp::MulAssign(_) => ("MulRule", "mul_vjp"),
+        BinOp::DivAssign(_) => ("DivRule", "div_vjp"),
+        BinOp::RemAssign(_) => ("RemRule", "rem_vjp"),
+        _ => return None,
+    };
+    Some((Ident::new(tr, op.span()), Ident::new(method, op.span())))
+}
