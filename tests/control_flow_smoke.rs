@@ -119,3 +119,23 @@ fn more_control_flow() {
     let g = gradient(long_loop_vjp(1.0, 1_000_000));
     assert!((g - 1.0).abs() < 1e-12);
 }
+
+#[differentiable]
+fn iter_sum(xs: &Vec<f64>, w: f64) -> f64 {
+    let mut s = 0.0;
+    for x in xs.iter() {
+        s += x * w;
+    }
+    for &x in xs {
+        s += x;
+    }
+    s
+}
+
+#[test]
+fn iterating_active_collections() {
+    let xs = vec![1.0, 2.0, 3.0];
+    let (dxs, dw) = gradient(iter_sum_vjp(&xs, 0.5));
+    assert_eq!(dxs, vec![1.5, 1.5, 1.5]);
+    assert_eq!(dw, 6.0);
+}

@@ -137,12 +137,11 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
 
 /// `R` in `-> (R, impl FnOnce(..) -> ..)`.
 fn value_type(output: &ReturnType, errors: &mut Errors) -> Option<Type> {
-    if let ReturnType::Type(_, ty) = output {
-        if let Type::Tuple(t) = &**ty {
-            if t.elems.len() == 2 {
-                return Some(t.elems[0].clone());
-            }
-        }
+    if let ReturnType::Type(_, ty) = output
+        && let Type::Tuple(t) = &**ty
+        && t.elems.len() == 2
+    {
+        return Some(t.elems[0].clone());
     }
     errors.push(
         output.span(),

@@ -188,7 +188,7 @@ fn companions(
     };
     let (full_path, full_item) = if method_form {
         let full = names::full_method(name);
-        let body = body.map_or_else(|| quote!(;), |b| b);
+        let body = body.unwrap_or_else(|| quote!(;));
         let item = quote! {
             #(#cfgs)*
             #[doc(hidden)]

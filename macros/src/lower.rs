@@ -287,7 +287,7 @@ impl<'u> Lowering<'u> {
                 if let (Some(_), false) = (diverge, is_inactive(&act)) {
                     self.report(expr.span(), "`let ... else` on an active value is not supported yet: match on data instead");
                 }
-                out.init.as_mut().expect("checked").expr = Box::new(e);
+                *out.init.as_mut().expect("checked").expr = e;
                 act
             }
             None => Act::Inactive,
@@ -301,6 +301,7 @@ impl<'u> Lowering<'u> {
             Pat::Ident(p) if p.subpat.is_none() => self.bind(&p.ident.to_string(), act),
             Pat::Type(p) => self.bind_pattern(&p.pat, act),
             Pat::Paren(p) => self.bind_pattern(&p.pat, act),
+            Pat::Reference(r) => self.bind_pattern(&r.pat, act),
             Pat::Wild(_) => {}
             Pat::Tuple(t) if !t.elems.iter().any(|e| matches!(e, Pat::Rest(_))) => {
                 for (index, elem) in t.elems.iter().enumerate() {
@@ -390,14 +391,19 @@ impl<'u> Lowering<'u> {
             Expr::ForLoop(f) if f.label.is_none() => {
                 let (iter, act) = self.expr(&f.expr);
                 if is_active(&act) {
-                    let message = "a `for` loop over an active collection is not supported yet: loop over indices (`for i in 0..xs.len()`) and read `xs[i]`";
-                    for name in scan::assigned(f.body.to_token_stream()) {
-                        self.assign(
-                            &name.to_string(),
-                            Act::Poison(f.expr.span(), message.into()),
-                        );
-                    }
-                    return (e.clone(), Act::Poison(f.expr.span(), message.into()));
+                    return match over_indices(f) {
+                        Some(indexed) => self.expr(&Expr::ForLoop(indexed)),
+                        None => {
+                            let message = "this `for` loop over an active collection is not supported: write `for x in xs.iter()`, `for x in &xs`, or loop over indices and read `xs[i]`";
+                            for name in scan::assigned(f.body.to_token_stream()) {
+                                self.assign(
+                                    &name.to_string(),
+                                    Act::Poison(f.expr.span(), message.into()),
+                                );
+                            }
+                            (e.clone(), Act::Poison(f.expr.span(), message.into()))
+                        }
+                    };
                 }
                 let (attrs, pat) = (&f.attrs, &f.pat);
                 let header = quote!(#(#attrs)* for #pat in #iter);
@@ -681,6 +687,33 @@ fn is_comparison(op: &BinOp) -> bool {
             | BinOp::And(_)
             | BinOp::Or(_)
     )
+}
+
+/// `for x in xs.iter()` / `for x in &xs` / `for x in xs` over an active collection, as a loop
+/// over indices that reads `&xs[i]` (element reads are differentiable, iterators are not).
+fn over_indices(f: &syn::ExprForLoop) -> Option<syn::ExprForLoop> {
+    let collection = match &*f.expr {
+        Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => (*m.receiver).clone(),
+        Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
+        Expr::Path(p) if p.path.get_ident().is_some() => Expr::Path(p.clone()),
+        _ => return None,
+    };
+    let (pat, stmts) = (&f.pat, &f.body.stmts);
+    // A reference pattern (`for &x in xs.iter()`) reads references; any other pattern reads the
+    // element by value (operators on `&f64` would make pullbacks borrow the element), so the
+    // body writes `x * w`, not `*x * w`.
+    let by_value = !matches!(&*f.pat, Pat::Reference(_));
+    let element = if by_value {
+        quote!(#collection[__adjoint_index].clone())
+    } else {
+        quote!(&#collection[__adjoint_index])
+    };
+    Some(parse_quote! {
+        for __adjoint_index in 0..#collection.len() {
+            let #pat = #element;
+            #(#stmts)*
+        }
+    })
 }
 
 /// The names a pattern binds.

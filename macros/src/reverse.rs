@@ -100,11 +100,11 @@ impl Writer<'_> {
 
     /// A `&mut` place to accumulate node `id`'s adjoint in.
     fn accumulator(&mut self, id: NodeId) -> TokenStream {
-        if let NodeKind::Param(k) = self.graph.nodes[id].kind {
-            if let Sink::Accumulate(slot) = self.sinks[k] {
-                let input = format_ident!("__in{}", slot);
-                return quote!(&mut *#input);
-            }
+        if let NodeKind::Param(k) = self.graph.nodes[id].kind
+            && let Sink::Accumulate(slot) = self.sinks[k]
+        {
+            let input = format_ident!("__in{}", slot);
+            return quote!(&mut *#input);
         }
         let acc = format_ident!("__a{}", id);
         if !self.accumulators[id] {

@@ -43,7 +43,7 @@ pub fn idents(tokens: TokenStream) -> Vec<Ident> {
 
 /// Whether `tokens` contain `break` or `continue`.
 pub fn has_loop_exit(tokens: TokenStream) -> bool {
-    !first_mention(tokens, &mut |id| id == "break" || id == "continue").is_none()
+    first_mention(tokens, &mut |id| id == "break" || id == "continue").is_some()
 }
 
 /// Variables assigned in `tokens` (`x = ..`, `x += ..`), not counting `let` bindings, fields
