@@ -139,3 +139,67 @@ fn iterating_active_collections() {
     assert_eq!(dxs, vec![1.5, 1.5, 1.5]);
     assert_eq!(dw, 6.0);
 }
+
+#[differentiable]
+fn early(x: f64) -> f64 {
+    let y = x * x;
+    if x > 1.0 {
+        return y;
+    }
+    let z = y * x;
+    if x < -1.0 {
+        return -z;
+    }
+    z + x
+}
+
+#[differentiable]
+fn skip_and_stop(x: f64, n: usize) -> f64 {
+    let mut s = 0.0;
+    for i in 0..n {
+        if i % 2 == 1 {
+            continue;
+        }
+        if i >= 6 {
+            break;
+        }
+        s += x * (i as f64);
+    }
+    s
+}
+
+#[differentiable]
+fn until_big(x: f64) -> f64 {
+    let mut y = x;
+    loop {
+        y = y * x;
+        if y > 100.0 {
+            break;
+        }
+    }
+    y
+}
+
+#[differentiable]
+fn match_return(x: f64, k: u8) -> f64 {
+    match k {
+        0 => return x,
+        1 => {}
+        _ => return x * x,
+    }
+    x.sin()
+}
+
+#[test]
+fn exits() {
+    assert_eq!(gradient(early_vjp(2.0)), 4.0);
+    assert_eq!(gradient(early_vjp(-2.0)), -12.0);
+    assert_eq!(gradient(early_vjp(0.5)), 3.0 * 0.25 + 1.0);
+    // i = 0, 2, 4 contribute (6 breaks): s = x (0 + 2 + 4)
+    assert_eq!(gradient(skip_and_stop_vjp(1.0, 100)), 6.0);
+    // y = x^k for the first k with x^k > 100: x = 3 → 3^5 = 243, dy/dx = 5 · 3^4
+    assert_eq!(gradient(until_big_vjp(3.0)), 405.0);
+    assert_eq!(gradient(match_return_vjp(2.0, 0)), 1.0);
+    assert_eq!(gradient(match_return_vjp(2.0, 5)), 4.0);
+    assert_eq!(gradient(match_return_vjp(2.0, 1)), 2f64.cos());
+}

@@ -65,6 +65,7 @@ fn lower_body(
     errors: &mut Errors,
 ) -> Option<TokenStream> {
     let recursive = calls_itself(name, body.to_token_stream());
+    let body = &crate::normalize::normalize(body);
     let first = lower::lower(sig, body, None);
     let useful = activity::useful(&first.graph, &first.result);
     let Lowered {

@@ -18,10 +18,13 @@ mod item;
 mod lower;
 mod mutation;
 mod names;
+mod normalize;
 mod region;
 mod reverse;
 mod scan;
 mod signature;
+#[cfg(test)]
+mod snapshots;
 
 use proc_macro::TokenStream;
 

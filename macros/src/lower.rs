@@ -414,6 +414,9 @@ impl<'u> Lowering<'u> {
                     header,
                 )
             }
+            Expr::Loop(l) if l.label.is_none() && crate::region::ends_with_break_check(&l.body) => {
+                self.lower_loop(&l.body, Vec::new(), e.clone(), quote!(loop))
+            }
             Expr::While(w) if w.label.is_none() && !matches!(&*w.cond, Expr::Let(_)) => {
                 let cond = &w.cond;
                 self.lower_loop(&w.body, Vec::new(), e.clone(), quote!(while #cond))
@@ -609,7 +612,8 @@ fn construct_name(e: &Expr) -> String {
     match e {
         Expr::If(_) => "`if`".into(),
         Expr::Match(_) => "`match`".into(),
-        Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => "a loop".into(),
+        Expr::Loop(_) => "a `loop` left with `break value` or a labelled `break`".into(),
+        Expr::ForLoop(_) | Expr::While(_) => "a labelled loop".into(),
         Expr::Closure(_) => "a closure".into(),
         Expr::Macro(m) => format!("macro `{}!`", m.mac.path.to_token_stream()),
         Expr::Index(_) => "indexing".into(),

@@ -22,7 +22,7 @@ use crate::reverse::{self, Reverse, Sink};
 use crate::scan;
 use proc_macro2::{Ident, TokenStream};
 use quote::{ToTokens, format_ident, quote};
-use syn::{Block, Expr, parse_quote};
+use syn::{Block, Expr, Stmt, parse_quote};
 
 /// One arm: its body and the names its pattern binds (data).
 pub struct Arm {
@@ -323,6 +323,8 @@ impl Lowering<'_> {
         original: Expr,
         header: TokenStream,
     ) -> (Expr, Act) {
+        let (body, exit_check) = split_break_check(body);
+        let body = &body;
         let tokens = body.to_token_stream();
         let assigned = self.assigned_outer(tokens.clone());
         let free = self.inputs_of(tokens.clone(), &assigned);
@@ -372,14 +374,12 @@ impl Lowering<'_> {
             return (original, Act::Inactive);
         }
         if scan::has_loop_exit(tokens) {
-            let message = "`break`/`continue` in a loop over active values is not supported yet: compute a bound and loop to it";
+            let message = "this loop exits with a labelled `break`/`continue` or `break value`, which is not supported over active values yet: use a flag and plain `break`";
+            let poison = Act::Poison(body.brace_token.span.join(), message.into());
             for name in &assigned {
-                self.assign(
-                    name,
-                    Act::Poison(body.brace_token.span.join(), message.into()),
-                );
+                self.assign(name, poison.clone());
             }
-            return (original, Act::Inactive);
+            return (original, poison);
         }
         let inputs = inputs_for(&carried, self);
         let pullback = format_ident!("__pb{}", self.graph.nodes.len());
@@ -429,6 +429,7 @@ impl Lowering<'_> {
                 #(let #hoisted;)*
                 { #(#stmts)* };
                 __tape.push(#step);
+                #exit_check
             }
             #pullback = move |__seed, __acc: #acc_ty| {
                 let (#(#ins,)*) = __acc;
@@ -449,6 +450,28 @@ impl Lowering<'_> {
             _ => 0,
         }
     }
+}
+
+/// Whether a `loop` body ends with the break check of normalization (its only way out).
+pub fn ends_with_break_check(body: &Block) -> bool {
+    !split_break_check(body).1.is_empty()
+}
+
+/// Splits the `if flag { break; }` that normalization put at the end of a loop body off the
+/// body: it runs after the iteration's pullback is recorded.
+fn split_break_check(body: &Block) -> (Block, TokenStream) {
+    let mut body = body.clone();
+    if let Some(Stmt::Expr(Expr::If(check), _)) = body.stmts.last()
+        && let Expr::Path(p) = &*check.cond
+        && p.path
+            .get_ident()
+            .is_some_and(|i| i.to_string().starts_with(crate::normalize::BREAK_FLAG))
+    {
+        let check = check.to_token_stream();
+        body.stmts.pop();
+        return (body, check);
+    }
+    (body, TokenStream::new())
 }
 
 /// The reverse closure of a region body: `|seed, acc| -> carried`, where `seed` holds the

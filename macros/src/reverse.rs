@@ -129,8 +129,11 @@ impl Writer<'_> {
                 let names = slot_names("__s", id, slots);
                 self.code
                     .extend(quote!(let (#(#names,)*) = #pullback(#adjoint);));
-                for ((name, slot), span) in names.iter().zip(slots).zip(spans) {
+                for (j, (slot, span)) in slots.iter().zip(spans).enumerate() {
                     if let Some(operand) = slot {
+                        // The slot's name carries the argument's span: a tangent that cannot
+                        // flow back (a `#[no_derivative]` parameter) is reported at the argument.
+                        let name = format_ident!("__s{}_{}", id, j, span = *span);
                         self.partials[*operand]
                             .push(quote_spanned!(*span=> ::adjoint::__private::arg_tangent(#name)));
                     }

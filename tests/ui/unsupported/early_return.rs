@@ -2,10 +2,14 @@ use adjoint::prelude::*;
 
 #[differentiable]
 fn f(x: f64, n: usize) -> f64 {
-    if n == 0 {
-        return x;
+    let mut y = x;
+    for _ in 0..n {
+        y = y * x;
+        if y > 10.0 {
+            return y;
+        }
     }
-    x * 2.0
+    y
 }
 
 fn main() {}

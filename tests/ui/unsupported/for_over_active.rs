@@ -1,10 +1,10 @@
 use adjoint::prelude::*;
 
 #[differentiable]
-fn f(xs: Vec<f64>) -> f64 {
+fn f(xs: Vec<f64>, ys: Vec<f64>) -> f64 {
     let mut s = 0.0;
-    for x in xs.iter() {
-        s += *x;
+    for (a, b) in xs.iter().zip(ys.iter()) {
+        s += a * b;
     }
     s
 }

@@ -3,13 +3,13 @@ use adjoint::prelude::*;
 #[differentiable]
 fn f(x: f64) -> f64 {
     let mut y = x;
-    loop {
+    let z = loop {
         y = y * x;
         if y > 10.0 {
-            break;
+            break y;
         }
-    }
-    y
+    };
+    z
 }
 
 fn main() {}

@@ -1,0 +1,356 @@
+//! Control-flow normalization: rewrites early `return`, `break` and `continue` into structured
+//! code the lowering handles, before lowering (the original function is not touched).
+//!
+//! The statements after a statement that may exit become its *continuation* and move into
+//! each branch of that statement, where the exit simply ends the branch:
+//!
+//! ```text
+//! s1; if c { return a; } s2; t        ⇒   s1; if c { a } else { s2; t }
+//! for .. { s1; if c { continue; } s2 } ⇒   for .. { s1; if c { } else { s2 } }
+//! for .. { s1; if c { break; } s2 }    ⇒   let mut brk = false;
+//!                                          for .. { s1; if c { brk = true; } else { s2 } if brk { break; } }
+//! ```
+//!
+//! The final `if brk { break; }` is recognised by the loop lowering, which emits it after the
+//! iteration's pullback is recorded. `loop { .. }` is a loop whose only exit is such a flag.
+//! Not handled (reported by the lowering): `return` inside a loop, labelled `break`/`continue`,
+//! `break value`, and exits inside `let` initialisers or bare blocks.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, format_ident, quote};
+use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
+use syn::{Block, Expr, ExprIf, Ident, Stmt, parse_quote};
+
+/// The name prefix of break flags.
+pub const BREAK_FLAG: &str = "__adjoint_break";
+
+/// Normalizes a function body.
+pub fn normalize(body: &Block) -> Block {
+    let mut n = Normalizer { flags: 0 };
+    Block {
+        brace_token: body.brace_token,
+        stmts: n.stmts(&body.stmts, None, true),
+    }
+}
+
+struct Normalizer {
+    flags: usize,
+}
+
+/// What an exit inside the statements being rewritten means.
+#[derive(Clone)]
+struct LoopCtx {
+    flag: Ident,
+}
+
+impl Normalizer {
+    /// Rewrites `stmts`; `top` is the function body (whose `return e` becomes its value).
+    fn stmts(&mut self, stmts: &[Stmt], lp: Option<&LoopCtx>, top: bool) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        for (i, stmt) in stmts.iter().enumerate() {
+            let rest = &stmts[i + 1..];
+            if !exits(stmt.to_token_stream(), lp.is_some(), top) {
+                out.push(self.nested(stmt));
+                continue;
+            }
+            match stmt {
+                Stmt::Expr(Expr::Continue(c), _) if c.label.is_none() && lp.is_some() => {
+                    return out;
+                }
+                Stmt::Expr(Expr::Break(b), _) if b.label.is_none() && b.expr.is_none() => {
+                    if let Some(lp) = lp {
+                        let flag = &lp.flag;
+                        out.push(parse_quote!(#flag = true;));
+                        return out;
+                    }
+                    out.push(stmt.clone());
+                }
+                Stmt::Expr(Expr::Return(r), _) if top && lp.is_none() => {
+                    let value = r
+                        .expr
+                        .as_ref()
+                        .map_or_else(|| quote!(()), |e| e.to_token_stream());
+                    out.push(Stmt::Expr(parse_quote!(#value), None));
+                    return out;
+                }
+                Stmt::Expr(Expr::If(e), _) => {
+                    let rewritten = self.if_with_rest(e, rest, lp, top);
+                    out.push(Stmt::Expr(Expr::If(rewritten), end_semi(lp, top)));
+                    return out;
+                }
+                Stmt::Expr(Expr::Match(m), _) => {
+                    let mut m = m.clone();
+                    for arm in &mut m.arms {
+                        let stmts = match &*arm.body {
+                            Expr::Block(b) if b.label.is_none() => {
+                                append(b.block.stmts.clone(), rest)
+                            }
+                            body => append(vec![Stmt::Expr(body.clone(), None)], rest),
+                        };
+                        let new = self.stmts(&stmts, lp, top);
+                        *arm.body = parse_quote!({ #(#new)* });
+                    }
+                    out.push(Stmt::Expr(Expr::Match(m), end_semi(lp, top)));
+                    return out;
+                }
+                other => out.push(self.nested(other)),
+            }
+        }
+        out
+    }
+
+    /// `if` whose branches may exit: each branch gets the continuation `rest`.
+    fn if_with_rest(
+        &mut self,
+        e: &ExprIf,
+        rest: &[Stmt],
+        lp: Option<&LoopCtx>,
+        top: bool,
+    ) -> ExprIf {
+        let mut out = e.clone();
+        let then = append(e.then_branch.stmts.clone(), rest);
+        out.then_branch.stmts = self.stmts(&then, lp, top);
+        let else_block: Block = match e.else_branch.as_ref().map(|(_, b)| &**b) {
+            Some(Expr::If(inner)) => {
+                let inner = self.if_with_rest(inner, rest, lp, top);
+                parse_quote!({ #inner })
+            }
+            Some(Expr::Block(b)) => {
+                let stmts = append(b.block.stmts.clone(), rest);
+                Block {
+                    brace_token: b.block.brace_token,
+                    stmts: self.stmts(&stmts, lp, top),
+                }
+            }
+            Some(other) => parse_quote!({ #other }),
+            None => {
+                let stmts = self.stmts(rest, lp, top);
+                parse_quote!({ #(#stmts)* })
+            }
+        };
+        out.else_branch = Some((Default::default(), Box::new(parse_quote!(#else_block))));
+        out
+    }
+
+    /// A statement without exits of its own: rewrites the loops inside it that use `break` or
+    /// `continue`, innermost first.
+    fn nested(&mut self, stmt: &Stmt) -> Stmt {
+        let mut stmt = stmt.clone();
+        LoopRewriter(self).visit_stmt_mut(&mut stmt);
+        stmt
+    }
+
+    /// A loop whose body uses `break`/`continue`: its body without them, and the flag.
+    fn rewrite_loop(&mut self, e: &Expr) -> Option<(Ident, Expr)> {
+        let (label, body) = match e {
+            Expr::ForLoop(f) => (&f.label, &f.body),
+            Expr::While(w) => (&w.label, &w.body),
+            Expr::Loop(l) => (&l.label, &l.body),
+            _ => return None,
+        };
+        if label.is_some() || !exits(body.to_token_stream(), true, false) || breaks_with_value(body)
+        {
+            return None;
+        }
+        let flag = format_ident!("{}{}", BREAK_FLAG, self.flags);
+        self.flags += 1;
+        let lp = LoopCtx { flag: flag.clone() };
+        let mut stmts = self.stmts(&body.stmts, Some(&lp), false);
+        if let Some(Stmt::Expr(_, semi @ None)) = stmts.last_mut() {
+            *semi = Some(Default::default());
+        }
+        stmts.push(parse_quote!(if #flag { break; }));
+        let body = Block {
+            brace_token: body.brace_token,
+            stmts,
+        };
+        let new = match e {
+            Expr::ForLoop(f) => Expr::ForLoop(syn::ExprForLoop { body, ..f.clone() }),
+            Expr::While(w) => Expr::While(syn::ExprWhile { body, ..w.clone() }),
+            Expr::Loop(l) => Expr::Loop(syn::ExprLoop { body, ..l.clone() }),
+            _ => unreachable!("matched above"),
+        };
+        Some((flag, new))
+    }
+}
+
+/// Whether a loop body has `break value` (left to the lowering, which rejects it).
+fn breaks_with_value(body: &Block) -> bool {
+    struct Finder(bool);
+    impl<'a> Visit<'a> for Finder {
+        fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
+            self.0 |= b.expr.is_some();
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut f = Finder(false);
+    f.visit_block(body);
+    f.0
+}
+
+/// Rewrites loops wherever they appear in a statement (not inside closures or items).
+struct LoopRewriter<'n>(&'n mut Normalizer);
+
+impl VisitMut for LoopRewriter<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if matches!(e, Expr::Closure(_)) {
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+        if let Some((flag, new)) = self.0.rewrite_loop(e) {
+            *e = parse_quote!({ let mut #flag = false; #new });
+        }
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// `stmts` followed by `rest`; a value at the end of `stmts` becomes a statement.
+fn append(mut stmts: Vec<Stmt>, rest: &[Stmt]) -> Vec<Stmt> {
+    if !rest.is_empty()
+        && let Some(Stmt::Expr(_, semi @ None)) = stmts.last_mut()
+    {
+        *semi = Some(Default::default());
+    }
+    stmts.extend(rest.iter().cloned());
+    stmts
+}
+
+/// A rewritten branch statement ends the block: it is the function's value at the top level,
+/// a statement inside a loop body.
+fn end_semi(lp: Option<&LoopCtx>, top: bool) -> Option<syn::Token![;]> {
+    (lp.is_some() || !top).then(Default::default)
+}
+
+/// Whether `tokens` contain an exit of the current function (`return`, if `returns`) or of the
+/// current loop (`break`/`continue` outside nested loops, if `in_loop`), ignoring closures and
+/// nested items.
+fn exits(tokens: TokenStream, in_loop: bool, returns: bool) -> bool {
+    let Ok(e) = syn::parse2::<Block>(quote!({ #tokens })) else {
+        return false;
+    };
+    struct Exits {
+        in_loop: bool,
+        returns: bool,
+        depth: usize,
+        found: Option<Span>,
+    }
+    impl<'a> Visit<'a> for Exits {
+        fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
+            if self.returns {
+                self.found.get_or_insert(r.return_token.span);
+            }
+        }
+        fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
+            if self.in_loop && self.depth == 0 {
+                self.found.get_or_insert(b.break_token.span);
+            }
+        }
+        fn visit_expr_continue(&mut self, c: &'a syn::ExprContinue) {
+            if self.in_loop && self.depth == 0 {
+                self.found.get_or_insert(c.continue_token.span);
+            }
+        }
+        fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
+            self.visit_expr(&f.expr);
+            self.depth += 1;
+            self.visit_block(&f.body);
+            self.depth -= 1;
+        }
+        fn visit_expr_while(&mut self, w: &'a syn::ExprWhile) {
+            self.visit_expr(&w.cond);
+            self.depth += 1;
+            self.visit_block(&w.body);
+            self.depth -= 1;
+        }
+        fn visit_expr_loop(&mut self, l: &'a syn::ExprLoop) {
+            self.depth += 1;
+            self.visit_block(&l.body);
+            self.depth -= 1;
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut v = Exits {
+        in_loop,
+        returns,
+        depth: 0,
+        found: None,
+    };
+    v.visit_block(&e);
+    v.found.is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(body: TokenStream) -> String {
+        let block: Block = syn::parse2(body).unwrap();
+        let out = normalize(&block);
+        quote!(#out).to_string()
+    }
+
+    #[test]
+    fn early_return_takes_the_rest_as_else() {
+        let out = norm(quote!({
+            let a = 1.0;
+            if c {
+                return a;
+            }
+            let b = a * 2.0;
+            b
+        }));
+        assert_eq!(
+            out,
+            quote!({
+                let a = 1.0;
+                if c {
+                    a
+                } else {
+                    let b = a * 2.0;
+                    b
+                }
+            })
+            .to_string()
+        );
+    }
+
+    #[test]
+    fn continue_and_break_become_structured() {
+        let out = norm(quote!({
+            for i in 0..n {
+                if i == 2 {
+                    continue;
+                }
+                if i == 5 {
+                    break;
+                }
+                s += x;
+            }
+            s
+        }));
+        let expected = quote!({
+            {
+                let mut __adjoint_break0 = false;
+                for i in 0..n {
+                    if i == 2 {
+                    } else {
+                        if i == 5 {
+                            __adjoint_break0 = true;
+                        } else {
+                            s += x;
+                        };
+                    };
+                    if __adjoint_break0 {
+                        break;
+                    }
+                }
+            }
+            s
+        });
+        assert_eq!(out, expected.to_string());
+    }
+}

@@ -1,0 +1,113 @@
+//! Snapshot tests of the emitted code, one per construct: the expansion of a small function,
+//! pretty-printed, is compared with `macros/tests/snapshots/<name>.txt`.
+//!
+//! A test fails when the emitted code changes. After an intended change, regenerate the files
+//! and read the diff before committing them:
+//!
+//! ```text
+//! UPDATE_SNAPSHOTS=1 cargo test -p adjoint-macros snapshots
+//! git diff macros/tests/snapshots
+//! ```
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use std::path::PathBuf;
+
+/// The expansion of `#[differentiable(args)] item`, pretty-printed.
+fn expand(args: TokenStream, item: TokenStream) -> String {
+    let out = crate::emit::differentiable(args, item);
+    match syn::parse2::<syn::File>(out.clone()) {
+        Ok(file) => prettyplease::unparse(&file),
+        Err(e) => panic!("the expansion does not parse as items ({e}):\n{out}"),
+    }
+}
+
+/// Compares `actual` with the snapshot `name`, or rewrites the snapshot when the environment
+/// variable `UPDATE_SNAPSHOTS` is set.
+fn check(name: &str, actual: &str) {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "tests", "snapshots"]
+        .iter()
+        .collect::<PathBuf>()
+        .join(format!("{name}.txt"));
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().expect("a snapshot has a folder"))
+            .expect("create the snapshot folder");
+        std::fs::write(&path, actual).expect("write the snapshot");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read snapshot {} ({e}): run `UPDATE_SNAPSHOTS=1 cargo test -p adjoint-macros snapshots`",
+            path.display()
+        )
+    });
+    if expected == actual {
+        return;
+    }
+    let first = expected
+        .lines()
+        .zip(actual.lines())
+        .position(|(e, a)| e != a)
+        .unwrap_or_else(|| expected.lines().count().min(actual.lines().count()));
+    let show = |text: &str| {
+        text.lines()
+            .enumerate()
+            .skip(first.saturating_sub(3))
+            .take(7)
+            .map(|(i, l)| format!("{:>4} | {l}\n", i + 1))
+            .collect::<String>()
+    };
+    panic!(
+        "the expansion differs from snapshot {} from line {}\n--- expected\n{}--- actual\n{}\nIf the change is intended, rerun with UPDATE_SNAPSHOTS=1 and review the diff.",
+        path.display(),
+        first + 1,
+        show(&expected),
+        show(actual),
+    );
+}
+
+#[test]
+fn straight_line() {
+    let item = quote! {
+        fn f(x: f64, y: f64) -> f64 {
+            let z = x * y;
+            z + x.sin()
+        }
+    };
+    check("straight_line", &expand(quote!(), item));
+}
+
+#[test]
+fn tuple_pattern() {
+    let item = quote! {
+        fn f(x: f64, y: f64) -> f64 {
+            let (a, b) = (x * y, x.exp());
+            a - b
+        }
+    };
+    check("tuple_pattern", &expand(quote!(), item));
+}
+
+#[test]
+fn if_else() {
+    let item = quote! {
+        fn f(x: f64) -> f64 {
+            if x > 0.0 { x * x } else { 0.5 * x }
+        }
+    };
+    check("if_else", &expand(quote!(), item));
+}
+
+#[test]
+fn for_loop_with_element_read() {
+    let item = quote! {
+        fn f(x: [f64; 3]) -> f64 {
+            let mut s = 0.0;
+            for i in 0..3 {
+                s += x[i] * x[i];
+            }
+            s
+        }
+    };
+    check("for_loop", &expand(quote!(), item));
+}
