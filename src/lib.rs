@@ -38,6 +38,32 @@
 //! `Self` in its signature needs `#[differentiable(associated)]`, because the macro cannot see
 //! that it sits in an `impl`.
 //!
+//! ## Inout parameters
+//! A differentiated `&mut` parameter is Swift's `inout`: `fn step(x: &mut f64, y: f64)` gets
+//! `step_vjp(x: &mut f64, y: f64) -> ((), impl FnOnce((), (&mut f64,)) -> f64)`. The pullback
+//! takes, after the result's tangent, a tuple of `&mut` tangents of the inout parameters: on
+//! entry each holds the tangent of the parameter's final value, on exit that of its initial
+//! value. It returns the tangents of the other differentiated parameters.
+//!
+//! ```
+//! use adjoint::prelude::*;
+//!
+//! #[differentiable]
+//! fn step(x: &mut f64, y: f64) {
+//!     *x = *x * y + y;
+//! }
+//!
+//! let mut x = 2.0;
+//! let ((), pullback) = step_vjp(&mut x, 3.0);
+//! assert_eq!(x, 9.0);
+//! let mut dx = 1.0; // seed: d(final x)
+//! let dy = pullback((), (&mut dx,));
+//! assert_eq!((dx, dy), (3.0, 3.0)); // d(final x)/d(initial x) = y, d/dy = x₀ + 1
+//! ```
+//!
+//! Pullbacks are `'static`: they own what they need and never borrow the arguments, so `x` is
+//! readable right after the call.
+//!
 //! ## Companions and imports
 //! `fn f` gets `fn f_vjp` with the same visibility and generics, and a method `m` gets a sibling
 //! method `m_vjp`. Differentiable code that calls `g(x)` calls `g`'s companion instead, found by
@@ -102,6 +128,10 @@ pub use adjoint_macros::derivative_of;
 /// Everything a user of adjoint needs in scope.
 pub mod prelude {
     pub use crate::{derivative_of, differentiable};
+    pub use adjoint_core::{
+        Conv2d, Cpu, DType, Tensor, TensorTangent, cross_entropy, cross_entropy_vjp, mse, mse_vjp,
+        nll, nll_vjp,
+    };
     pub use adjoint_core::{
         Differentiable, Float, FloatMath, TangentVector, UnitSeed, gradient, value_with_gradient,
         without_derivative,

@@ -203,3 +203,34 @@ fn exits() {
     assert_eq!(gradient(match_return_vjp(2.0, 5)), 4.0);
     assert_eq!(gradient(match_return_vjp(2.0, 1)), 2f64.cos());
 }
+
+#[differentiable]
+fn step(x: &mut f64, y: f64) {
+    *x = *x * y + y;
+}
+
+#[differentiable]
+fn scale_and_report(x: &mut f64, k: f64) -> f64 {
+    let old = *x;
+    *x *= k;
+    old * k
+}
+
+#[test]
+fn inout() {
+    let mut x = 2.0;
+    let ((), pullback) = step_vjp(&mut x, 3.0);
+    assert_eq!(x, 9.0);
+    // x₁ = x₀ y + y: ∂x₁/∂x₀ = y = 3, ∂x₁/∂y = x₀ + 1 = 3
+    let mut dx = 1.0;
+    let dy = pullback((), (&mut dx,));
+    assert_eq!((dx, dy), (3.0, 3.0));
+
+    let mut x = 2.0;
+    let (r, pullback) = scale_and_report_vjp(&mut x, 5.0);
+    assert_eq!((r, x), (10.0, 10.0));
+    // seeds: r̄ = 1, x̄₁ = 1; r = x₀ k, x₁ = x₀ k → x̄₀ = 2k = 10, k̄ = 2 x₀ = 4
+    let mut dx = 1.0;
+    let dk = pullback(1.0, (&mut dx,));
+    assert_eq!((dx, dk), (10.0, 4.0));
+}

@@ -4,11 +4,6 @@
 
 use crate::graph::{Act, Graph};
 
-/// Marks the nodes whose value flows into `result`.
-pub fn useful(graph: &Graph, result: &Act) -> Vec<bool> {
-    useful_from(graph, std::slice::from_ref(result))
-}
-
 /// Marks the nodes whose value flows into any of `roots`.
 pub fn useful_from(graph: &Graph, roots: &[Act]) -> Vec<bool> {
     let mut useful = vec![false; graph.nodes.len()];
@@ -48,7 +43,7 @@ mod tests {
             slots: vec![Some(x), None],
             spans: vec![proc_macro2::Span::call_site(); 2],
         });
-        let u = useful(&g, &Act::Active(used));
+        let u = useful_from(&g, &[Act::Active(used)]);
         assert_eq!(u, vec![true, false, false, true]);
         assert_eq!(g.nodes[unused].deps, 1);
         let _ = y;

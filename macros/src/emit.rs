@@ -67,50 +67,79 @@ fn lower_body(
     let recursive = calls_itself(name, body.to_token_stream());
     let body = &crate::normalize::normalize(body);
     let first = lower::lower(sig, body, None);
-    let useful = activity::useful(&first.graph, &first.result);
-    let Lowered {
-        graph,
-        body,
-        result,
-        hoisted,
-        errors: found,
-    } = lower::lower(sig, body, Some(&useful));
-    if !found.is_empty() {
-        *errors = found;
+    let mut roots = vec![first.result.clone()];
+    roots.extend(first.finals.iter().cloned());
+    let useful = activity::useful_from(&first.graph, &roots);
+    let lowered = lower::lower(sig, body, Some(&useful));
+    if !lowered.errors.is_empty() {
+        *errors = lowered.errors;
         return None;
     }
-    Some(full_body(
-        sig, &graph, &useful, &result, &body, &hoisted, recursive,
-    ))
+    Some(full_body(sig, &lowered, &useful, recursive))
 }
 
 /// The body of the uniform companion: the rewritten forward pass, then the pullback closure.
+/// With inout parameters the closure also takes `&mut` tangents: on entry those of their final
+/// values (seeds), on exit those of their initial values.
 fn full_body(
     sig: &FnSignature,
-    graph: &crate::graph::Graph,
+    lowered: &Lowered,
     useful: &[bool],
-    result: &crate::graph::Act,
-    forward: &syn::Block,
-    hoisted: &[proc_macro2::Ident],
     recursive: bool,
 ) -> TokenStream {
+    let Lowered {
+        graph,
+        body: forward,
+        result,
+        hoisted,
+        finals,
+        ..
+    } = lowered;
     let ret_tangent = sig.ret_tangent();
     let slots = sig.slot_tuple();
     let sinks: Vec<Sink> = (0..sig.params.len()).map(Sink::Return).collect();
-    let seeds = [(result.clone(), quote!(__seed))];
+    let io: Vec<syn::Ident> = (0..finals.len())
+        .map(|k| quote::format_ident!("__io{}", k))
+        .collect();
+    let mut seeds = vec![(result.clone(), quote!(__seed))];
+    seeds.extend(
+        finals
+            .iter()
+            .zip(&io)
+            .map(|(f, io)| (f.clone(), quote!(::adjoint::__private::take(#io)))),
+    );
     let Reverse { code, returns } =
         reverse::reverse(graph, useful, &seeds, &sinks, sig.params.len());
-    let outputs = sig.params.iter().zip(returns).map(|(p, r)| {
-        if p.wrt {
-            r
-        } else {
-            quote!(::adjoint::__private::NoTangent)
-        }
-    });
+    let mut write_back = Vec::new();
+    let mut ios = io.iter();
+    let outputs: Vec<TokenStream> = sig
+        .params
+        .iter()
+        .zip(returns)
+        .map(|(p, r)| match (p.wrt, p.inout) {
+            (true, false) => r,
+            (true, true) => {
+                let io = ios.next().expect("one accumulator per inout parameter");
+                write_back.push(quote!(*#io = #r;));
+                quote!(::adjoint::__private::NoTangent)
+            }
+            _ => quote!(::adjoint::__private::NoTangent),
+        })
+        .collect();
     let forward_stmts = &forward.stmts;
+    let inputs = if io.is_empty() {
+        quote!(__seed: #ret_tangent)
+    } else {
+        let types = sig.params.iter().filter(|p| p.inout).map(|p| {
+            let t = p.tangent_type();
+            quote!(&mut #t)
+        });
+        quote!(__seed: #ret_tangent, (#(#io,)*): (#(#types,)*))
+    };
     let pullback = quote! {
-        move |__seed: #ret_tangent| -> #slots {
+        move |#inputs| -> #slots {
             #code
+            #(#write_back)*
             (#(#outputs,)*)
         }
     };
@@ -159,6 +188,7 @@ fn companions(
     let decls: Vec<&TokenStream> = sig.params.iter().map(|p| &p.decl).collect();
     let ret = &sig.ret;
     let ret_tangent = sig.ret_tangent();
+    let pullback_inputs = sig.pullback_inputs();
     let slots = sig.slot_tuple();
     let nice = sig.nice_tangents();
     let cfgs: Vec<_> = item
@@ -168,9 +198,11 @@ fn companions(
         .collect();
     let vis = &item.vis;
     let n = sig.params.len();
-    // The pullback captures every lifetime in scope (Rust 2024's rule): a precise `use<..>`
-    // would have to name the generic parameters of the enclosing impl, which the macro cannot
-    // see. So a method's pullback borrows its receiver; see the crate docs.
+    // Pullbacks are `+ 'static`: under Rust 2024 an `impl Trait` captures every lifetime in
+    // scope, so without the bound a pullback would keep its arguments borrowed (a method's
+    // receiver, an inout parameter). A precise `use<..>` cannot be written instead: it would
+    // have to name the generic parameters of the enclosing impl, which the macro cannot see.
+    // Rules own what they keep (values, `Arc`s), so the bound holds.
     // Both companions' signatures are spanned at the function's name, so that an error about a
     // type in them (a parameter type that is not `Differentiable`) is reported once, not per
     // companion.
@@ -180,9 +212,9 @@ fn companions(
         .as_ref()
         .is_some_and(|b| calls_itself(name, b.to_token_stream()))
     {
-        quote_spanned!(span=> ::std::boxed::Box<dyn FnOnce(#ret_tangent) -> #slots>)
+        quote_spanned!(span=> ::std::boxed::Box<dyn FnOnce(#pullback_inputs) -> #slots>)
     } else {
-        quote_spanned!(span=> impl FnOnce(#ret_tangent) -> #slots)
+        quote_spanned!(span=> impl FnOnce(#pullback_inputs) -> #slots + 'static)
     };
     let full_sig = quote_spanned! {span=>
         #generics (#(#decls,)* __needs: [bool; #n]) -> (#ret, #pullback_type) #where_clause
@@ -227,7 +259,7 @@ fn companions(
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            if p.wrt {
+            if p.wrt && !p.inout {
                 format_ident!("__g{}", i).into_token_stream()
             } else {
                 quote!(_)
@@ -239,6 +271,18 @@ fn companions(
         [single] => quote!(#single),
         many => quote!((#(#many),*)),
     };
+    let (closure_inputs, closure_args) = if sig.has_inout() {
+        let types = sig.params.iter().filter(|p| p.inout).map(|p| {
+            let t = p.tangent_type();
+            quote!(&mut #t)
+        });
+        (
+            quote!(__seed: #ret_tangent, __io: (#(#types,)*)),
+            quote!(__seed, __io),
+        )
+    } else {
+        (quote!(__seed: #ret_tangent), quote!(__seed))
+    };
     let doc = format!(
         " The value of [`{name}`] and its pullback: the closure maps the tangent of the result to the tangents of the differentiated parameters. Generated by `#[differentiable]`."
     );
@@ -246,11 +290,11 @@ fn companions(
         #(#cfgs)*
         #[doc = #doc]
         #[allow(unused, clippy::all, clippy::pedantic)]
-        #vis fn #vjp #generics (#(#decls),*) -> (#ret, impl FnOnce(#ret_tangent) -> #nice) #where_clause {
+        #vis fn #vjp #generics (#(#decls),*) -> (#ret, impl FnOnce(#pullback_inputs) -> #nice + 'static) #where_clause {
             let _ = #original #turbofish; // the original is used through its companion
             let (__value, __pullback) = #full_path #turbofish (#(#pass,)* [#(#flags),*]);
-            (__value, move |__seed: #ret_tangent| {
-                let (#(#slot_names,)*) = __pullback(__seed);
+            (__value, move |#closure_inputs| {
+                let (#(#slot_names,)*) = __pullback(#closure_args);
                 #nice_value
             })
         }

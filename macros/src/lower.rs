@@ -30,6 +30,8 @@ pub struct Lowered {
     /// pullbacks (`__pbN`) and index records (`__ixN`).
     pub hoisted: Vec<Ident>,
     pub errors: Errors,
+    /// The final values of the inout parameters, in parameter order.
+    pub finals: Vec<Act>,
 }
 
 /// Lowers the body of a function with signature `sig`.
@@ -64,12 +66,24 @@ pub fn lower(sig: &FnSignature, body: &Block, useful: Option<&[bool]>) -> Lowere
     if let Act::Poison(span, message) = &result {
         l.report(*span, message);
     }
+    let finals: Vec<Act> = sig
+        .params
+        .iter()
+        .filter(|p| p.inout)
+        .map(|p| l.lookup(&p.name).cloned().unwrap_or(Act::Inactive))
+        .collect();
+    for act in &finals {
+        if let Act::Poison(span, message) = act {
+            l.report(*span, message);
+        }
+    }
     Lowered {
         graph: l.graph,
         body: block,
         result,
         hoisted: l.hoisted,
         errors: l.errors,
+        finals,
     }
 }
 

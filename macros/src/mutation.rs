@@ -202,6 +202,8 @@ fn plain_op(op: &BinOp) -> TokenStream {
 pub(crate) fn local_name(e: &Expr) -> Option<&Ident> {
     match e {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
+        // `*x = e` through an inout (`&mut`) parameter writes a new version of `x`.
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => local_name(&u.expr),
         _ => None,
     }
 }

@@ -131,11 +131,13 @@ impl Writer<'_> {
                     .extend(quote!(let (#(#names,)*) = #pullback(#adjoint);));
                 for (j, (slot, span)) in slots.iter().zip(spans).enumerate() {
                     if let Some(operand) = slot {
-                        // The slot's name carries the argument's span: a tangent that cannot
-                        // flow back (a `#[no_derivative]` parameter) is reported at the argument.
-                        let name = format_ident!("__s{}_{}", id, j, span = *span);
+                        // The parentheses carry the argument's span (the name keeps the macro's
+                        // hygiene): a tangent that cannot flow back (a `#[no_derivative]`
+                        // parameter) is reported at the argument.
+                        let name = format_ident!("__s{}_{}", id, j);
+                        let arg = quote_spanned!(*span=> { #name });
                         self.partials[*operand]
-                            .push(quote_spanned!(*span=> ::adjoint::__private::arg_tangent(#name)));
+                            .push(quote_spanned!(*span=> ::adjoint::__private::arg_tangent(#arg)));
                     }
                 }
             }

@@ -22,13 +22,16 @@ pub struct Param {
     pub value_ty: Type,
     /// Whether the pullback returns a tangent for it.
     pub wrt: bool,
+    /// A differentiated `&mut` parameter (Swift's `inout`): the pullback takes the tangent of
+    /// its final value by `&mut` and leaves there the tangent of its initial value.
+    pub inout: bool,
     pub span: Span,
 }
 
 impl Param {
     /// The tangent slot type in the uniform (`_vjp_full`) convention.
     pub fn slot_type(&self) -> TokenStream {
-        if self.wrt {
+        if self.wrt && !self.inout {
             self.tangent_type()
         } else {
             quote!(::adjoint::__private::NoTangent)
@@ -54,6 +57,31 @@ pub struct FnSignature {
 }
 
 impl FnSignature {
+    /// The pullback's parameters: the result's tangent, then `&mut` tangents of the inout
+    /// parameters (`|seed, (dx,)|`); just the seed when there are none.
+    pub fn pullback_inputs(&self) -> TokenStream {
+        let ret_tangent = self.ret_tangent();
+        let inout: Vec<TokenStream> = self
+            .params
+            .iter()
+            .filter(|p| p.inout)
+            .map(|p| {
+                let t = p.tangent_type();
+                quote!(&mut #t)
+            })
+            .collect();
+        if inout.is_empty() {
+            ret_tangent
+        } else {
+            quote!(#ret_tangent, (#(#inout,)*))
+        }
+    }
+
+    /// Whether some parameter is inout.
+    pub fn has_inout(&self) -> bool {
+        self.params.iter().any(|p| p.inout)
+    }
+
     /// `<R as Differentiable>::Tangent`.
     pub fn ret_tangent(&self) -> TokenStream {
         let ret = &self.ret;
@@ -72,7 +100,7 @@ impl FnSignature {
         let wrt: Vec<_> = self
             .params
             .iter()
-            .filter(|p| p.wrt)
+            .filter(|p| p.wrt && !p.inout)
             .map(Param::tangent_type)
             .collect();
         match wrt.as_slice() {
@@ -216,14 +244,15 @@ pub fn analyse(
                 format!("`{name}` is both in `wrt(...)` and `#[no_derivative]`"),
             );
         }
-        if wrt && is_mut {
+        if wrt && is_mut && (name == "self" || pattern.is_some()) {
             errors.push(
                 span,
                 format!(
-                    "`{name}` is a `&mut` parameter: differentiating through mutable references (inout) is not supported yet; take it by value or by `&`, or mark it `#[no_derivative]`"
+                    "`{name}` is a `&mut` receiver or pattern: differentiating through it (inout) is not supported yet; take it by `&` and return the new value, or mark it `#[no_derivative]`"
                 ),
             );
         }
+        let inout = wrt && is_mut;
         params.push(Param {
             name,
             decl,
@@ -231,6 +260,7 @@ pub fn analyse(
             pattern,
             value_ty,
             wrt,
+            inout,
             span,
         });
     }
@@ -267,10 +297,11 @@ pub fn analyse(
             }
             (**ty).clone()
         }
+        ReturnType::Default if params.iter().any(|p| p.inout) => syn::parse_quote!(()),
         ReturnType::Default => {
             errors.push(
                 sig.ident.span(),
-                format!("`{}` returns `()`: a differentiable function must return a differentiable value", sig.ident),
+                format!("`{}` returns `()`: a differentiable function must return a differentiable value or update a `&mut` parameter", sig.ident),
             );
             return None;
         }

@@ -79,6 +79,12 @@ pub fn plus<T: TangentVector>(a: T, b: T) -> T {
     a.plus(b)
 }
 
+/// Takes the tangent out of an inout accumulator, leaving zero.
+#[inline(always)]
+pub fn take<T: TangentVector>(t: &mut T) -> T {
+    std::mem::replace(t, T::zero())
+}
+
 /// The zero tangent.
 #[inline(always)]
 pub fn zero<T: TangentVector>() -> T {

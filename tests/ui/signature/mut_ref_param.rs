@@ -1,8 +1,19 @@
 use adjoint::prelude::*;
 
-#[differentiable]
-fn f(x: &mut f64) -> f64 {
-    *x * 2.0
+struct Counter(f64);
+
+impl Differentiable for Counter {
+    type Tangent = f64;
+    fn move_by(&mut self, t: &f64) {
+        self.0 += t;
+    }
+}
+
+impl Counter {
+    #[differentiable]
+    fn bump(&mut self, x: f64) -> f64 {
+        self.0 * x
+    }
 }
 
 fn main() {}
