@@ -234,3 +234,55 @@ fn inout() {
     let dk = pullback(1.0, (&mut dx,));
     assert_eq!((dx, dk), (10.0, 4.0));
 }
+
+#[differentiable]
+fn checked_sqrt(x: f64) -> Result<f64, String> {
+    if x < 0.0 {
+        return Err(format!("negative input {x}"));
+    }
+    Ok(x.sqrt())
+}
+
+#[differentiable]
+fn uses_try(x: f64, y: f64) -> Result<f64, String> {
+    let r = checked_sqrt(x)? * y;
+    Ok(r + checked_sqrt(y)?)
+}
+
+#[differentiable]
+fn first_big(x: f64, n: usize) -> f64 {
+    let mut y = x;
+    for _ in 0..n {
+        y = y * x;
+        if y > 10.0 {
+            return y * 2.0;
+        }
+    }
+    y
+}
+
+#[differentiable]
+fn maybe(x: f64, keep: bool) -> Option<f64> {
+    let v = if keep { Some(x * x) } else { None };
+    let w = v?;
+    Some(w + x)
+}
+
+#[test]
+fn try_and_loop_returns() {
+    let (v, pb) = uses_try_vjp(4.0, 9.0);
+    assert_eq!(v, Ok(2.0 * 9.0 + 3.0));
+    // r = √x·y + √y: ∂x = y/(2√x) = 9/4, ∂y = √x + 1/(2√y) = 2 + 1/6
+    let (dx, dy) = pb(1.0);
+    assert_eq!(dx, 2.25);
+    assert!((dy - (2.0 + 1.0 / 6.0)).abs() < 1e-15);
+    let (v, _) = uses_try_vjp(-1.0, 9.0);
+    assert!(v.is_err());
+    // x = 2: y = 4, 8, 16 > 10 at the 3rd iteration: 2·x⁴, derivative 8x³ = 64
+    assert_eq!(gradient(first_big_vjp(2.0, 10)), 64.0);
+    // n too small to return: y = x³, derivative 3x² = 12
+    assert_eq!(gradient(first_big_vjp(2.0, 2)), 12.0);
+    let (v, pb) = maybe_vjp(3.0, true);
+    assert_eq!(v, Some(12.0));
+    assert_eq!(pb(1.0), 7.0);
+}

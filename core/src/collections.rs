@@ -100,3 +100,27 @@ impl<T: Differentiable, const N: usize> Differentiable for [T; N] {
         }
     }
 }
+
+/// The tangent of an `Option<T>` is that of its payload (zero for `None`): `Some(x)` and the
+/// pattern `Some(v)` pass derivatives through unchanged, which is what `?` and early returns
+/// of optional values need.
+impl<T: Differentiable> Differentiable for Option<T> {
+    type Tangent = T::Tangent;
+
+    fn move_by(&mut self, tangent: &Self::Tangent) {
+        if let Some(x) = self {
+            x.move_by(tangent);
+        }
+    }
+}
+
+/// The tangent of a `Result<T, E>` is that of its `Ok` payload (zero for `Err`).
+impl<T: Differentiable, E> Differentiable for Result<T, E> {
+    type Tangent = T::Tangent;
+
+    fn move_by(&mut self, tangent: &Self::Tangent) {
+        if let Ok(x) = self {
+            x.move_by(tangent);
+        }
+    }
+}

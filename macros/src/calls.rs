@@ -81,12 +81,21 @@ impl Lowering<'_> {
         if last == "without_derivative" {
             return (rebuilt, Act::Inactive);
         }
+        if (last == "Some" || last == "Ok") && acts.len() == 1 {
+            // The tangent of `Some(x)`/`Ok(x)` is the tangent of `x`.
+            return (rebuilt, acts.into_iter().next().expect("one argument"));
+        }
         if last
             .to_string()
             .starts_with(|ch: char| ch.is_ascii_uppercase())
         {
-            let what = format!("constructing `{last}(..)`");
-            return self.unsupported_call(rebuilt, acts, last.span(), &what);
+            if acts.iter().all(crate::lower::is_inactive) {
+                return (rebuilt, Act::Inactive);
+            }
+            let message = format!(
+                "constructing `{last}(..)` from active values is not supported yet: enums and tuple structs carry no tangent (only `Some`/`Ok` do); compute the differentiable value in each branch instead"
+            );
+            return (rebuilt, Act::Poison(last.span(), message));
         }
         let companion = names::companion_call(path);
         self.rule(

@@ -40,7 +40,13 @@ pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
     let excluded = signature::strip_no_derivative(&mut item.sig);
     let sig = signature::analyse(&item.sig, &excluded, &args, &mut errors);
     let body = match (&sig, &item.body, errors.is_empty()) {
-        (Some(sig), Some(body), true) => Some(lower_body(sig, &item.sig.ident, body, &mut errors)),
+        (Some(sig), Some(body), true) => Some(lower_body(
+            sig,
+            &item.sig.output,
+            &item.sig.ident,
+            body,
+            &mut errors,
+        )),
         _ => None,
     };
     match sig {
@@ -60,12 +66,13 @@ pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
 /// Runs both lowering passes and writes the uniform companion's body.
 fn lower_body(
     sig: &FnSignature,
+    sig_output: &syn::ReturnType,
     name: &syn::Ident,
     body: &syn::Block,
     errors: &mut Errors,
 ) -> Option<TokenStream> {
     let recursive = calls_itself(name, body.to_token_stream());
-    let body = &crate::normalize::normalize(body);
+    let body = &crate::normalize::normalize(body, sig_output);
     let first = lower::lower(sig, body, None);
     let mut roots = vec![first.result.clone()];
     roots.extend(first.finals.iter().cloned());

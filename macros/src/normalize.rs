@@ -1,5 +1,6 @@
-//! Control-flow normalization: rewrites early `return`, `break` and `continue` into structured
-//! code the lowering handles, before lowering (the original function is not touched).
+//! Control-flow normalization: rewrites early `return`, `?`, `break` and `continue` into
+//! structured code the lowering handles, before lowering (the original function is not
+//! touched).
 //!
 //! The statements after a statement that may exit become its *continuation* and move into
 //! each branch of that statement, where the exit simply ends the branch:
@@ -9,48 +10,102 @@
 //! for .. { s1; if c { continue; } s2 } ⇒   for .. { s1; if c { } else { s2 } }
 //! for .. { s1; if c { break; } s2 }    ⇒   let mut brk = false;
 //!                                          for .. { s1; if c { brk = true; } else { s2 } if brk { break; } }
+//! let y = g(x)?; t                     ⇒   let q = g(x); match q { Ok(v) => { let y = v; t } Err(e) => Err(From::from(e)) }
+//! for .. { if c { return a; } }; t    ⇒   let mut ret = None; let mut returned = false;
+//!                                          for .. { if c { ret = Some(a); returned = true; brk = true; } .. }
+//!                                          match ret { Some(r) => r, None => t }
 //! ```
 //!
 //! The final `if brk { break; }` is recognised by the loop lowering, which emits it after the
 //! iteration's pullback is recorded. `loop { .. }` is a loop whose only exit is such a flag.
-//! Not handled (reported by the lowering): `return` inside a loop, labelled `break`/`continue`,
-//! `break value`, and exits inside `let` initialisers or bare blocks.
+//! `Some(x)`, `Ok(x)` and the patterns `Some(v)`, `Ok(v)` pass tangents through unchanged,
+//! so these rewrites stay differentiable. `?` is rewritten for functions returning `Result`
+//! or `Option`; its operand is evaluated before the rest of its statement. Not handled
+//! (reported by the lowering): labelled `break`/`continue`, `break value`, and exits inside
+//! `let` initialisers other than `?`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
-use syn::{Block, Expr, ExprIf, Ident, Stmt, parse_quote};
+use syn::{Block, Expr, ExprIf, Ident, ReturnType, Stmt, Type, parse_quote};
 
 /// The name prefix of break flags.
 pub const BREAK_FLAG: &str = "__adjoint_break";
 
-/// Normalizes a function body.
-pub fn normalize(body: &Block) -> Block {
-    let mut n = Normalizer { flags: 0 };
+/// What `?` means in the function: its return type's family.
+#[derive(Clone, Copy, PartialEq)]
+enum Family {
+    Result,
+    Option,
+    Other,
+}
+
+/// Normalizes a function body; `output` is the function's return type.
+pub fn normalize(body: &Block, output: &ReturnType) -> Block {
+    let family = match output {
+        ReturnType::Type(_, ty) => match &**ty {
+            Type::Path(p) => match p
+                .path
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .as_deref()
+            {
+                Some("Result") => Family::Result,
+                Some("Option") => Family::Option,
+                _ => Family::Other,
+            },
+            _ => Family::Other,
+        },
+        ReturnType::Default => Family::Other,
+    };
+    let mut n = Normalizer {
+        fresh: 0,
+        family,
+        returns_in_loops: false,
+    };
+    let mut stmts = n.stmts(&body.stmts, None, true);
+    if n.returns_in_loops {
+        let mut prologue: Vec<Stmt> = vec![
+            parse_quote!(let mut __adjoint_ret = None;),
+            parse_quote!(let mut __adjoint_returned = false;),
+        ];
+        prologue.append(&mut stmts);
+        stmts = prologue;
+    }
     Block {
         brace_token: body.brace_token,
-        stmts: n.stmts(&body.stmts, None, true),
+        stmts,
     }
 }
 
 struct Normalizer {
-    flags: usize,
+    fresh: usize,
+    family: Family,
+    returns_in_loops: bool,
 }
 
-/// What an exit inside the statements being rewritten means.
+/// The loop whose body is being rewritten: `break` sets its flag.
 #[derive(Clone)]
 struct LoopCtx {
     flag: Ident,
 }
 
 impl Normalizer {
-    /// Rewrites `stmts`; `top` is the function body (whose `return e` becomes its value).
+    /// Rewrites `stmts`; `top` is the function body's tail position (where `return e` becomes
+    /// the value), `lp` the innermost loop.
     fn stmts(&mut self, stmts: &[Stmt], lp: Option<&LoopCtx>, top: bool) -> Vec<Stmt> {
         let mut out = Vec::new();
         for (i, stmt) in stmts.iter().enumerate() {
             let rest = &stmts[i + 1..];
-            if !exits(stmt.to_token_stream(), lp.is_some(), top) {
+            if self.family != Family::Other
+                && let Some(split) = self.split_try(stmt, rest)
+            {
+                out.extend(self.stmts(&split, lp, top));
+                return out;
+            }
+            if !exits(stmt.to_token_stream(), lp.is_some()) {
                 out.push(self.nested(stmt));
                 continue;
             }
@@ -58,20 +113,29 @@ impl Normalizer {
                 Stmt::Expr(Expr::Continue(c), _) if c.label.is_none() && lp.is_some() => {
                     return out;
                 }
-                Stmt::Expr(Expr::Break(b), _) if b.label.is_none() && b.expr.is_none() => {
-                    if let Some(lp) = lp {
-                        let flag = &lp.flag;
-                        out.push(parse_quote!(#flag = true;));
-                        return out;
-                    }
-                    out.push(stmt.clone());
+                Stmt::Expr(Expr::Break(b), _)
+                    if b.label.is_none() && b.expr.is_none() && lp.is_some() =>
+                {
+                    let flag = &lp.expect("checked").flag;
+                    out.push(parse_quote!(#flag = true;));
+                    return out;
                 }
-                Stmt::Expr(Expr::Return(r), _) if top && lp.is_none() => {
+                Stmt::Expr(Expr::Return(r), _) => {
                     let value = r
                         .expr
                         .as_ref()
                         .map_or_else(|| quote!(()), |e| e.to_token_stream());
-                    out.push(Stmt::Expr(parse_quote!(#value), None));
+                    match lp {
+                        None if top => out.push(Stmt::Expr(parse_quote!(#value), None)),
+                        None => out.push(stmt.clone()),
+                        Some(lp) => {
+                            self.returns_in_loops = true;
+                            let flag = &lp.flag;
+                            out.push(parse_quote!(__adjoint_ret = Some(#value);));
+                            out.push(parse_quote!(__adjoint_returned = true;));
+                            out.push(parse_quote!(#flag = true;));
+                        }
+                    }
                     return out;
                 }
                 Stmt::Expr(Expr::If(e), _) => {
@@ -94,10 +158,56 @@ impl Normalizer {
                     out.push(Stmt::Expr(Expr::Match(m), end_semi(lp, top)));
                     return out;
                 }
+                Stmt::Expr(e, _) if returns_inside_loop(e) => {
+                    // A loop that may return: run it, then the rest only if it did not.
+                    out.push(self.nested(stmt));
+                    let rest = self.stmts(rest, lp, top);
+                    match lp {
+                        None => out.push(Stmt::Expr(
+                            parse_quote!(match __adjoint_ret { Some(__adjoint_r) => __adjoint_r, None => { #(#rest)* } }),
+                            end_semi(lp, top),
+                        )),
+                        Some(lp) => {
+                            let flag = &lp.flag;
+                            out.push(parse_quote!(if __adjoint_returned { #flag = true; } else { #(#rest)* }));
+                        }
+                    }
+                    return out;
+                }
                 other => out.push(self.nested(other)),
             }
         }
         out
+    }
+
+    /// `s` containing `e?`, followed by `rest`, as `let q = e; match q { Ok(v) => { s[e? := v];
+    /// rest } Err(e) => return Err(From::from(e)) }` (the innermost `?` first).
+    fn split_try(&mut self, stmt: &Stmt, rest: &[Stmt]) -> Option<Vec<Stmt>> {
+        let mut stmt = stmt.clone();
+        let value = format_ident!("__adjoint_q{}", self.fresh);
+        let mut finder = TryFinder {
+            value: value.clone(),
+            operand: None,
+        };
+        finder.visit_stmt_mut(&mut stmt);
+        let operand = finder.operand?;
+        self.fresh += 1;
+        let source = format_ident!("__adjoint_q{}_source", self.fresh - 1);
+        let (ok, bail) = match self.family {
+            Family::Result => (
+                quote!(Ok(#value)),
+                quote!(Err(__adjoint_e) => return Err(::core::convert::From::from(__adjoint_e))),
+            ),
+            _ => (quote!(Some(#value)), quote!(None => return None)),
+        };
+        let body = append(vec![stmt], rest);
+        Some(vec![
+            parse_quote!(let #source = #operand;),
+            Stmt::Expr(
+                parse_quote!(match #source { #ok => { #(#body)* } #bail, }),
+                None,
+            ),
+        ])
     }
 
     /// `if` whose branches may exit: each branch gets the continuation `rest`.
@@ -133,15 +243,15 @@ impl Normalizer {
         out
     }
 
-    /// A statement without exits of its own: rewrites the loops inside it that use `break` or
-    /// `continue`, innermost first.
+    /// A statement without exits of its own: rewrites the loops inside it that use `break`,
+    /// `continue` or `return`, innermost first.
     fn nested(&mut self, stmt: &Stmt) -> Stmt {
         let mut stmt = stmt.clone();
         LoopRewriter(self).visit_stmt_mut(&mut stmt);
         stmt
     }
 
-    /// A loop whose body uses `break`/`continue`: its body without them, and the flag.
+    /// A loop whose body uses `break`/`continue`/`return`: its body without them, and the flag.
     fn rewrite_loop(&mut self, e: &Expr) -> Option<(Ident, Expr)> {
         let (label, body) = match e {
             Expr::ForLoop(f) => (&f.label, &f.body),
@@ -149,12 +259,11 @@ impl Normalizer {
             Expr::Loop(l) => (&l.label, &l.body),
             _ => return None,
         };
-        if label.is_some() || !exits(body.to_token_stream(), true, false) || breaks_with_value(body)
-        {
+        if label.is_some() || !exits(body.to_token_stream(), true) || breaks_with_value(body) {
             return None;
         }
-        let flag = format_ident!("{}{}", BREAK_FLAG, self.flags);
-        self.flags += 1;
+        let flag = format_ident!("{}{}", BREAK_FLAG, self.fresh);
+        self.fresh += 1;
         let lp = LoopCtx { flag: flag.clone() };
         let mut stmts = self.stmts(&body.stmts, Some(&lp), false);
         if let Some(Stmt::Expr(_, semi @ None)) = stmts.last_mut() {
@@ -175,6 +284,30 @@ impl Normalizer {
     }
 }
 
+/// Replaces the innermost, first `e?` by a fresh name and keeps `e`.
+struct TryFinder {
+    value: Ident,
+    operand: Option<Expr>,
+}
+
+impl VisitMut for TryFinder {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if self.operand.is_some() || matches!(e, Expr::Closure(_) | Expr::Async(_)) {
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+        if self.operand.is_none()
+            && let Expr::Try(t) = e
+        {
+            self.operand = Some((*t.expr).clone());
+            let value = &self.value;
+            *e = parse_quote!(#value);
+        }
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
 /// Whether a loop body has `break value` (left to the lowering, which rejects it).
 fn breaks_with_value(body: &Block) -> bool {
     struct Finder(bool);
@@ -188,6 +321,12 @@ fn breaks_with_value(body: &Block) -> bool {
     let mut f = Finder(false);
     f.visit_block(body);
     f.0
+}
+
+/// Whether `e` is a loop with a `return` inside.
+fn returns_inside_loop(e: &Expr) -> bool {
+    matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_))
+        && exits(e.to_token_stream(), false)
 }
 
 /// Rewrites loops wherever they appear in a statement (not inside closures or items).
@@ -224,24 +363,20 @@ fn end_semi(lp: Option<&LoopCtx>, top: bool) -> Option<syn::Token![;]> {
     (lp.is_some() || !top).then(Default::default)
 }
 
-/// Whether `tokens` contain an exit of the current function (`return`, if `returns`) or of the
-/// current loop (`break`/`continue` outside nested loops, if `in_loop`), ignoring closures and
-/// nested items.
-fn exits(tokens: TokenStream, in_loop: bool, returns: bool) -> bool {
+/// Whether `tokens` contain a `return` of the function, or (if `in_loop`) a `break`/`continue`
+/// of the current loop (outside nested loops), ignoring closures and nested items.
+fn exits(tokens: TokenStream, in_loop: bool) -> bool {
     let Ok(e) = syn::parse2::<Block>(quote!({ #tokens })) else {
         return false;
     };
     struct Exits {
         in_loop: bool,
-        returns: bool,
         depth: usize,
         found: Option<Span>,
     }
     impl<'a> Visit<'a> for Exits {
         fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
-            if self.returns {
-                self.found.get_or_insert(r.return_token.span);
-            }
+            self.found.get_or_insert(r.return_token.span);
         }
         fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
             if self.in_loop && self.depth == 0 {
@@ -275,7 +410,6 @@ fn exits(tokens: TokenStream, in_loop: bool, returns: bool) -> bool {
     }
     let mut v = Exits {
         in_loop,
-        returns,
         depth: 0,
         found: None,
     };
@@ -289,7 +423,7 @@ mod tests {
 
     fn norm(body: TokenStream) -> String {
         let block: Block = syn::parse2(body).unwrap();
-        let out = normalize(&block);
+        let out = normalize(&block, &parse_quote!(-> f64));
         quote!(#out).to_string()
     }
 

@@ -28,6 +28,11 @@ use syn::{Block, Expr, Stmt, parse_quote};
 pub struct Arm {
     pub block: Block,
     pub bound: Vec<Ident>,
+    /// The name an arm's `Some(v)`/`Ok(v)` pattern binds to the payload of an active
+    /// scrutinee, and the scrutinee's node: the payload's tangent is the scrutinee's.
+    pub payload: Option<(String, usize)>,
+    /// What the names in `bound` are: data, or poisoned when the scrutinee is.
+    pub bound_as: Act,
 }
 
 /// A child lowering of one region body.
@@ -54,20 +59,29 @@ impl Lowering<'_> {
         let mut conds = Vec::new();
         let mut current = e;
         loop {
-            let bound = match &*current.cond {
+            let mut bound_as = Act::Inactive;
+            let (bound, payload, cond) = match &*current.cond {
                 Expr::Let(l) => {
-                    let (_, act) = self.expr(&l.expr);
-                    if is_active(&act) {
-                        return self.opaque(&Expr::If(e.clone()));
-                    }
-                    pattern_names(&l.pat)
+                    let (scrutinee, act) = self.expr(&l.expr);
+                    bound_as = poisoned(&act);
+                    let mut cond = l.clone();
+                    cond.expr = Box::new(scrutinee);
+                    let (bound, payload) = match (&act, payload_pattern(&l.pat)) {
+                        (Act::Active(id), Some(Some(name))) => (Vec::new(), Some((name, *id))),
+                        (Act::Active(_), Some(None)) => (pattern_names(&l.pat), None),
+                        (Act::Active(_), None) => return self.opaque(&Expr::If(e.clone())),
+                        _ => (pattern_names(&l.pat), None),
+                    };
+                    (bound, payload, Box::new(Expr::Let(cond)))
                 }
-                _ => Vec::new(),
+                _ => (Vec::new(), None, current.cond.clone()),
             };
-            conds.push(current.cond.clone());
+            conds.push(cond);
             arms.push(crate::region::Arm {
                 block: current.then_branch.clone(),
                 bound,
+                payload,
+                bound_as: bound_as.clone(),
             });
             match current.else_branch.as_ref().map(|(_, b)| &**b) {
                 Some(Expr::If(next)) => current = next,
@@ -75,6 +89,8 @@ impl Lowering<'_> {
                     arms.push(crate::region::Arm {
                         block: b.block.clone(),
                         bound: Vec::new(),
+                        payload: None,
+                        bound_as: Act::Inactive,
                     });
                     break;
                 }
@@ -83,6 +99,8 @@ impl Lowering<'_> {
                     arms.push(crate::region::Arm {
                         block: parse_quote!({}),
                         bound: Vec::new(),
+                        payload: None,
+                        bound_as: Act::Inactive,
                     });
                     break;
                 }
@@ -100,20 +118,30 @@ impl Lowering<'_> {
 
     pub(crate) fn match_arms(&mut self, m: &syn::ExprMatch) -> (Expr, Act) {
         let (scrutinee, act) = self.expr(&m.expr);
-        if is_active(&act) {
-            return self.opaque(&Expr::Match(m.clone()));
+        let mut arms = Vec::new();
+        for arm in &m.arms {
+            let body = &arm.body;
+            let block = parse_quote!({ #body });
+            let (bound, payload) = match (&act, payload_pattern(&arm.pat)) {
+                (Act::Active(id), Some(Some(name))) => (Vec::new(), Some((name, *id))),
+                (Act::Active(_), Some(None)) => (pattern_names(&arm.pat), None),
+                (Act::Active(_), None) => return self.opaque(&Expr::Match(m.clone())),
+                _ => (pattern_names(&arm.pat), None),
+            };
+            if let Some((name, _)) = &payload
+                && self
+                    .lookup(name)
+                    .is_some_and(|a| !crate::lower::is_inactive(a))
+            {
+                return self.opaque(&Expr::Match(m.clone()));
+            }
+            arms.push(Arm {
+                block,
+                bound,
+                payload,
+                bound_as: poisoned(&act),
+            });
         }
-        let arms = m
-            .arms
-            .iter()
-            .map(|arm| {
-                let body = &arm.body;
-                crate::region::Arm {
-                    block: parse_quote!({ #body }),
-                    bound: pattern_names(&arm.pat),
-                }
-            })
-            .collect();
         let heads: Vec<TokenStream> = m
             .arms
             .iter()
@@ -161,7 +189,7 @@ impl Lowering<'_> {
         let bound = arm
             .bound
             .iter()
-            .map(|b| (b.to_string(), Act::Inactive))
+            .map(|b| (b.to_string(), arm.bound_as.clone()))
             .collect();
         child.scopes = vec![scope, bound];
         let (block, tail) = child.block(&arm.block, false);
@@ -219,7 +247,16 @@ impl Lowering<'_> {
         rebuild: impl FnOnce(Vec<TokenStream>) -> Expr,
     ) -> (Expr, Act) {
         let tokens: TokenStream = arms.iter().map(|a| a.block.to_token_stream()).collect();
-        let inputs = self.inputs_of(tokens.clone(), &[]);
+        let mut inputs = self.inputs_of(tokens.clone(), &[]);
+        for (name, id) in arms.iter().filter_map(|a| a.payload.clone()) {
+            if !inputs.iter().any(|i| i.name == name) {
+                inputs.push(Input {
+                    name,
+                    outer: Some(id),
+                    deps: self.graph.nodes[id].deps,
+                });
+            }
+        }
         let assigned = self.assigned_outer(tokens);
         let first: Vec<Child> = arms
             .iter()
@@ -241,6 +278,9 @@ impl Lowering<'_> {
                 self.assign(name, act);
             }
             let tail = poison_of(first.iter().map(|c| &c.tail).collect()).unwrap_or(Act::Inactive);
+            for (arm, analysed) in arms.iter().zip(&first) {
+                self.check_escapes(arm, &inputs, &assigned, analysed.graph.nodes.len());
+            }
             return (original, tail);
         }
         let pullback = format_ident!("__pb{}", self.graph.nodes.len());
@@ -301,6 +341,17 @@ impl Lowering<'_> {
         (expr, result)
     }
 
+    /// A region with no active output is emitted unchanged, but active values may still leave
+    /// it through a non-differentiable path (a discarded call, a write to outside state):
+    /// lowers it once more, with nothing useful, to report those.
+    fn check_escapes(&mut self, arm: &Arm, inputs: &[Input], assigned: &[String], nodes: usize) {
+        if self.final_pass() {
+            let none = vec![false; nodes];
+            let child = self.run_child(arm, inputs, assigned, Some(&none));
+            self.absorb(&child, &[]);
+        }
+    }
+
     /// Reports a child's errors, and those of poisoned outputs, in the final pass.
     fn absorb(&mut self, child: &Child, roots: &[Act]) {
         if !self.final_pass() {
@@ -331,6 +382,8 @@ impl Lowering<'_> {
         let arm = Arm {
             block: body.clone(),
             bound,
+            payload: None,
+            bound_as: Act::Inactive,
         };
         let mut carried: Vec<usize> = (0..assigned.len())
             .filter(|&j| self.lookup(&assigned[j]).is_some_and(is_active))
@@ -371,6 +424,8 @@ impl Lowering<'_> {
                 let act = analysed.finals[j].clone();
                 self.assign(name, if is_active(&act) { Act::Inactive } else { act });
             }
+            let inputs = inputs_for(&carried, self);
+            self.check_escapes(&arm, &inputs, &assigned, analysed.graph.nodes.len());
             return (original, Act::Inactive);
         }
         if scan::has_loop_exit(tokens) {
@@ -501,6 +556,36 @@ fn closure(
         #code
         (#(#returns,)*)
     })
+}
+
+/// What names bound by a pattern over a scrutinee with activity `act` are: poisoned with it,
+/// or data.
+fn poisoned(act: &Act) -> Act {
+    match act {
+        Act::Poison(..) => act.clone(),
+        _ => Act::Inactive,
+    }
+}
+
+/// The arms a `match` on an active `Option`/`Result` may have: `Some(v)`/`Ok(v)` bind the
+/// payload (`Some(Some(v))`), `None`, `Err(..)` and `_` bind nothing active (`Some(None)`).
+fn payload_pattern(pat: &syn::Pat) -> Option<Option<String>> {
+    match pat {
+        syn::Pat::TupleStruct(t) => {
+            let last = t.path.segments.last()?.ident.to_string();
+            match (last.as_str(), t.elems.len(), t.elems.first()) {
+                ("Some" | "Ok", 1, Some(syn::Pat::Ident(i))) if i.subpat.is_none() => {
+                    Some(Some(i.ident.to_string()))
+                }
+                ("Some" | "Ok", 1, Some(syn::Pat::Wild(_))) | ("Err", _, _) => Some(None),
+                _ => None,
+            }
+        }
+        syn::Pat::Ident(i) if i.ident == "None" => Some(None),
+        syn::Pat::Path(p) if p.path.is_ident("None") => Some(None),
+        syn::Pat::Wild(_) => Some(None),
+        _ => None,
+    }
 }
 
 /// `(&mut _, ...)`: annotating the accumulators makes the closures generic over the borrow's
