@@ -286,3 +286,21 @@ fn try_and_loop_returns() {
     assert_eq!(v, Some(12.0));
     assert_eq!(pb(1.0), 7.0);
 }
+
+#[differentiable]
+fn calls_inout(x: f64, y: f64) -> f64 {
+    let mut v = x * x;
+    step(&mut v, y);
+    step(&mut v, y);
+    v * x
+}
+
+#[test]
+fn inout_calls() {
+    // v₀ = x², v₁ = v₀ y + y, v₂ = v₁ y + y = x² y² + y² + y; f = v₂ x
+    let (x, y) = (1.5, 2.0);
+    let (v, (dx, dy)) = value_with_gradient(calls_inout_vjp(x, y));
+    assert_eq!(v, (x * x * y * y + y * y + y) * x);
+    assert_eq!(dx, 3.0 * x * x * y * y + y * y + y);
+    assert_eq!(dy, x * (2.0 * x * x * y + 2.0 * y + 1.0));
+}

@@ -37,11 +37,13 @@ mod tests {
             pullback: format_ident!("p"),
             slots: vec![Some(x)],
             spans: vec![proc_macro2::Span::call_site(); 2],
+            inout: Vec::new(),
         });
         let used = g.add(NodeKind::Rule {
             pullback: format_ident!("q"),
             slots: vec![Some(x), None],
             spans: vec![proc_macro2::Span::call_site(); 2],
+            inout: Vec::new(),
         });
         let u = useful_from(&g, &[Act::Active(used)]);
         assert_eq!(u, vec![true, false, false, true]);

@@ -5,12 +5,39 @@ use crate::lower::{Lowering, is_inactive};
 use crate::mutation::local_name;
 use crate::names;
 use crate::signature::obviously_non_differentiable;
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
-use syn::Expr;
 use syn::spanned::Spanned;
+use syn::{Expr, parse_quote};
 
 impl Lowering<'_> {
+    /// Call arguments; `&mut v` with an active local `v` is an inout argument: its slot carries
+    /// `v`'s value before the call, and the call rebinds `v`.
+    fn call_args(
+        &mut self,
+        args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
+        offset: usize,
+    ) -> (Vec<Expr>, Vec<Act>, Vec<(usize, String)>) {
+        let mut inout = Vec::new();
+        let (exprs, acts) = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                if let Expr::Reference(r) = a
+                    && r.mutability.is_some()
+                    && let Some(name) = local_name(&r.expr)
+                    && let Some(act @ Act::Active(_)) = self.lookup(&name.to_string()).cloned()
+                {
+                    inout.push((i + offset, name.to_string()));
+                    // The uniform companion takes the value and returns the new one.
+                    return (parse_quote!(::core::clone::Clone::clone(&#name)), act);
+                }
+                self.expr(a)
+            })
+            .unzip();
+        (exprs, acts, inout)
+    }
+
     pub(crate) fn args(
         &mut self,
         args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
@@ -26,7 +53,7 @@ impl Lowering<'_> {
             return self.push(m, name);
         }
         let (receiver, ra) = self.expr(&m.receiver);
-        let (args, acts) = self.args(&m.args);
+        let (args, acts, inout) = self.call_args(&m.args, 1);
         let mut out = m.clone();
         out.receiver = Box::new(receiver.clone());
         out.args = args.iter().cloned().collect();
@@ -41,13 +68,12 @@ impl Lowering<'_> {
         let spans = std::iter::once(m.receiver.span())
             .chain(m.args.iter().map(Spanned::span))
             .collect();
-        self.rule(slots, spans, m.method.span(), rebuilt, |n| {
-            quote_spanned!(m.method.span()=> #receiver.#method #turbofish(#(#args,)* [#(#n),*]))
-        })
+        let call = |n: Vec<TokenStream>| quote_spanned!(m.method.span()=> #receiver.#method #turbofish(#(#args,)* [#(#n),*]));
+        self.rule_with_inout(slots, spans, m.method.span(), rebuilt, call, inout)
     }
 
     pub(crate) fn call(&mut self, c: &syn::ExprCall) -> (Expr, Act) {
-        let (args, acts) = self.args(&c.args);
+        let (args, acts, inout) = self.call_args(&c.args, 0);
         let mut out = c.clone();
         out.args = args.iter().cloned().collect();
         let rebuilt = Expr::Call(out);
@@ -98,12 +124,13 @@ impl Lowering<'_> {
             return (rebuilt, Act::Poison(last.span(), message));
         }
         let companion = names::companion_call(path);
-        self.rule(
+        self.rule_with_inout(
             acts,
             c.args.iter().map(Spanned::span).collect(),
             last.span(),
             rebuilt,
             |n| quote_spanned!(last.span()=> #companion(#(#args,)* [#(#n),*])),
+            inout,
         )
     }
 

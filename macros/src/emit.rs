@@ -155,12 +155,18 @@ fn full_body(
     } else {
         pullback
     };
+    let owned = sig.inout_owned();
+    let value = if owned.is_empty() {
+        quote!(__value)
+    } else {
+        quote!((__value, (#(#owned,)*)))
+    };
     quote! {{
         #[allow(unused_imports)]
         use ::adjoint::__private::FloatMethods as _;
         #(let #hoisted;)*
         let __value = { #(#forward_stmts)* };
-        (__value, #pullback)
+        (#value, #pullback)
     }}
 }
 
@@ -193,6 +199,8 @@ fn companions(
     let generics = &item.sig.generics;
     let where_clause = where_with_self(item, sig);
     let decls: Vec<&TokenStream> = sig.params.iter().map(|p| &p.decl).collect();
+    let full_decls: Vec<&TokenStream> = sig.params.iter().map(|p| &p.full_decl).collect();
+    let full_value = sig.full_value_type();
     let ret = &sig.ret;
     let ret_tangent = sig.ret_tangent();
     let pullback_inputs = sig.pullback_inputs();
@@ -224,7 +232,7 @@ fn companions(
         quote_spanned!(span=> impl FnOnce(#pullback_inputs) -> #slots + 'static)
     };
     let full_sig = quote_spanned! {span=>
-        #generics (#(#decls,)* __needs: [bool; #n]) -> (#ret, #pullback_type) #where_clause
+        #generics (#(#full_decls,)* __needs: [bool; #n]) -> (#full_value, #pullback_type) #where_clause
     };
     let (full_path, full_item) = if method_form {
         let full = names::full_method(name);
@@ -259,7 +267,21 @@ fn companions(
     } else {
         quote!(#name)
     };
-    let pass = sig.params.iter().map(|p| &p.pass);
+    let pass = sig.params.iter().map(|p| &p.full_pass);
+    let inout_pass: Vec<&TokenStream> = sig
+        .params
+        .iter()
+        .filter(|p| p.inout)
+        .map(|p| &p.pass)
+        .collect();
+    let new_values: Vec<syn::Ident> = (0..inout_pass.len())
+        .map(|k| format_ident!("__new{}", k))
+        .collect();
+    let receive = if inout_pass.is_empty() {
+        quote!(__value)
+    } else {
+        quote!((__value, (#(#new_values,)*)))
+    };
     let flags = sig.params.iter().map(|p| p.wrt);
     let slot_names: Vec<TokenStream> = sig
         .params
@@ -299,7 +321,8 @@ fn companions(
         #[allow(unused, clippy::all, clippy::pedantic)]
         #vis fn #vjp #generics (#(#decls),*) -> (#ret, impl FnOnce(#pullback_inputs) -> #nice + 'static) #where_clause {
             let _ = #original #turbofish; // the original is used through its companion
-            let (__value, __pullback) = #full_path #turbofish (#(#pass,)* [#(#flags),*]);
+            let (#receive, __pullback) = #full_path #turbofish (#(#pass,)* [#(#flags),*]);
+            #(*#inout_pass = #new_values;)*
             (__value, move |#closure_inputs| {
                 let (#(#slot_names,)*) = __pullback(#closure_args);
                 #nice_value

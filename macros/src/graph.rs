@@ -41,7 +41,12 @@ pub enum NodeKind {
         slots: Vec<Option<NodeId>>,
         /// The span of each operand, where a type error about its tangent is reported.
         spans: Vec<Span>,
+        /// Slots passed as `&mut v` to an inout parameter: their adjoints go through the
+        /// pullback's `&mut` tangents rather than its result.
+        inout: Vec<usize>,
     },
+    /// The value of the variable passed as `&mut v` in slot `slot` of call `call`, after it.
+    InoutOut { call: NodeId, slot: usize },
     /// Component `index` of a tuple-valued node.
     Component { parent: NodeId, index: usize },
     /// A tuple built from its components.
@@ -74,6 +79,7 @@ impl NodeKind {
             }
             NodeKind::Component { parent, .. } => vec![*parent],
             NodeKind::Index { base, .. } => vec![*base],
+            NodeKind::InoutOut { call, .. } => vec![*call],
             NodeKind::Elements { parts, .. } => parts.iter().flatten().copied().collect(),
             NodeKind::Region {
                 accumulated,

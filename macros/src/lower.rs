@@ -44,6 +44,13 @@ pub fn lower(sig: &FnSignature, body: &Block, useful: Option<&[bool]>) -> Lowere
         } else {
             Act::Inactive
         };
+        if p.inout {
+            let (name, owned) = (
+                format_ident!("{}", p.name),
+                format_ident!("__inout_{}", p.name),
+            );
+            prologue.push(parse_quote!(let #name = &mut #owned;));
+        }
         match &p.pattern {
             None => l.bind(&p.name, act),
             Some(pat) => {
@@ -196,6 +203,20 @@ impl<'u> Lowering<'u> {
         original: Expr,
         call: impl FnOnce(Vec<TokenStream>) -> TokenStream,
     ) -> (Expr, Act) {
+        self.rule_with_inout(slots, spans, span, original, call, Vec::new())
+    }
+
+    /// [`Self::rule`] for a call with `&mut v` arguments: `(slot, v)` pairs, each rebinding `v`
+    /// to its value after the call.
+    pub(crate) fn rule_with_inout(
+        &mut self,
+        slots: Vec<Act>,
+        spans: Vec<Span>,
+        span: Span,
+        original: Expr,
+        call: impl FnOnce(Vec<TokenStream>) -> TokenStream,
+        inout: Vec<(usize, String)>,
+    ) -> (Expr, Act) {
         let operands: Vec<Option<NodeId>> = slots
             .iter()
             .map(|a| {
@@ -215,7 +236,15 @@ impl<'u> Lowering<'u> {
             pullback: pullback.clone(),
             slots: operands,
             spans,
+            inout: inout.iter().map(|(slot, _)| *slot).collect(),
         });
+        for (slot, name) in &inout {
+            let after = self.graph.add(NodeKind::InoutOut {
+                call: id,
+                slot: *slot,
+            });
+            self.assign(name, Act::Active(after));
+        }
         for slot in &slots {
             if let Act::Poison(s, m) = slot {
                 self.graph.nodes[id].errors.push((*s, m.clone()));
@@ -230,8 +259,19 @@ impl<'u> Lowering<'u> {
         let needs = slots.iter().map(|a| self.needs(a)).collect();
         let call = call(needs);
         self.hoisted.push(pullback.clone());
+        let names: Vec<Ident> = inout.iter().map(|(_, n)| format_ident!("{}", n)).collect();
+        let news: Vec<Ident> = (0..names.len())
+            .map(|k| format_ident!("__new{}", k))
+            .collect();
+        // Spanned like the template below, so that `__value` has the same hygiene in both.
+        let receive = if names.is_empty() {
+            quote_spanned!(span=> __value)
+        } else {
+            quote_spanned!(span=> (__value, (#(#news,)*)))
+        };
         let expr = parse_quote_spanned!(span=> ({
-            let (__value, __pullback) = #call;
+            let (#receive, __pullback) = #call;
+            #(#names = #news;)*
             #pullback = __pullback;
             __value
         }));
@@ -270,7 +310,10 @@ impl<'u> Lowering<'u> {
                 }
                 Stmt::Expr(e, semi) => {
                     let (new, act) = self.expr(e);
-                    if is_active(&act) && matches!(e, Expr::Call(_) | Expr::MethodCall(_)) {
+                    if is_active(&act)
+                        && matches!(e, Expr::Call(_) | Expr::MethodCall(_))
+                        && !passes_mut(e)
+                    {
                         self.report(
                             e.span(),
                             "the result of this call is discarded, so the active values passed to it lose their derivative (a write through interior mutability or to outside state is not differentiable); pass `without_derivative(..)` if that is intended",
@@ -732,6 +775,18 @@ fn over_indices(f: &syn::ExprForLoop) -> Option<syn::ExprForLoop> {
             #(#stmts)*
         }
     })
+}
+
+/// Whether a call passes some argument as `&mut` (its effect is the mutation, so its result
+/// may be discarded).
+fn passes_mut(e: &Expr) -> bool {
+    let args = match e {
+        Expr::Call(c) => &c.args,
+        Expr::MethodCall(m) => &m.args,
+        _ => return false,
+    };
+    args.iter()
+        .any(|a| matches!(a, Expr::Reference(r) if r.mutability.is_some()))
 }
 
 /// The names a pattern binds.

@@ -43,6 +43,7 @@ pub fn reverse(
         accumulators: vec![false; graph.nodes.len()],
         sinks,
         code: TokenStream::new(),
+        inout_declared: Vec::new(),
     };
     for (act, seed) in seeds {
         match act {
@@ -85,6 +86,8 @@ struct Writer<'g> {
     accumulators: Vec<bool>,
     sinks: &'g [Sink],
     code: TokenStream,
+    /// The `&mut` tangents of inout call arguments already declared, as (call, slot).
+    inout_declared: Vec<(NodeId, usize)>,
 }
 
 impl Writer<'_> {
@@ -125,21 +128,47 @@ impl Writer<'_> {
                 pullback,
                 slots,
                 spans,
+                inout,
             } => {
-                let names = slot_names("__s", id, slots);
-                self.code
-                    .extend(quote!(let (#(#names,)*) = #pullback(#adjoint);));
-                for (j, (slot, span)) in slots.iter().zip(spans).enumerate() {
-                    if let Some(operand) = slot {
-                        // The parentheses carry the argument's span (the name keeps the macro's
-                        // hygiene): a tangent that cannot flow back (a `#[no_derivative]`
-                        // parameter) is reported at the argument.
-                        let name = format_ident!("__s{}_{}", id, j);
-                        let arg = quote_spanned!(*span=> { #name });
-                        self.partials[*operand]
-                            .push(quote_spanned!(*span=> ::adjoint::__private::arg_tangent(#arg)));
+                let mut names = slot_names("__s", id, slots);
+                let mut io = Vec::new();
+                for &j in inout {
+                    names[j] = quote!(_);
+                    let acc = format_ident!("__io{}_{}", id, j);
+                    if !self.inout_declared.contains(&(id, j)) {
+                        self.code
+                            .extend(quote!(let mut #acc = ::adjoint::__private::zero();));
                     }
+                    io.push(acc);
                 }
+                let call = if io.is_empty() {
+                    quote!(#pullback(#adjoint))
+                } else {
+                    quote!(#pullback(#adjoint, (#(&mut #io,)*)))
+                };
+                self.code.extend(quote!(let (#(#names,)*) = #call;));
+                for (j, (slot, span)) in slots.iter().zip(spans).enumerate() {
+                    let Some(operand) = slot else { continue };
+                    if inout.contains(&j) {
+                        // The `&mut` tangent now holds the adjoint of the value before the call.
+                        let acc = format_ident!("__io{}_{}", id, j);
+                        self.partials[*operand].push(quote!(#acc));
+                        continue;
+                    }
+                    // The braces carry the argument's span (the name keeps the macro's
+                    // hygiene): a tangent that cannot flow back (a `#[no_derivative]`
+                    // parameter) is reported at the argument.
+                    let name = format_ident!("__s{}_{}", id, j);
+                    let arg = quote_spanned!(*span=> { #name });
+                    self.partials[*operand]
+                        .push(quote_spanned!(*span=> ::adjoint::__private::arg_tangent(#arg)));
+                }
+            }
+            NodeKind::InoutOut { call, slot } => {
+                // The adjoint of the variable after the call seeds the call's `&mut` tangent.
+                let acc = format_ident!("__io{}_{}", call, slot);
+                self.code.extend(quote!(let mut #acc = #adjoint;));
+                self.inout_declared.push((*call, *slot));
             }
             NodeKind::Component { parent, index } => {
                 self.partials[*parent]

@@ -16,6 +16,10 @@ pub struct Param {
     pub decl: TokenStream,
     /// The expression that passes it on (`x`, `self`, `__arg2`).
     pub pass: TokenStream,
+    /// How the uniform companion receives it (an inout `x: &mut T` as `__inout_x: T`).
+    pub full_decl: TokenStream,
+    /// What the public companion passes to the uniform one (a clone of an inout's value).
+    pub full_pass: TokenStream,
     /// The pattern to destructure it with at the start of the body, for pattern parameters.
     pub pattern: Option<Pat>,
     /// The type without references: the type whose `Tangent` the pullback returns.
@@ -74,6 +78,32 @@ impl FnSignature {
             ret_tangent
         } else {
             quote!(#ret_tangent, (#(#inout,)*))
+        }
+    }
+
+    /// The owned variables holding the inout parameters in the uniform companion.
+    pub fn inout_owned(&self) -> Vec<proc_macro2::Ident> {
+        self.params
+            .iter()
+            .filter(|p| p.inout)
+            .map(|p| format_ident!("__inout_{}", p.name))
+            .collect()
+    }
+
+    /// The value the uniform companion returns: `R`, or `(R, (T1, ..))` with the final values of
+    /// the inout parameters.
+    pub fn full_value_type(&self) -> TokenStream {
+        let ret = &self.ret;
+        let inout: Vec<&Type> = self
+            .params
+            .iter()
+            .filter(|p| p.inout)
+            .map(|p| &p.value_ty)
+            .collect();
+        if inout.is_empty() {
+            quote!(#ret)
+        } else {
+            quote!((#ret, (#(#inout,)*)))
         }
     }
 
@@ -253,10 +283,23 @@ pub fn analyse(
             );
         }
         let inout = wrt && is_mut;
+        // The uniform companion takes an inout parameter by value and returns its final value,
+        // so that no pullback borrows the caller's variable.
+        let (full_decl, full_pass) = if inout {
+            let owned = format_ident!("__inout_{}", name);
+            (
+                quote!(mut #owned: #value_ty),
+                quote!(::core::clone::Clone::clone(&*#pass)),
+            )
+        } else {
+            (decl.clone(), pass.clone())
+        };
         params.push(Param {
             name,
             decl,
             pass,
+            full_decl,
+            full_pass,
             pattern,
             value_ty,
             wrt,
