@@ -56,7 +56,16 @@ pub trait Float:
 macro_rules! forward_methods {
     (unary: $($u:ident)*; binary: $($b:ident)*) => {
         /// The elementary functions of [`Float`], with the meaning of the inherent methods of the
-        /// same name on `f32`/`f64`.
+        /// same name on `f32`/`f64`; their derivatives are in [`crate::rules::methods`].
+        ///
+        /// # Example
+        /// ```
+        /// use adjoint::prelude::*;
+        /// fn logistic<T: Float>(x: T) -> T {
+        ///     T::ONE / (T::ONE + (-x).exp())
+        /// }
+        /// assert_eq!(logistic(0.0_f32), 0.5);
+        /// ```
         pub trait FloatMath: Sized {
             $(
                 #[doc = concat!("`", stringify!($u), "(self)`, as the inherent float method.")]

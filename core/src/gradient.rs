@@ -4,6 +4,12 @@ use crate::Differentiable;
 
 /// A differentiable result that is a single number, so that its gradient is defined: the
 /// pullback is seeded with the tangent `1`.
+///
+/// # Example
+/// ```
+/// use adjoint::prelude::*;
+/// assert_eq!(2.5_f64.unit_seed(), 1.0);
+/// ```
 pub trait UnitSeed: Differentiable {
     /// The tangent `1` at `self` (for a scalar, `1.0`).
     fn unit_seed(&self) -> Self::Tangent;

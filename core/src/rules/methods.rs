@@ -33,6 +33,13 @@
 //! * `floor`, `ceil`, `round`, `trunc` are piecewise constant: derivative `0` everywhere, also
 //!   at the jumps; `fract = x − trunc(x)` has derivative `1`.
 
+//! # Example
+//! ```
+//! use adjoint::rules::methods::FloatMethods;
+//! let (y, pullback) = 0.0_f64.sin_vjp_full([true]);
+//! assert_eq!((y, pullback(1.0)), (0.0, (1.0,)));
+//! ```
+
 use crate::__private::NoTangent;
 use crate::Float;
 

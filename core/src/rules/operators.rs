@@ -12,6 +12,15 @@
 //!
 //! `%` follows PyTorch's `fmod`: the derivative with respect to `b` is taken piecewise, ignoring
 //! the jumps of `trunc`.
+//!
+//! # Example
+//! Generated code calls the rules; calling one by hand shows the contract:
+//! ```
+//! use adjoint::rules::operators::MulRule;
+//! let (y, pullback) = 3.0_f64.mul_vjp(4.0, [true, false]);
+//! assert_eq!(y, 12.0);
+//! assert_eq!(pullback(1.0), (4.0, 0.0)); // ∂/∂a = b; ∂/∂b was not needed
+//! ```
 
 use crate::{Differentiable, Float};
 
