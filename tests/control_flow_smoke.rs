@@ -304,3 +304,65 @@ fn inout_calls() {
     assert_eq!(dx, 3.0 * x * x * y * y + y * y + y);
     assert_eq!(dy, x * (2.0 * x * x * y + 2.0 * y + 1.0));
 }
+
+#[differentiable]
+fn by_refs(x: &f64, y: &f64) -> f64 {
+    x * y + -x
+}
+
+#[differentiable(wrt(x))]
+fn data_ref(x: f64, w: &f64) -> f64 {
+    w * x + &x * 2.0
+}
+
+#[differentiable]
+fn alias_in_branch(x: f64) -> f64 {
+    let a = x;
+    if x > 0.0 { a * x } else { x }
+}
+
+#[differentiable]
+fn last(v: Vec<f64>) -> f64 {
+    let n = v.len();
+    v[n - 1] * v[0]
+}
+
+#[differentiable]
+fn g_read<T: Float>(x: [T; 2]) -> T {
+    x[0] * x[1]
+}
+
+#[test]
+fn helper_reported_bugs() {
+    assert_eq!(gradient(by_refs_vjp(&2.0, &3.0)), (2.0, 2.0));
+    assert_eq!(gradient(data_ref_vjp(2.0, &3.0)), 5.0);
+    assert_eq!(gradient(alias_in_branch_vjp(3.0)), 6.0);
+    assert_eq!(gradient(last_vjp(vec![2.0, 5.0, 7.0])), vec![7.0, 0.0, 2.0]);
+    assert_eq!(gradient(g_read_vjp([2.0f32, 3.0])), [3.0, 2.0]);
+}
+
+#[differentiable]
+fn mut_param(mut x: f64) -> f64 {
+    x *= x;
+    x
+}
+
+#[differentiable]
+fn type_path_call(x: f64) -> f64 {
+    f64::sin(x) * f64::powi(x, 2)
+}
+
+#[differentiable]
+fn powf_at_zero(x: f64, p: f64) -> f64 {
+    x.powf(p)
+}
+
+#[test]
+fn more_reported_bugs() {
+    assert_eq!(gradient(mut_param_vjp(3.0)), 6.0);
+    let x = 0.7f64;
+    assert!(
+        (gradient(type_path_call_vjp(x)) - (x.cos() * x * x + x.sin() * 2.0 * x)).abs() < 1e-15
+    );
+    assert_eq!(gradient(powf_at_zero_vjp(0.0, 0.0)), (0.0, 0.0));
+}

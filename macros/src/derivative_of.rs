@@ -92,6 +92,13 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             quote!(::adjoint::__private::NoTangent)
         }
     });
+    let zeros = sig.params.iter().map(|p| {
+        if p.wrt {
+            quote!(::adjoint::__private::zero())
+        } else {
+            quote!(::adjoint::__private::NoTangent)
+        }
+    });
     let param_types = item.sig.inputs.iter().map(|a| match a {
         FnArg::Typed(t) => &*t.ty,
         FnArg::Receiver(r) => &*r.ty,
@@ -120,6 +127,10 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             #vis fn #inner #generics (#(#decls,)* __needs: [bool; #n]) -> (#value_ty, impl FnOnce(#ret_tangent) -> #slots) #where_clause {
                 let (__value, __pullback) = #rule #turbofish (#(#pass),*);
                 (__value, move |__seed: #ret_tangent| -> #slots {
+                    // A hand-written pullback computes all its tangents: skip it when none is needed.
+                    if !__needs.iter().any(|n| *n) {
+                        return (#(#zeros,)*);
+                    }
                     #receive
                     let #received = __received;
                     (#(#outputs,)*)

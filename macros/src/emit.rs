@@ -213,15 +213,20 @@ fn companions(
         .collect();
     let vis = &item.vis;
     let n = sig.params.len();
-    // Pullbacks are `+ 'static`: under Rust 2024 an `impl Trait` captures every lifetime in
-    // scope, so without the bound a pullback would keep its arguments borrowed (a method's
-    // receiver, an inout parameter). A precise `use<..>` cannot be written instead: it would
-    // have to name the generic parameters of the enclosing impl, which the macro cannot see.
-    // Rules own what they keep (values, `Arc`s), so the bound holds.
     // Both companions' signatures are spanned at the function's name, so that an error about a
     // type in them (a parameter type that is not `Differentiable`) is reported once, not per
     // companion.
     let span = name.span();
+    // A pullback captures every lifetime in scope (Rust 2024), so it keeps reference arguments
+    // borrowed. A precise `use<..>` would free free functions of that, but not methods (it
+    // would have to name the enclosing impl's generic parameters, which the macro cannot see),
+    // and a free function calling a method must capture what the method captures.
+    let bound = if sig.lifetime_free && !method_form {
+        let captures = &sig.captures;
+        quote!(#captures +)
+    } else {
+        quote!()
+    };
     let pullback_type = if item
         .body
         .as_ref()
@@ -229,7 +234,7 @@ fn companions(
     {
         quote_spanned!(span=> ::std::boxed::Box<dyn FnOnce(#pullback_inputs) -> #slots>)
     } else {
-        quote_spanned!(span=> impl FnOnce(#pullback_inputs) -> #slots + 'static)
+        quote_spanned!(span=> impl #bound FnOnce(#pullback_inputs) -> #slots)
     };
     let full_sig = quote_spanned! {span=>
         #generics (#(#full_decls,)* __needs: [bool; #n]) -> (#full_value, #pullback_type) #where_clause
@@ -319,7 +324,7 @@ fn companions(
         #(#cfgs)*
         #[doc = #doc]
         #[allow(unused, clippy::all, clippy::pedantic)]
-        #vis fn #vjp #generics (#(#decls),*) -> (#ret, impl FnOnce(#pullback_inputs) -> #nice + 'static) #where_clause {
+        #vis fn #vjp #generics (#(#decls),*) -> (#ret, impl #bound FnOnce(#pullback_inputs) -> #nice) #where_clause {
             let _ = #original #turbofish; // the original is used through its companion
             let (#receive, __pullback) = #full_path #turbofish (#(#pass,)* [#(#flags),*]);
             #(*#inout_pass = #new_values;)*
@@ -343,15 +348,35 @@ fn where_with_self(item: &FnItem, sig: &FnSignature) -> TokenStream {
         .clone()
         .unwrap_or_else(|| parse_quote!(where));
     let ret = &sig.ret;
-    clause
-        .predicates
-        .push(parse_quote_spanned!(ret.span()=> #ret: ::adjoint::Differentiable));
-    for p in sig.params.iter().filter(|p| p.wrt) {
+    let generic_names: Vec<String> = item
+        .sig
+        .generics
+        .type_params()
+        .map(|t| t.ident.to_string())
+        .collect();
+    // A bound on a type that involves a generic parameter would shadow the impls rustc uses to
+    // normalise its tangent (`<[T; 2] as Differentiable>::Tangent`); the user's bounds cover it.
+    let mentions_generic = |ty: &syn::Type| {
+        crate::scan::idents(ty.to_token_stream())
+            .iter()
+            .any(|i| generic_names.contains(&i.to_string()) || i == "Self")
+    };
+    let receiver = |p: &&crate::signature::Param| p.name == "self";
+    for p in sig
+        .params
+        .iter()
+        .filter(|p| p.wrt && (receiver(p) || !mentions_generic(&p.value_ty)))
+    {
         let ty = &p.value_ty;
         let span = if p.name == "self" { p.span } else { ty.span() };
         clause
             .predicates
             .push(parse_quote_spanned!(span=> #ty: ::adjoint::Differentiable));
+    }
+    if !mentions_generic(ret) {
+        clause
+            .predicates
+            .push(parse_quote_spanned!(ret.span()=> #ret: ::adjoint::Differentiable));
     }
     clause.into_token_stream()
 }

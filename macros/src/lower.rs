@@ -67,6 +67,12 @@ pub fn lower(sig: &FnSignature, body: &Block, useful: Option<&[bool]>) -> Lowere
         );
         l.fatal = true;
     }
+    l.ref_names = sig
+        .params
+        .iter()
+        .filter(|p| p.by_ref)
+        .map(|p| p.name.clone())
+        .collect();
     let (mut block, result) = l.block(body, true);
     prologue.append(&mut block.stmts);
     block.stmts = prologue;
@@ -104,6 +110,8 @@ pub struct Lowering<'u> {
     pub hoisted: Vec<Ident>,
     /// Set after an error that makes later ones noise.
     fatal: bool,
+    /// Names bound to references (`&T` parameters), whose operators take `operand(..)`.
+    pub ref_names: Vec<String>,
 }
 
 /// Whether a value carries a derivative.
@@ -126,6 +134,25 @@ impl<'u> Lowering<'u> {
             errors: Errors::default(),
             hoisted: Vec::new(),
             fatal: false,
+            ref_names: Vec::new(),
+        }
+    }
+
+    /// An operator's operand as the rule takes it: a reference (`&x`, or a name bound to one)
+    /// becomes a value through `operand`, so rules exist for values only and `&a * b` works.
+    pub(crate) fn operand(&self, original: &Expr, rewritten: &Expr) -> TokenStream {
+        let is_ref = match original {
+            Expr::Reference(r) => r.mutability.is_none(),
+            Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|i| self.ref_names.contains(&i.to_string())),
+            _ => false,
+        };
+        if is_ref {
+            quote!(::adjoint::__private::operand(#rewritten))
+        } else {
+            rewritten.to_token_stream()
         }
     }
 
@@ -156,6 +183,7 @@ impl<'u> Lowering<'u> {
     }
 
     pub(crate) fn bind(&mut self, name: &str, act: Act) {
+        self.ref_names.retain(|r| r != name);
         self.scopes
             .last_mut()
             .expect("a scope is open")
@@ -463,20 +491,38 @@ impl<'u> Lowering<'u> {
                     };
                 }
                 let (attrs, pat) = (&f.attrs, &f.pat);
-                let header = quote!(#(#attrs)* for #pat in #iter);
+                // The tape is allocated once, with the iterator's length when it is known.
+                let setup = quote! {
+                    let __adjoint_iter = ::core::iter::IntoIterator::into_iter(#iter);
+                    let mut __tape = ::std::vec::Vec::with_capacity(::core::iter::Iterator::size_hint(&__adjoint_iter).0);
+                };
+                let header = quote!(#(#attrs)* for #pat in __adjoint_iter);
                 self.lower_loop(
                     &f.body,
                     crate::lower::pattern_names(&f.pat),
                     e.clone(),
                     header,
+                    setup,
                 )
             }
             Expr::Loop(l) if l.label.is_none() && crate::region::ends_with_break_check(&l.body) => {
-                self.lower_loop(&l.body, Vec::new(), e.clone(), quote!(loop))
+                self.lower_loop(
+                    &l.body,
+                    Vec::new(),
+                    e.clone(),
+                    quote!(loop),
+                    quote!(let mut __tape = ::std::vec::Vec::new();),
+                )
             }
             Expr::While(w) if w.label.is_none() && !matches!(&*w.cond, Expr::Let(_)) => {
                 let cond = &w.cond;
-                self.lower_loop(&w.body, Vec::new(), e.clone(), quote!(while #cond))
+                self.lower_loop(
+                    &w.body,
+                    Vec::new(),
+                    e.clone(),
+                    quote!(while #cond),
+                    quote!(let mut __tape = ::std::vec::Vec::new();),
+                )
             }
             Expr::Block(b) if b.label.is_none() => {
                 let (block, act) = self.block(&b.block, false);
@@ -493,13 +539,14 @@ impl<'u> Lowering<'u> {
         let mut out = u.clone();
         out.expr = Box::new(inner.clone());
         let rebuilt = Expr::Unary(out);
+        let operand = self.operand(&u.expr, &inner);
         match u.op {
             UnOp::Neg(_) => self.rule(
                 vec![act],
                 vec![u.expr.span()],
                 u.span(),
                 rebuilt,
-                |n| quote!(::adjoint::__private::NegRule::neg_vjp(#inner, [#(#n),*])),
+                |n| quote!(::adjoint::__private::NegRule::neg_vjp(#operand, [#(#n),*])),
             ),
             UnOp::Deref(_) => (rebuilt, act),
             _ => (rebuilt, Act::Inactive),
@@ -516,6 +563,7 @@ impl<'u> Lowering<'u> {
         out.left = Box::new(left.clone());
         out.right = Box::new(right.clone());
         let rebuilt = Expr::Binary(out);
+        let (left, right) = (self.operand(&b.left, &left), self.operand(&b.right, &right));
         match arithmetic_rule(&b.op) {
             Some((tr, method)) => self.rule(vec![la, ra], vec![b.left.span(), b.right.span()], b.op.span(), rebuilt, |n| {
                 quote_spanned!(b.op.span()=> ::adjoint::__private::#tr::#method(#left, #right, [#(#n),*]))

@@ -38,6 +38,7 @@ impl Lowering<'_> {
             .cloned()
             .unwrap_or(Act::Inactive);
         let left = &b.left;
+        let right = self.operand(&b.right, &right);
         let spans = vec![b.left.span(), b.right.span()];
         let (value, act) = self.rule(vec![current, ra], spans, b.op.span(), rebuilt.clone(), |n| {
             quote_spanned!(b.op.span()=> ::adjoint::__private::#tr::#method(#left, #right, [#(#n),*]))

@@ -37,7 +37,10 @@ fn is_associated(path: &ExprPath) -> bool {
     let segs = &path.path.segments;
     segs.len() >= 2 && {
         let owner = segs[segs.len() - 2].ident.to_string();
-        owner == "Self" || owner.starts_with(|c: char| c.is_ascii_uppercase())
+        owner == "Self"
+            || owner == "f32"
+            || owner == "f64"
+            || owner.starts_with(|c: char| c.is_ascii_uppercase())
     }
 }
 

@@ -167,6 +167,7 @@ impl Lowering<'_> {
         useful: Option<&[bool]>,
     ) -> Child {
         let mut child = Lowering::new(useful);
+        child.ref_names = self.ref_names.clone();
         let mut scope: Vec<(String, Act)> = self
             .scopes
             .iter()
@@ -284,7 +285,8 @@ impl Lowering<'_> {
             return (original, tail);
         }
         let pullback = format_ident!("__pb{}", self.graph.nodes.len());
-        let accumulated = inputs.iter().filter_map(|i| i.outer).collect();
+        let (accumulated, acc_slots) = accumulators(&inputs);
+        let acc_count = accumulated.len();
         let id = self.graph.add(NodeKind::Region {
             pullback: pullback.clone(),
             accumulated,
@@ -322,8 +324,8 @@ impl Lowering<'_> {
                 let useful = activity::useful_from(&analysed.graph, &roots);
                 let child = self.run_child(arm, &inputs, &assigned, Some(&useful));
                 self.absorb(&child, &roots);
-                let sinks: Vec<Sink> = (0..inputs.len()).map(Sink::Accumulate).collect();
-                let closure = closure(&child.graph, &useful, &roots, &sinks, inputs.len(), 0);
+                let sinks: Vec<Sink> = acc_slots.iter().map(|&a| Sink::Accumulate(a)).collect();
+                let closure = closure(&child.graph, &useful, &roots, &sinks, acc_count, 0);
                 let wrapped = wrap(i, count, closure);
                 let (hoisted, stmts) = (&child.hoisted, &child.block.stmts);
                 quote!({ #(let #hoisted;)* let __value = { #(#stmts)* }; (__value, #wrapped) })
@@ -331,7 +333,7 @@ impl Lowering<'_> {
             .collect();
         let construct = rebuild(bodies);
         let dispatch = dispatch(count);
-        let acc_ty = acc_type(inputs.len());
+        let acc_ty = acc_type(acc_count);
         let expr = parse_quote!(({
             let (__value, __pullback) = #construct;
             #pullback = move |__seed, __acc: #acc_ty| { let __p = __pullback; #dispatch };
@@ -373,6 +375,7 @@ impl Lowering<'_> {
         bound: Vec<Ident>,
         original: Expr,
         header: TokenStream,
+        setup: TokenStream,
     ) -> (Expr, Act) {
         let (body, exit_check) = split_break_check(body);
         let body = &body;
@@ -438,9 +441,11 @@ impl Lowering<'_> {
         }
         let inputs = inputs_for(&carried, self);
         let pullback = format_ident!("__pb{}", self.graph.nodes.len());
+        let (accumulated, acc_slots) = accumulators(&free);
+        let acc_count = accumulated.len();
         let kind = NodeKind::Region {
             pullback: pullback.clone(),
-            accumulated: free.iter().filter_map(|i| i.outer).collect(),
+            accumulated,
             carried: inputs[..carried.len()].iter().map(|i| i.outer).collect(),
         };
         let id = self.graph.add(kind);
@@ -463,23 +468,21 @@ impl Lowering<'_> {
         self.absorb(&child, &roots);
         let sinks: Vec<Sink> = (0..carried.len())
             .map(Sink::Return)
-            .chain((0..free.len()).map(Sink::Accumulate))
+            .chain(acc_slots.iter().map(|&a| Sink::Accumulate(a)))
             .collect();
         let step = closure(
             &child.graph,
             &useful,
             &roots,
             &sinks,
-            free.len(),
+            acc_count,
             carried.len(),
         );
-        let ins: Vec<Ident> = (0..free.len())
-            .map(|i| format_ident!("__in{}", i))
-            .collect();
+        let ins: Vec<Ident> = (0..acc_count).map(|i| format_ident!("__in{}", i)).collect();
         let (hoisted, stmts) = (&child.hoisted, &child.block.stmts);
-        let acc_ty = acc_type(free.len());
+        let acc_ty = acc_type(acc_count);
         let expr = parse_quote!(({
-            let mut __tape = ::std::vec::Vec::new();
+            #setup
             #header {
                 #(let #hoisted;)*
                 { #(#stmts)* };
@@ -527,6 +530,23 @@ fn split_break_check(body: &Block) -> (Block, TokenStream) {
         return (body, check);
     }
     (body, TokenStream::new())
+}
+
+/// The distinct outer nodes of `inputs` (two names may hold the same value: `let a = x;`), and
+/// for each input the index of its accumulator among them.
+fn accumulators(inputs: &[Input]) -> (Vec<usize>, Vec<usize>) {
+    let mut unique: Vec<usize> = Vec::new();
+    let slots = inputs
+        .iter()
+        .map(|i| {
+            let id = i.outer.expect("a free input has an outer node");
+            unique.iter().position(|&u| u == id).unwrap_or_else(|| {
+                unique.push(id);
+                unique.len() - 1
+            })
+        })
+        .collect();
+    (unique, slots)
 }
 
 /// The reverse closure of a region body: `|seed, acc| -> carried`, where `seed` holds the

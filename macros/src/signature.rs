@@ -29,6 +29,8 @@ pub struct Param {
     /// A differentiated `&mut` parameter (Swift's `inout`): the pullback takes the tangent of
     /// its final value by `&mut` and leaves there the tangent of its initial value.
     pub inout: bool,
+    /// A `&T` parameter (not inout): the pullbacks keep it borrowed.
+    pub by_ref: bool,
     pub span: Span,
 }
 
@@ -58,6 +60,11 @@ pub struct FnSignature {
     pub ret: Type,
     /// Type and const generic parameters, in order, to forward with a turbofish.
     pub turbofish: TokenStream,
+    /// `use<T, N>`: the function's type and const parameters.
+    pub captures: TokenStream,
+    /// A free function whose only references are inout parameters (which the uniform
+    /// companion takes by value): its pullbacks can be declared not to borrow anything.
+    pub lifetime_free: bool,
 }
 
 impl FnSignature {
@@ -224,9 +231,11 @@ pub fn analyse(
                     Pat::Ident(p) if p.subpat.is_none() => {
                         let ident = &p.ident;
                         let name = ident.to_string();
+                        // Keeps `mut x`: the body may assign the parameter.
+                        let mutability = &p.mutability;
                         (
                             name,
-                            quote!(#ident: #ty),
+                            quote!(#mutability #ident: #ty),
                             quote!(#ident),
                             None,
                             value_ty,
@@ -294,6 +303,7 @@ pub fn analyse(
         } else {
             (decl.clone(), pass.clone())
         };
+        let by_ref = matches!(ty_for_default, Type::Reference(_)) && !inout;
         params.push(Param {
             name,
             decl,
@@ -304,6 +314,7 @@ pub fn analyse(
             value_ty,
             wrt,
             inout,
+            by_ref,
             span,
         });
     }
@@ -360,11 +371,22 @@ pub fn analyse(
     } else {
         quote!(::<#(#generics),*>)
     };
+    let generic_params = generics;
+    let captures = quote!(use<#(#generic_params),*>);
+    let lifetime_free = !has_receiver
+        && !params.iter().any(|p| p.by_ref)
+        && !sig
+            .generics
+            .params
+            .iter()
+            .any(|g| matches!(g, GenericParam::Lifetime(_)));
     Some(FnSignature {
         params,
         has_receiver,
         ret,
         turbofish,
+        captures,
+        lifetime_free,
     })
 }
 

@@ -2,7 +2,9 @@
 //! signatures may change in any release.
 
 pub use crate::rules::methods::FloatMethods;
-pub use crate::rules::operators::{AddRule, CastRule, DivRule, MulRule, NegRule, RemRule, SubRule};
+pub use crate::rules::operators::{
+    AddRule, CastRule, DivRule, MulRule, NegRule, Operand, RemRule, SubRule, operand,
+};
 pub use crate::{Differentiable, TangentVector};
 
 mod indexing;

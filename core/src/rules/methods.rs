@@ -26,7 +26,8 @@
 //! * `abs` at `0` has derivative `0` (PyTorch: `grad · sgn(x)`).
 //! * `signum` has derivative `0` everywhere, also at the jump.
 //! * `max`/`min` split the tangent evenly on a tie (PyTorch's `maximum`/`minimum`).
-//! * `powf` gives `∂p = 0` at `x = 0` for `p ≥ 0` instead of `0 · (−∞)`.
+//! * `powf` gives `∂p = 0` at `x = 0` for `p ≥ 0` instead of `0 · (−∞)`, and `∂x = 0` for
+//!   `p = 0` (also at `x = 0`, where `0 · 0⁻¹` would be NaN).
 //! * `sqrt` at `0`, `ln` at `0`, `hypot` at `(0, 0)` follow IEEE arithmetic (`∞`, `∞`, NaN),
 //!   as PyTorch does.
 //!
@@ -127,6 +128,15 @@ fn select_first<T: Float>(x: T, o: T, first_wins: bool) -> T {
     }
 }
 
+/// `∂ xᵖ/∂x = p · xᵖ⁻¹`, taken as 0 for `p = 0` (PyTorch's convention; `0 · 0⁻¹` is NaN).
+fn pow_base_derivative<T: Float>(x: T, p: T) -> T {
+    if p == T::ZERO {
+        T::ZERO
+    } else {
+        p * x.powf(p - one::<T>())
+    }
+}
+
 /// `∂ xᵖ/∂p = y · ln x`, taken as 0 at `x = 0, p ≥ 0` (PyTorch's convention).
 fn pow_exponent_derivative<T: Float>(x: T, p: T, y: T) -> T {
     if x == T::ZERO && p >= T::ZERO {
@@ -172,7 +182,7 @@ method_rules! {
     ]
     binary: [
         atan2 atan2_vjp_full => |x, o, y| (o / (x * x + o * o), -x / (x * x + o * o));
-        powf powf_vjp_full => |x, o, y| (o * x.powf(o - one::<T>()), pow_exponent_derivative(x, o, y));
+        powf powf_vjp_full => |x, o, y| (pow_base_derivative(x, o), pow_exponent_derivative(x, o, y));
         log log_vjp_full => |x, o, y| ((x * o.ln()).recip(), -x.ln() / (o * o.ln() * o.ln()));
         hypot hypot_vjp_full => |x, o, y| (x / y, o / y);
         max max_vjp_full => |x, o, y| (select_first(x, o, x > o), select_first(o, x, o > x));

@@ -89,6 +89,30 @@ binary_rules! {
     RemRule::rem_vjp => |a, b, y, d| (d, -d * (a / b).trunc());
 }
 
+/// An operator's operand given by reference (`&x * y`, or a `&f64` parameter), as the value
+/// its rule takes: rules are implemented for values, and references are cloned (a copy for
+/// floats, a reference-count increment for tensors).
+pub trait Operand {
+    /// The value type.
+    type Value;
+    /// The value.
+    fn operand(self) -> Self::Value;
+}
+
+impl<T: Clone> Operand for &T {
+    type Value = T;
+    #[inline(always)]
+    fn operand(self) -> T {
+        self.clone()
+    }
+}
+
+/// See [`Operand`].
+#[inline(always)]
+pub fn operand<T: Operand>(x: T) -> T::Value {
+    x.operand()
+}
+
 /// Rule of unary `-a`: `ā = −ȳ`.
 pub trait NegRule: Sized {
     /// The type of the result.
