@@ -408,10 +408,14 @@ fn qualified(p: &Affine, x: f64) -> f64 {
     <Affine as Model>::forward(p, x) + Model::forward(p, x)
 }
 
-// BUG: calling a `&self` method (or any differentiable function taking a reference) on a value
-// owned by the differentiable function itself fails to compile with E0597 "`p` does not live
-// long enough": the callee's pullback captures the borrow (Rust 2024 `impl Trait` capture
-// rules) and the caller's pullback outlives the local. Both of these are valid programs:
+// Known limitation: calling a `&self` method (or any differentiable function taking a
+// reference) on a value owned by the differentiable function itself (a local, or a parameter
+// taken by value) does not compile, E0597 "`p` does not live long enough". The pullback of a
+// function taking a reference keeps that reference borrowed (under the Rust 2024 capture rules,
+// the returned `impl FnOnce` captures every lifetime in scope), and the caller's pullback, which
+// holds the callee's, outlives the local. Pass values, or references to the caller's own
+// reference parameters (`p: &Affine`, as in `qualified` above and `method_chain` below). These
+// two do not compile for that reason:
 //
 // #[differentiable]
 // fn qualified_on_local(x: f64) -> f64 {

@@ -94,13 +94,26 @@ fn nested_if(x: f64, y: f64) -> f64 {
 /// Two outer `let mut` variables assigned in the arms, from a = x², b = y²:
 /// x > y: a = xy, b = xy + y, ab = x²y² + xy², ∇ = (2xy² + y², 2x²y + 2xy);
 /// else: a = x², b = y² − x, ab = x²y² − x³, ∇ = (2xy² − 3x², 2x²y).
-///
-/// BUG: starting from `let mut a = x; let mut b = y;` (a copy of a parameter that the arm also
-/// reads) fails to compile, see `alias_in_branch` in the report and below.
 #[differentiable]
 fn assign_two(x: f64, y: f64) -> f64 {
     let mut a = x * x;
     let mut b = y * y;
+    if x > y {
+        a = x * y;
+        b = a + y;
+    } else {
+        b = b - x;
+    }
+    a * b
+}
+
+/// `assign_two` starting from copies of the parameters that the arms also read, a = x, b = y:
+/// x > y: a = xy, b = xy + y, ab = x²y² + xy², ∇ = (2xy² + y², 2x²y + 2xy);
+/// else: a = x, b = y − x, ab = xy − x², ∇ = (y − 2x, x).
+#[differentiable]
+fn assign_two_copies(x: f64, y: f64) -> f64 {
+    let mut a = x;
+    let mut b = y;
     if x > y {
         a = x * y;
         b = a + y;
@@ -212,16 +225,13 @@ fn shadow_in_arm(x: f64, y: f64) -> f64 {
     r + t
 }
 
-// BUG: an arm that reads both a parameter and a `let` copy of it does not compile: the region
-// gets two inputs for the same value and the pullback borrows one accumulator mutably twice,
-// error[E0499] "cannot borrow value as mutable more than once at a time" at `#[differentiable]`.
-// The same with `for`/`while` bodies compiles and is correct.
-//
-// #[differentiable]
-// fn alias_in_branch(x: f64) -> f64 {
-//     let a = x;
-//     if x > 0.0 { a * x } else { x }
-// }
+/// An arm that reads both a parameter and a `let` copy of it, a = x:
+/// x > 0: ax = x², d/dx = 2x; else x, d/dx = 1.
+#[differentiable]
+fn alias_in_branch(x: f64) -> f64 {
+    let a = x;
+    if x > 0.0 { a * x } else { x }
+}
 
 #[test]
 fn branches() {
@@ -249,6 +259,18 @@ fn branches() {
     );
     let (x, y) = (0.5, 2.0);
     check!(assign_two, assign_two_vjp; x, y => (2.0 * x * y * y - 3.0 * x * x, 2.0 * x * x * y));
+
+    let (x, y) = (2.0, 0.5);
+    check!(
+        assign_two_copies,
+        assign_two_copies_vjp;
+        x, y => (2.0 * x * y * y + y * y, 2.0 * x * x * y + 2.0 * x * y)
+    );
+    let (x, y) = (0.5, 2.0);
+    check!(assign_two_copies, assign_two_copies_vjp; x, y => (y - 2.0 * x, x));
+
+    check!(alias_in_branch, alias_in_branch_vjp; 1.5 => 3.0);
+    check!(alias_in_branch, alias_in_branch_vjp; -1.5 => 1.0);
 
     check!(if_value, if_value_vjp; 2.0 => 2.0_f64.ln() + 1.0);
     check!(if_value, if_value_vjp; 0.5 => 0.0);
@@ -643,8 +665,18 @@ fn bound_from_product(x: f64, y: f64) -> f64 {
 fn weighted_powers(x: f64, ws: &[f64]) -> f64 {
     let mut s = 0.0;
     for (i, w) in ws.iter().enumerate() {
-        // BUG: `w * x…` with `w: &f64` fails (`&f64: MulRule` is not satisfied); `*w` works.
-        s += *w * x.powi(i as i32);
+        // `w: &f64`: a reference operand of an operator, read as its value.
+        s += w * x.powi(i as i32);
+    }
+    s
+}
+
+/// A `&f64` parameter as an operand inside a loop: Σ_{k<n} w xᵏ, ∇ = (Σ k w xᵏ⁻¹, Σ xᵏ).
+#[differentiable]
+fn ref_weight_powers(x: f64, w: &f64, n: usize) -> f64 {
+    let mut s = 0.0;
+    for k in 0..n {
+        s += w * x.powi(k as i32);
     }
     s
 }
@@ -770,6 +802,24 @@ fn for_loops() {
     let x = 0.9_f64;
     let want = -1.0 + 2.0 * 2.0 * x + 3.0 * 0.25 * x * x;
     check!(|x| weighted_powers(x, &ws), |x| weighted_powers_vjp(x, &ws); x => want);
+    let w = 1.5_f64;
+    let (value, (dx, dw)) = value_with_gradient(ref_weight_powers_vjp(x, &w, 4));
+    assert_close(
+        "ref_weight_powers value",
+        value,
+        ref_weight_powers(x, &w, 4),
+    );
+    let want = (
+        w * (1.0 + 2.0 * x + 3.0 * x * x),
+        1.0 + x + x * x + x * x * x,
+    );
+    assert_close("ref_weight_powers", (dx, dw), want);
+    check_gradient(
+        "ref_weight_powers",
+        |(x, w)| ref_weight_powers(x, &w, 4),
+        (x, w),
+        (dx, dw),
+    );
     let bs = [0.1, 0.2, -0.3, 0.0];
     let want: f64 = ws
         .iter()
@@ -1010,19 +1060,22 @@ fn moments(x: [f64; 3]) -> [f64; 2] {
     m
 }
 
-/// A `Vec` parameter: Σ vᵢ² + v₀vₙ₋₁, ∂v = 2v + vₙ₋₁e₀ + v₀eₙ₋₁.
+/// A `Vec` parameter: Σ vᵢ² + v₀vₙ₋₁, ∂v = 2v + vₙ₋₁e₀ + v₀eₙ₋₁. `len()` of the active `Vec`
+/// is data, so it can compute the index n − 1.
 #[differentiable]
-#[allow(clippy::unnecessary_cast)]
 fn vec_energy(v: Vec<f64>) -> f64 {
     let mut s = 0.0;
     for i in 0..v.len() {
         s += v[i] * v[i];
     }
-    // BUG: `v[v.len() - 1]`, or `let n = v.len(); v[n - 1]`, is rejected with "an index must
-    // be data, not an active value": `len()` of an active `Vec` counts as active. The cast
-    // makes it data.
-    let n = v.len() as usize;
+    let n = v.len();
     s + v[0] * v[n - 1]
+}
+
+/// `len()` inside the index expression: v₀vₙ₋₁, ∂v = vₙ₋₁e₀ + v₀eₙ₋₁.
+#[differentiable]
+fn vec_ends(v: Vec<f64>) -> f64 {
+    v[0] * v[v.len() - 1]
 }
 
 /// A slice parameter: Σ vᵢ xⁱ; ∂v = (xⁱ), ∂x = Σ i vᵢ xⁱ⁻¹.
@@ -1156,6 +1209,8 @@ fn arrays_and_vecs() {
     let v = [1.0, -2.0, 0.5, 3.0];
     let got = gradient(vec_energy_vjp(v.to_vec()));
     check_vec("vec_energy", vec_energy, v, &got, [5.0, -4.0, 1.0, 7.0]);
+    let got = gradient(vec_ends_vjp(v.to_vec()));
+    check_vec("vec_ends", vec_ends, v, &got, [3.0, 0.0, 0.0, 1.0]);
 
     let (v, x) = ([1.0, -2.0, 0.5, 3.0], 0.8_f64);
     let (dv, dx) = gradient(slice_poly_vjp(&v, x));
@@ -1516,15 +1571,33 @@ fn g_halve<T: Float>(x: T) -> T {
     s
 }
 
-// BUG: element reads of a generic collection parameter (`[T; N]`, `&[T]`, `Vec<T>` with
-// `T: Float`) do not compile: "the trait bound `<[T; 2] as Differentiable>::Tangent:
-// AccumulateAt<T>` is not satisfied" at `#[differentiable]`. Concrete `f64`/`f32` element
-// types work.
-//
-// #[differentiable]
-// fn g_read<T: Float>(x: [T; 2]) -> T {
-//     x[0] * x[1]
-// }
+/// Element reads of a generic array: x₀x₁, ∇ = (x₁, x₀).
+#[differentiable]
+fn g_read<T: Float>(x: [T; 2]) -> T {
+    x[0] * x[1]
+}
+
+/// Element reads of a generic array of any length in a loop: Σ xᵢ², ∇ = 2x.
+#[differentiable]
+fn g_sum_sq<T: Float, const N: usize>(x: [T; N]) -> T {
+    let mut s = T::ZERO;
+    for i in 0..N {
+        s = s + x[i] * x[i];
+    }
+    s
+}
+
+/// Element reads of a generic slice: v₀v₁ + v₂, ∂v = (v₁, v₀, 1).
+#[differentiable]
+fn g_read_slice<T: Float>(v: &[T]) -> T {
+    v[0] * v[1] + v[2]
+}
+
+/// Element reads of a generic `Vec`: v₀ sin v₂, ∂v = (sin v₂, 0, v₀ cos v₂).
+#[differentiable]
+fn g_read_vec<T: Float>(v: Vec<T>) -> T {
+    v[0] * v[2].sin()
+}
 
 /// k = 0: eˣ, d = eˣ; else k ln x, d = k/x.
 #[differentiable]
@@ -1559,6 +1632,22 @@ fn generic_loops_f64() {
     check!(|x| g_match::<f64>(x, 0), |x| g_match_vjp::<f64>(x, 0); x => x.exp());
     check!(|x| g_match::<f64>(x, 3), |x| g_match_vjp::<f64>(x, 3); x => 3.0 / x);
     check!(|x| g_push::<f64>(x, 4), |x| g_push_vjp::<f64>(x, 4); x => 2.0 * x * 14.0);
+
+    let y = -0.6_f64;
+    check!(g_read::<f64>, g_read_vjp::<f64>; [x, y] => [y, x]);
+    let v = [x, y, 2.5];
+    check!(g_sum_sq::<f64, 3>, g_sum_sq_vjp::<f64, 3>; v => v.map(|vi| 2.0 * vi));
+    let got = gradient(g_read_slice_vjp::<f64>(&v));
+    check_vec(
+        "g_read_slice",
+        |v| g_read_slice::<f64>(&v),
+        v,
+        &got,
+        [y, x, 1.0],
+    );
+    let got = gradient(g_read_vec_vjp::<f64>(v.to_vec()));
+    let want = [v[2].sin(), 0.0, x * v[2].cos()];
+    check_vec("g_read_vec", g_read_vec::<f64>, v, &got, want);
 }
 
 #[test]
@@ -1586,6 +1675,33 @@ fn generic_loops_f32() {
         }
         assert_close_f32("g_match", gradient(g_match_vjp(x, 0)), x64.exp());
     }
+    // Generic element reads: the f32 gradients agree with the formulas in f64 (a `Vec`
+    // tangent may be shorter than its value, the missing coordinates are zeros).
+    let v = [1.1_f32, -0.6, 2.5];
+    let [a, b, c] = v.map(f64::from);
+    let close = |name: &str, got: &[f32], want: &[f64]| {
+        assert!(
+            got.len() <= want.len(),
+            "{name}: tangent of length {}",
+            got.len()
+        );
+        for (i, w) in want.iter().enumerate() {
+            assert_close_f32(name, got.get(i).copied().unwrap_or(0.0), *w);
+        }
+    };
+    close("g_read", &gradient(g_read_vjp([v[0], v[1]])), &[b, a]);
+    close(
+        "g_sum_sq",
+        &gradient(g_sum_sq_vjp(v)),
+        &[2.0 * a, 2.0 * b, 2.0 * c],
+    );
+    close(
+        "g_read_slice",
+        &gradient(g_read_slice_vjp(&v)),
+        &[b, a, 1.0],
+    );
+    let want = [c.sin(), 0.0, a * c.cos()];
+    close("g_read_vec", &gradient(g_read_vec_vjp(v.to_vec())), &want);
     assert_eq!(gradient(g_halve_vjp(5.0_f32)), 0.875);
     assert_eq!(gradient(g_pow_loop_vjp(2.0_f32, 3)), 12.0);
 }

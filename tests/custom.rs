@@ -348,11 +348,16 @@ fn callee_with_an_unneeded_custom_rule() {
     // The callee cannot know at compile time that `b` is data at this call, so its forward
     // pass runs the rule of `probe`.
     assert_eq!(counts().1, 1);
-    // NOTE (wasted work, reported): the pullback of `probe(b)` still runs although the caller
-    // said (needs = [true, false]) that no tangent of `b` is wanted. Built-in rules skip the
-    // arithmetic (see `needs_flags_skip_unneeded_tangents`); a custom rule's pullback is
-    // called regardless. Expected once fixed:
-    // assert_eq!(counts().2, 0);
+    // The caller said (needs = [true, false]) that no tangent of `b` is wanted, so the
+    // pullback of `probe(b)` is skipped, as built-in rules skip their arithmetic (see
+    // `needs_flags_skip_unneeded_tangents`).
+    assert_eq!(counts().2, 0);
+    check_gradient(
+        "caller_with_data",
+        |x| caller_with_data(x, 0.25),
+        x,
+        gradient(caller_with_data_vjp(x, 0.25)),
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

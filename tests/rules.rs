@@ -333,11 +333,10 @@ fn powf_exponent_derivative_at_zero_base() {
         assert_eq!(dx, want, "p = {p}");
     }
     assert_eq!(gradient(powf::f_vjp(0.0_f32, 2.0)), (0.0, 0.0));
-    // At x = 0, p = 0 the exponent derivative is 0 as well.
-    assert_eq!(gradient(powf::f_vjp(0.0, 0.0)).1, 0.0);
-    // BUG: ∂x of `x.powf(p)` at x = 0, p = 0 is `0 · 0⁻¹ = NaN`; PyTorch (whose conventions
-    // the rules follow) masks it to 0, as `powi` with n = 0 does. Re-enable when fixed:
-    // assert_eq!(gradient(powf::f_vjp(0.0, 0.0)).0, 0.0);
+    // At x = 0, p = 0 both derivatives are 0: ∂p as above, and ∂x = p · xᵖ⁻¹ = 0 · 0⁻¹ is
+    // masked to 0 (PyTorch's convention, as `powi` with n = 0) rather than NaN.
+    assert_eq!(gradient(powf::f_vjp(0.0, 0.0)), (0.0, 0.0));
+    assert_eq!(gradient(powf::f_vjp(0.0_f32, 0.0)), (0.0, 0.0));
 }
 
 #[test]

@@ -23,5 +23,7 @@ pub mod __private;
 pub use differentiable::{Differentiable, TangentVector};
 pub use float::{Float, FloatMath};
 pub use gradient::{UnitSeed, gradient, value_with_gradient, without_derivative};
+pub use ops::conv::Conv2d;
+pub use ops::index::TensorList;
 pub use ops::loss::{cross_entropy, cross_entropy_vjp, mse, mse_vjp, nll, nll_vjp};
 pub use tensor::{Backend, Cpu, DType, Element, Tensor, TensorError, TensorTangent};

@@ -58,7 +58,12 @@ pub enum NodeKind {
     },
     /// An element `base[i]`; `record` holds the index (and length) captured in the forward pass.
     /// Its adjoint is added in place into the adjoint of `base`.
-    Index { base: NodeId, record: Ident },
+    /// `nested`: `base[i][j]`, one element of a collection of collections.
+    Index {
+        base: NodeId,
+        record: Ident,
+        nested: bool,
+    },
     /// A branch or loop: its value is the tuple of its outputs (the `if` value and the variables
     /// it assigns). Its pullback takes their adjoints and `&mut` accumulators for `accumulated`,
     /// and returns the adjoints of `carried` (a loop's variables at entry).

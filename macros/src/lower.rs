@@ -494,16 +494,23 @@ impl<'u> Lowering<'u> {
                 // The tape is allocated once, with the iterator's length when it is known.
                 let setup = quote! {
                     let __adjoint_iter = ::core::iter::IntoIterator::into_iter(#iter);
-                    let mut __tape = ::std::vec::Vec::with_capacity(::core::iter::Iterator::size_hint(&__adjoint_iter).0);
+                    let mut __tape = ::adjoint::__private::tape(::core::iter::Iterator::size_hint(&__adjoint_iter).0);
                 };
                 let header = quote!(#(#attrs)* for #pat in __adjoint_iter);
-                self.lower_loop(
+                // `for w in ws.iter()` / `for w in &ws` over data binds references.
+                let saved = self.ref_names.clone();
+                if let (Pat::Ident(p), true) = (&*f.pat, iterates_by_reference(&f.expr)) {
+                    self.ref_names.push(p.ident.to_string());
+                }
+                let lowered = self.lower_loop(
                     &f.body,
                     crate::lower::pattern_names(&f.pat),
                     e.clone(),
                     header,
                     setup,
-                )
+                );
+                self.ref_names = saved;
+                lowered
             }
             Expr::Loop(l) if l.label.is_none() && crate::region::ends_with_break_check(&l.body) => {
                 self.lower_loop(
@@ -511,7 +518,7 @@ impl<'u> Lowering<'u> {
                     Vec::new(),
                     e.clone(),
                     quote!(loop),
-                    quote!(let mut __tape = ::std::vec::Vec::new();),
+                    quote!(let mut __tape = ::adjoint::__private::tape(0);),
                 )
             }
             Expr::While(w) if w.label.is_none() && !matches!(&*w.cond, Expr::Let(_)) => {
@@ -521,7 +528,7 @@ impl<'u> Lowering<'u> {
                     Vec::new(),
                     e.clone(),
                     quote!(while #cond),
-                    quote!(let mut __tape = ::std::vec::Vec::new();),
+                    quote!(let mut __tape = ::adjoint::__private::tape(0);),
                 )
             }
             Expr::Block(b) if b.label.is_none() => {
@@ -633,6 +640,9 @@ impl<'u> Lowering<'u> {
 
     /// `base[i]` with an active `base`: the element's adjoint is added in place.
     pub(crate) fn index(&mut self, ix: &syn::ExprIndex) -> (Expr, Act) {
+        if let Expr::Index(inner) = &*ix.expr {
+            return self.index2(inner, ix);
+        }
         let (base, act) = self.expr(&ix.expr);
         let (index, index_act) = self.expr(&ix.index);
         let mut out = ix.clone();
@@ -650,6 +660,7 @@ impl<'u> Lowering<'u> {
         let id = self.graph.add(NodeKind::Index {
             base: parent,
             record: record.clone(),
+            nested: false,
         });
         if !self.is_useful(id) {
             return (rebuilt, Act::Active(id));
@@ -657,6 +668,38 @@ impl<'u> Lowering<'u> {
         self.hoisted.push(record.clone());
         let expr = parse_quote_spanned!(ix.span()=> ({
             let (__value, __record) = ::adjoint::__private::index_read(&#base, #index);
+            #record = __record;
+            __value
+        }));
+        (expr, Act::Active(id))
+    }
+
+    /// `m[i][j]`, read as one element of `m` (not a copy of the row `m[i]`): its adjoint is
+    /// added in place at `[i][j]`.
+    fn index2(&mut self, inner: &syn::ExprIndex, ix: &syn::ExprIndex) -> (Expr, Act) {
+        let (collection, act) = self.expr(&inner.expr);
+        let (i, i_act) = self.expr(&inner.index);
+        let (j, j_act) = self.expr(&ix.index);
+        let rebuilt: Expr = parse_quote!(#collection[#i][#j]);
+        let Act::Active(parent) = act else {
+            return (rebuilt, act);
+        };
+        if is_active(&i_act) || is_active(&j_act) {
+            let message = "an index must be data, not an active value";
+            return (rebuilt, Act::Poison(ix.index.span(), message.into()));
+        }
+        let record = format_ident!("__ix{}", self.graph.nodes.len());
+        let id = self.graph.add(NodeKind::Index {
+            base: parent,
+            record: record.clone(),
+            nested: true,
+        });
+        if !self.is_useful(id) {
+            return (rebuilt, Act::Active(id));
+        }
+        self.hoisted.push(record.clone());
+        let expr = parse_quote_spanned!(ix.span()=> ({
+            let (__value, __record) = ::adjoint::__private::index_read2(&#collection, #i, #j);
             #record = __record;
             __value
         }));
@@ -835,6 +878,15 @@ fn passes_mut(e: &Expr) -> bool {
     };
     args.iter()
         .any(|a| matches!(a, Expr::Reference(r) if r.mutability.is_some()))
+}
+
+/// Whether a loop's iterator yields references: `xs.iter()` or `&xs`.
+fn iterates_by_reference(iter: &Expr) -> bool {
+    match iter {
+        Expr::MethodCall(m) => m.method == "iter" && m.args.is_empty(),
+        Expr::Reference(r) => r.mutability.is_none(),
+        _ => false,
+    }
 }
 
 /// The names a pattern binds.

@@ -197,10 +197,19 @@ impl Writer<'_> {
                     }
                 }
             }
-            NodeKind::Index { base, record } => {
+            NodeKind::Index {
+                base,
+                record,
+                nested,
+            } => {
                 let acc = self.accumulator(*base);
+                let accumulate = if *nested {
+                    quote!(accumulate_at2)
+                } else {
+                    quote!(accumulate_at)
+                };
                 self.code
-                    .extend(quote!(::adjoint::__private::accumulate_at(#acc, #record, #adjoint);));
+                    .extend(quote!(::adjoint::__private::#accumulate(#acc, #record, #adjoint);));
             }
             NodeKind::Region {
                 pullback,

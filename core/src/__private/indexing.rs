@@ -215,3 +215,124 @@ pub fn vec_parts<E: TangentVector, const N: usize>(d: Vec<E>) -> [E; N] {
     let mut parts = d.into_iter();
     std::array::from_fn(|_| parts.next().unwrap_or_else(E::zero))
 }
+
+/// Where `c[i][j]` was read.
+#[derive(Clone, Copy, Debug)]
+pub struct IndexRecord2 {
+    pub outer: IndexRecord,
+    pub inner: IndexRecord,
+}
+
+/// Collections whose elements can be borrowed: the rows of `m` in `m[i][j]`.
+pub trait IndexRef {
+    /// The element type.
+    type Elem;
+    /// `&self[index]`.
+    fn at(&self, index: usize) -> &Self::Elem;
+    /// The number of elements.
+    fn length(&self) -> usize;
+}
+
+impl<T> IndexRef for [T] {
+    type Elem = T;
+    #[inline(always)]
+    #[track_caller]
+    fn at(&self, index: usize) -> &T {
+        &self[index]
+    }
+    #[inline(always)]
+    fn length(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<T> IndexRef for Vec<T> {
+    type Elem = T;
+    #[inline(always)]
+    #[track_caller]
+    fn at(&self, index: usize) -> &T {
+        &self[index]
+    }
+    #[inline(always)]
+    fn length(&self) -> usize {
+        self.len()
+    }
+}
+
+impl<T, const N: usize> IndexRef for [T; N] {
+    type Elem = T;
+    #[inline(always)]
+    #[track_caller]
+    fn at(&self, index: usize) -> &T {
+        &self[index]
+    }
+    #[inline(always)]
+    fn length(&self) -> usize {
+        N
+    }
+}
+
+impl<C: IndexRef + ?Sized> IndexRef for &C {
+    type Elem = C::Elem;
+    #[inline(always)]
+    #[track_caller]
+    fn at(&self, index: usize) -> &C::Elem {
+        (**self).at(index)
+    }
+    #[inline(always)]
+    fn length(&self) -> usize {
+        (**self).length()
+    }
+}
+
+/// `c[i][j]` in differentiable code: one element, without copying the row `c[i]`.
+#[inline(always)]
+#[track_caller]
+pub fn index_read2<C>(c: &C, i: usize, j: usize) -> (<C::Elem as IndexRef>::Elem, IndexRecord2)
+where
+    C: IndexRef + ?Sized,
+    C::Elem: IndexRef,
+    <C::Elem as IndexRef>::Elem: Clone,
+{
+    let row = c.at(i);
+    let record = IndexRecord2 {
+        outer: IndexRecord {
+            index: i,
+            len: c.length(),
+        },
+        inner: IndexRecord {
+            index: j,
+            len: row.length(),
+        },
+    };
+    (row.at(j).clone(), record)
+}
+
+/// Tangents of collections of collections, which take the adjoint of one element in place.
+pub trait AccumulateAt2<E> {
+    /// `self[record.outer.index][record.inner.index] += d`.
+    fn accumulate_at2(&mut self, record: IndexRecord2, d: E);
+}
+
+impl<E, R: AccumulateAt<E> + TangentVector> AccumulateAt2<E> for Vec<R> {
+    #[inline(always)]
+    fn accumulate_at2(&mut self, record: IndexRecord2, d: E) {
+        if self.len() < record.outer.len {
+            self.resize_with(record.outer.len, R::zero);
+        }
+        self[record.outer.index].accumulate_at(record.inner, d);
+    }
+}
+
+impl<E, R: AccumulateAt<E>, const N: usize> AccumulateAt2<E> for [R; N] {
+    #[inline(always)]
+    fn accumulate_at2(&mut self, record: IndexRecord2, d: E) {
+        self[record.outer.index].accumulate_at(record.inner, d);
+    }
+}
+
+/// See [`AccumulateAt2`].
+#[inline(always)]
+pub fn accumulate_at2<T: AccumulateAt2<E>, E>(acc: &mut T, record: IndexRecord2, d: E) {
+    acc.accumulate_at2(record, d);
+}

@@ -69,6 +69,17 @@ pub fn plus_assign<T: TangentVector>(acc: &mut T, t: T) {
     acc.plus_assign(t);
 }
 
+/// The per-iteration pullbacks of a loop, in order: one buffer, allocated once with the
+/// iterator's length when known. (Inline storage for short loops was measured slower: the
+/// records of nested loops then nest by value and are copied around.)
+pub type Tape<T> = Vec<T>;
+
+/// A tape with room for `n` iterations.
+#[inline(always)]
+pub fn tape<T>(n: usize) -> Tape<T> {
+    Tape::with_capacity(n)
+}
+
 /// The pullback of the branch taken by an `if` or `match`: nested for more than two arms.
 pub enum Branch<A, B> {
     First(A),

@@ -6,8 +6,8 @@
 //! | `a - b` | a − b | Σ↓ ȳ | −Σ↓ ȳ |
 //! | `a * b` | a · b | Σ↓ ȳ·b | Σ↓ ȳ·a |
 //! | `a / b` | a / b | Σ↓ ȳ/b | −Σ↓ ȳ·y/b |
-//! | `a.maximum(b)` | max(a, b) | Σ↓ ȳ·[a > b] + ½[a = b] | symmetric |
-//! | `a.minimum(b)` | min(a, b) | Σ↓ ȳ·[a < b] + ½[a = b] | symmetric |
+//! | `a.maximum(b)` | max(a, b) | Σ↓ ȳ·𝟙(a > b) + ½𝟙(a = b) | symmetric |
+//! | `a.minimum(b)` | min(a, b) | Σ↓ ȳ·𝟙(a < b) + ½𝟙(a = b) | symmetric |
 //!
 //! `Σ↓` sums the tangent over the axes along which the operand was broadcast
 //! ([`Tensor::sum_to`]), so each tangent has its operand's shape.
@@ -259,6 +259,45 @@ impl<B: Backend> Tensor<B> {
     pub fn neg(&self) -> Self {
         self.unary(UnaryOp::Neg, "neg")
     }
+
+    /// Derivative rule of [`neg`](Tensor::neg).
+    #[track_caller]
+    pub fn neg_vjp_full(
+        &self,
+        needs: [bool; 1],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>,) + use<B>,
+    ) {
+        (self.neg(), move |d: TensorTangent<B>| {
+            (slot(needs[0], &d, |d| d.neg()),)
+        })
+    }
+}
+
+/// The method forms' rules (`a.add(&b)` in `#[differentiable]` code), the same as the
+/// operators'. Unlike an operator on `&local`, a method call's pullback borrows nothing.
+macro_rules! method_rules {
+    ($($(#[$doc:meta])* $vjp:ident $rule:ident;)*) => {
+        impl<B: Backend> Tensor<B> {$(
+            $(#[$doc])*
+            #[track_caller]
+            pub fn $vjp(&self, rhs: &Self, needs: [bool; 2]) -> (Self, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
+                $rule(self, rhs, needs)
+            }
+        )*}
+    };
+}
+
+method_rules! {
+    /// Derivative rule of [`add`](Tensor::add): `ā = Σ↓ ȳ`, `b̄ = Σ↓ ȳ`.
+    add_vjp_full add_rule;
+    /// Derivative rule of [`sub`](Tensor::sub): `ā = Σ↓ ȳ`, `b̄ = −Σ↓ ȳ`.
+    sub_vjp_full sub_rule;
+    /// Derivative rule of [`mul`](Tensor::mul): `ā = Σ↓ ȳ·b`, `b̄ = Σ↓ ȳ·a`.
+    mul_vjp_full mul_rule;
+    /// Derivative rule of [`div`](Tensor::div): `ā = Σ↓ ȳ/b`, `b̄ = −Σ↓ ȳ·y/b`.
+    div_vjp_full div_rule;
 }
 
 /// Implements `std::ops::$Op` and the rule trait for the four owned/borrowed combinations.
@@ -283,7 +322,8 @@ macro_rules! tensor_operator {
             type LhsTangent = TensorTangent<B>;
             type RhsTangent = TensorTangent<B>;
             #[track_caller]
-            fn $vjp(self, rhs: $($R)*, needs: [bool; 2]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B>) {
+            #[allow(refining_impl_trait, reason = "callers see that the pullback borrows nothing, so operators on `&local` work")]
+            fn $vjp(self, rhs: $($R)*, needs: [bool; 2]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
                 $rule(&self, &rhs, needs)
             }
         }
@@ -309,7 +349,8 @@ macro_rules! tensor_neg {
             type Output = Tensor<B>;
             type Tangent = TensorTangent<B>;
             #[track_caller]
-            fn neg_vjp(self, needs: [bool; 1]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>,)) {
+            #[allow(refining_impl_trait, reason = "callers see that the pullback borrows nothing, so operators on `&local` work")]
+            fn neg_vjp(self, needs: [bool; 1]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>,) + use<B>) {
                 (Tensor::neg(&self), move |d: TensorTangent<B>| (slot(needs[0], &d, |d| d.neg()),))
             }
         }

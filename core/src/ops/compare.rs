@@ -10,14 +10,13 @@
 //! axes), and gives the mask no tangent.
 
 use super::slot;
-use crate::__private::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::shape::{aligned, broadcast_shapes};
 use crate::tensor::{Backend, Tensor, TensorTangent};
 use adjoint_backend::BinaryOp;
 
 macro_rules! comparisons {
-    ($($(#[$doc:meta])* $name:ident $op:ident;)*) => {
+    ($($(#[$doc:meta])* $name:ident $vjp:ident $op:ident;)*) => {
         impl<B: Backend> Tensor<B> {$(
             $(#[$doc])*
             ///
@@ -27,21 +26,27 @@ macro_rules! comparisons {
             pub fn $name(&self, rhs: &Self) -> Self {
                 self.binary(rhs, BinaryOp::$op, stringify!($name))
             }
+
+            #[doc = concat!("Rule of [`", stringify!($name), "`](Tensor::", stringify!($name), "): a step function, so both tangents are zero (symbolic, no work).")]
+            #[track_caller]
+            pub fn $vjp(&self, rhs: &Self, _needs: [bool; 2]) -> (Self, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, TensorTangent<B>) + use<B>) {
+                (self.$name(rhs), |_| (TensorTangent::Zero, TensorTangent::Zero))
+            }
         )*}
     };
 }
 
 comparisons! {
-    /// The mask `[a = b]` (1 where equal, else 0), with broadcasting.
-    eq_mask Eq;
-    /// The mask `[a < b]`, with broadcasting.
-    lt Lt;
-    /// The mask `[a ≤ b]`, with broadcasting.
-    le Le;
-    /// The mask `[a > b]`, with broadcasting.
-    gt Gt;
-    /// The mask `[a ≥ b]`, with broadcasting.
-    ge Ge;
+    /// The mask `𝟙(a = b)` (1 where equal, else 0), with broadcasting.
+    eq_mask eq_mask_vjp_full Eq;
+    /// The mask `𝟙(a < b)`, with broadcasting.
+    lt lt_vjp_full Lt;
+    /// The mask `𝟙(a ≤ b)`, with broadcasting.
+    le le_vjp_full Le;
+    /// The mask `𝟙(a > b)`, with broadcasting.
+    gt gt_vjp_full Gt;
+    /// The mask `𝟙(a ≥ b)`, with broadcasting.
+    ge ge_vjp_full Ge;
 }
 
 impl<B: Backend> Tensor<B> {
@@ -60,25 +65,45 @@ impl<B: Backend> Tensor<B> {
         self.check_float("where_")?;
         on_true.check_float("where_")?;
         ensure(on_true.dtype() == on_false.dtype(), "where_", || {
-            format!("branch dtypes differ: {:?} and {:?}", on_true.dtype(), on_false.dtype())
+            format!(
+                "branch dtypes differ: {:?} and {:?}",
+                on_true.dtype(),
+                on_false.dtype()
+            )
         })?;
         let out = broadcast_shapes("where_", self.shape(), on_true.shape())?;
         let out = broadcast_shapes("where_", &out, on_false.shape())?;
         let r = out.len();
-        let (m, t, f) = (aligned(self.shape(), r), aligned(on_true.shape(), r), aligned(on_false.shape(), r));
-        let s = B::select((self.storage(), &m), (on_true.storage(), &t), (on_false.storage(), &f), &out);
+        let (m, t, f) = (
+            aligned(self.shape(), r),
+            aligned(on_true.shape(), r),
+            aligned(on_false.shape(), r),
+        );
+        let s = B::select(
+            (self.storage(), &m),
+            (on_true.storage(), &t),
+            (on_false.storage(), &f),
+            &out,
+        );
         Ok(Tensor::from_storage(s, out))
     }
 
-    /// Derivative rule of [`where_`](Tensor::where_): `ā = Σ↓ ȳ·[mask]`, `b̄ = Σ↓ ȳ·[¬mask]`;
-    /// the mask gets no tangent.
+    /// Derivative rule of [`where_`](Tensor::where_): `ā = Σ↓ ȳ·𝟙(mask)`, `b̄ = Σ↓ ȳ·𝟙(¬mask)`;
+    /// the mask's tangent is the symbolic zero (a mask is piecewise constant).
     #[track_caller]
+    #[allow(
+        non_snake_case,
+        reason = "generated code calls the rule of `where_` as `where__vjp_full`"
+    )]
     pub fn where__vjp_full(
         &self,
         on_true: &Self,
         on_false: &Self,
         needs: [bool; 3],
-    ) -> (Self, impl FnOnce(TensorTangent<B>) -> (NoTangent, TensorTangent<B>, TensorTangent<B>) + use<B>) {
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, TensorTangent<B>, TensorTangent<B>) + use<B>,
+    ) {
         let y = self.where_(on_true, on_false);
         let mask = self.clone();
         let (st, sf) = (on_true.shape().to_vec(), on_false.shape().to_vec());
@@ -86,7 +111,7 @@ impl<B: Backend> Tensor<B> {
             let zero = |d: &Tensor<B>| d.scalar_like(0.0);
             let dt = slot(needs[1], &d, |d| mask.where_(d, &zero(d)).sum_to(&st));
             let df = slot(needs[2], &d, |d| mask.where_(&zero(d), d).sum_to(&sf));
-            (NoTangent, dt, df)
+            (TensorTangent::Zero, dt, df)
         })
     }
 }
@@ -113,6 +138,9 @@ mod tests {
         let b = crate::Tensor::scalar(2.0);
         assert_eq!(a.gt(&b).to_vec_f32(), vec![0.0, 0.0, 1.0]);
         assert_eq!(a.le(&b).to_vec_f32(), vec![1.0, 1.0, 0.0]);
-        assert_eq!(a.eq_mask(&b).where_(&a, &b.neg()).to_vec_f32(), vec![-2.0, 2.0, -2.0]);
+        assert_eq!(
+            a.eq_mask(&b).where_(&a, &b.neg()).to_vec_f32(),
+            vec![-2.0, 2.0, -2.0]
+        );
     }
 }

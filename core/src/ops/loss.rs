@@ -122,7 +122,7 @@ impl<B: Backend> Tensor<B> {
             .mul_scalar(-1.0 / self.shape()[0].max(1) as f64))
     }
 
-    /// Derivative rule of [`nll`](Tensor::nll); the labels get no tangent.
+    /// Derivative rule of [`nll`](Tensor::nll); the labels' tangent is the symbolic zero.
     #[track_caller]
     pub fn nll_vjp_full(
         &self,
@@ -130,7 +130,7 @@ impl<B: Backend> Tensor<B> {
         needs: [bool; 2],
     ) -> (
         Self,
-        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, TensorTangent<B>) + use<B>,
     ) {
         let hot = or_panic(self.one_hot_labels(labels, "nll"));
         let scale = -1.0 / self.shape()[0].max(1) as f64;
@@ -138,7 +138,7 @@ impl<B: Backend> Tensor<B> {
         (y, move |d| {
             (
                 slot(needs[0], &d, |d| hot.mul(d).mul_scalar(scale)),
-                NoTangent,
+                TensorTangent::Zero,
             )
         })
     }
@@ -164,7 +164,7 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// Derivative rule of [`cross_entropy`](Tensor::cross_entropy): `z̄ = ȳ(softmax(z) −
-    /// onehot)/N`; the labels get no tangent.
+    /// onehot)/N`; the labels' tangent is the symbolic zero (integer ids).
     #[track_caller]
     pub fn cross_entropy_vjp_full(
         &self,
@@ -172,7 +172,7 @@ impl<B: Backend> Tensor<B> {
         needs: [bool; 2],
     ) -> (
         Self,
-        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, TensorTangent<B>) + use<B>,
     ) {
         let hot = or_panic(self.one_hot_labels(labels, "cross_entropy"));
         let scale = 1.0 / self.shape()[0].max(1) as f64;
@@ -183,7 +183,7 @@ impl<B: Backend> Tensor<B> {
                 slot(needs[0], &d, |d| {
                     logp.exp().sub(&hot).mul(d).mul_scalar(scale)
                 }),
-                NoTangent,
+                TensorTangent::Zero,
             )
         })
     }
@@ -279,16 +279,16 @@ macro_rules! paste_full {
 
 free_losses! {
     /// `logits.cross_entropy(labels)`: mean softmax cross-entropy (see the module table).
-    cross_entropy cross_entropy_vjp(logits, labels) -> (TensorTangent<B>, NoTangent);
+    cross_entropy cross_entropy_vjp(logits, labels) -> (TensorTangent<B>, TensorTangent<B>);
     /// `logp.nll(labels)`: mean negative log-likelihood (see the module table).
-    nll nll_vjp(logp, labels) -> (TensorTangent<B>, NoTangent);
+    nll nll_vjp(logp, labels) -> (TensorTangent<B>, TensorTangent<B>);
     /// `prediction.mse(target)`: mean squared error (see the module table).
     mse mse_vjp(prediction, target) -> (TensorTangent<B>, TensorTangent<B>);
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{boxed, check, check_unary, rand};
+    use super::super::testing::{boxed, check, check_unary, first, rand};
     use crate::Tensor;
 
     fn labels() -> Tensor {
@@ -307,10 +307,10 @@ mod tests {
             x.log_softmax_vjp_full(-1, [true, false])
         });
         check_unary("cross_entropy", rand(&[3, 4], 4), |x| {
-            x.cross_entropy_vjp_full(&labels(), [true, false])
+            first(x.cross_entropy_vjp_full(&labels(), [true, false]))
         });
         check_unary("nll", rand(&[3, 4], 4), |x| {
-            x.nll_vjp_full(&labels(), [true, false])
+            first(x.nll_vjp_full(&labels(), [true, false]))
         });
         check("mse", &[rand(&[3, 4], 1), rand(&[3, 4], 2)], |xs| {
             boxed(xs[0].mse_vjp_full(&xs[1], [true, true]))

@@ -3,11 +3,19 @@
 //! derivative) and its rule tests.
 //!
 //! Every rule takes `needs: [bool; N]`, one flag per input; an input whose flag is `false`
-//! gets [`TensorTangent::Zero`](crate::TensorTangent::Zero) and no work is done for it.
+//! gets [`TensorTangent::Zero`] and no work is done for it.
+
+// A rule's signature spells out its pullback's slots, one per input, in the order of the call:
+// aliases for every slot pattern would hide exactly what the reader needs to see.
+#![allow(clippy::type_complexity)]
 
 pub mod arith;
+pub mod compare;
+pub mod conv;
+pub mod index;
 pub mod loss;
 pub mod matmul;
+pub mod nn;
 pub mod reduce;
 pub mod scalar;
 pub mod shape;

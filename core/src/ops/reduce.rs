@@ -241,8 +241,21 @@ impl<B: Backend> Tensor<B> {
         })
     }
 
+    /// Rule of [`argmax`](Tensor::argmax): an integer result, so the tangent is zero.
+    #[track_caller]
+    pub fn argmax_vjp_full(
+        &self,
+        axis: isize,
+        _needs: [bool; 2],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>,
+    ) {
+        (self.argmax(axis), |_| (TensorTangent::Zero, NoTangent))
+    }
+
     /// The index of the largest element along `axis` (first on ties), as a `U32` tensor with
-    /// that axis removed. Not differentiable (an integer result).
+    /// that axis removed. Its derivative is zero (an integer result).
     #[track_caller]
     pub fn argmax(&self, axis: isize) -> Self {
         or_panic(self.check_float("argmax"));

@@ -34,6 +34,42 @@ impl<B: Backend> Tensor<B> {
         self.unary(UnaryOp::MulScalar(c), "mul_scalar")
     }
 
+    /// Derivative rule of [`add_scalar`](Tensor::add_scalar); `c` is a constant.
+    #[track_caller]
+    pub fn add_scalar_vjp_full(
+        &self,
+        c: f64,
+        needs: [bool; 2],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, crate::__private::NoTangent) + use<B>,
+    ) {
+        (self.add_scalar(c), move |d: TensorTangent<B>| {
+            (
+                slot(needs[0], &d, |d| d.clone()),
+                crate::__private::NoTangent,
+            )
+        })
+    }
+
+    /// Derivative rule of [`mul_scalar`](Tensor::mul_scalar); `c` is a constant.
+    #[track_caller]
+    pub fn mul_scalar_vjp_full(
+        &self,
+        c: f64,
+        needs: [bool; 2],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, crate::__private::NoTangent) + use<B>,
+    ) {
+        (self.mul_scalar(c), move |d: TensorTangent<B>| {
+            (
+                slot(needs[0], &d, |d| d.mul_scalar(c)),
+                crate::__private::NoTangent,
+            )
+        })
+    }
+
     /// The sum of all elements as a host number (used for scalar tangents).
     pub(crate) fn sum_to_host(&self) -> f64 {
         self.sum_all().to_scalar()
@@ -130,7 +166,8 @@ macro_rules! scalar_operator {
             type LhsTangent = TensorTangent<B>;
             type RhsTangent = $S;
             #[track_caller]
-            fn $vjp(self, s: $S, needs: [bool; 2]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, $S)) {
+            #[allow(refining_impl_trait, reason = "callers see that the pullback borrows nothing, so operators on `&local` work")]
+            fn $vjp(self, s: $S, needs: [bool; 2]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, $S) + use<B>) {
                 scalar_rule(&self, s, Kind::$tk, needs)
             }
         }
@@ -139,7 +176,8 @@ macro_rules! scalar_operator {
             type LhsTangent = $S;
             type RhsTangent = TensorTangent<B>;
             #[track_caller]
-            fn $vjp(self, t: $T, needs: [bool; 2]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> ($S, TensorTangent<B>)) {
+            #[allow(refining_impl_trait, reason = "callers see that the pullback borrows nothing, so operators on `&local` work")]
+            fn $vjp(self, t: $T, needs: [bool; 2]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> ($S, TensorTangent<B>) + use<B>) {
                 let (y, pb) = scalar_rule(&t, self, Kind::$sk, [needs[1], needs[0]]);
                 (y, move |d| {
                     let (dt, ds) = pb(d);

@@ -168,3 +168,14 @@ where
 {
     check(name, &[x], |xs| boxed(f(&xs[0])));
 }
+
+/// A rule's `(value, pullback)` keeping only the first tangent slot (the others belong to
+/// non-differentiable inputs such as labels or ids).
+pub(crate) fn first<P, R>(
+    (y, pb): (T64, P),
+) -> (T64, impl FnOnce(TensorTangent) -> (TensorTangent,))
+where
+    P: FnOnce(TensorTangent) -> (TensorTangent, R),
+{
+    (y, move |d| (pb(d).0,))
+}

@@ -12,12 +12,12 @@
 //! | `sin` / `cos` | sin x / cos x | x | ȳ·cos x / −ȳ·sin x |
 //! | `tanh` | tanh x | y | ȳ·(1 − y²) |
 //! | `sigmoid` | 1/(1+e⁻ˣ) | y | ȳ·y(1 − y) |
-//! | `relu` | max(x, 0) | y | ȳ·[y > 0] (0 at 0) |
+//! | `relu` | max(x, 0) | y | ȳ·𝟙(y > 0) (0 at 0) |
 //! | `gelu` | x/2·(1 + tanh(√(2/π)(x + 0.044715x³))) | x | ȳ·gelu′(x) |
 //! | `silu` | x·σ(x) | x | ȳ·σ(x)(1 + x(1 − σ(x))) |
 //! | `leaky_relu(α)` | x > 0 ? x : αx | x | ȳ·(x > 0 ? 1 : α) |
 //! | `powf(p)` | xᵖ | x | ȳ·p·xᵖ⁻¹ |
-//! | `clamp(lo, hi)` | min(max(x, lo), hi) | x | ȳ·[lo ≤ x ≤ hi] |
+//! | `clamp(lo, hi)` | min(max(x, lo), hi) | x | ȳ·𝟙(lo ≤ x ≤ hi) |
 //!
 //! `gelu` is the tanh approximation (PyTorch's `approximate="tanh"`).
 
@@ -80,7 +80,7 @@ unary_ops! {
     tanh tanh_vjp_full Tanh saves y => |y, d| y.binary(d, BinaryOp::TanhGrad, "tanh");
     /// `σ(x) = 1/(1 + e⁻ˣ)` elementwise; derivative `ȳ·y(1 − y)`.
     sigmoid sigmoid_vjp_full Sigmoid saves y => |y, d| y.binary(d, BinaryOp::SigmoidGrad, "sigmoid");
-    /// `max(x, 0)` elementwise; derivative `ȳ·[x > 0]` (0 at 0).
+    /// `max(x, 0)` elementwise; derivative `ȳ·𝟙(x > 0)` (0 at 0).
     relu relu_vjp_full Relu saves y => |y, d| y.binary(d, BinaryOp::ReluGrad, "relu");
     /// GELU, tanh form: `x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))`; derivative `ȳ·gelu′(x)`.
     gelu gelu_vjp_full Gelu saves x => |x, d| x.binary(d, BinaryOp::GeluGrad, "gelu");
@@ -163,7 +163,7 @@ impl<B: Backend> Tensor<B> {
         })
     }
 
-    /// `min(max(x, lo), hi)` elementwise; derivative `ȳ·[lo ≤ x ≤ hi]`.
+    /// `min(max(x, lo), hi)` elementwise; derivative `ȳ·𝟙(lo ≤ x ≤ hi)`.
     ///
     /// # Panics
     /// If `lo > hi`.

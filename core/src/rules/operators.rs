@@ -27,6 +27,41 @@ use crate::{Differentiable, Float};
 /// The tangent type of `T`.
 pub type TangentOf<T> = <T as Differentiable>::Tangent;
 
+/// `&x ∘ y`, `x ∘ &y`, `&x ∘ &y` for a float type: the rule of the values.
+macro_rules! reference_rules {
+    ($trait:ident $method:ident $($t:ident)*) => {$(
+        impl $trait<$t> for &$t {
+            type Output = $t;
+            type LhsTangent = $t;
+            type RhsTangent = $t;
+            #[inline(always)]
+            fn $method(self, rhs: $t, needs: [bool; 2]) -> ($t, impl FnOnce($t) -> ($t, $t)) {
+                <$t as $trait>::$method(*self, rhs, needs)
+            }
+        }
+
+        impl $trait<&$t> for $t {
+            type Output = $t;
+            type LhsTangent = $t;
+            type RhsTangent = $t;
+            #[inline(always)]
+            fn $method(self, rhs: &$t, needs: [bool; 2]) -> ($t, impl FnOnce($t) -> ($t, $t)) {
+                <$t as $trait>::$method(self, *rhs, needs)
+            }
+        }
+
+        impl $trait<&$t> for &$t {
+            type Output = $t;
+            type LhsTangent = $t;
+            type RhsTangent = $t;
+            #[inline(always)]
+            fn $method(self, rhs: &$t, needs: [bool; 2]) -> ($t, impl FnOnce($t) -> ($t, $t)) {
+                <$t as $trait>::$method(*self, *rhs, needs)
+            }
+        }
+    )*};
+}
+
 macro_rules! binary_rules {
     ($(
         $(#[$doc:meta])*
@@ -50,6 +85,8 @@ macro_rules! binary_rules {
                 impl FnOnce(TangentOf<Self::Output>) -> (Self::LhsTangent, Self::RhsTangent),
             );
         }
+
+        reference_rules!($trait $method f32 f64);
 
         impl<T: Float> $trait for T {
             type Output = T;

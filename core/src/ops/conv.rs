@@ -1,0 +1,394 @@
+//! 2-D convolution and pooling over NCHW tensors, by `im2col` + GEMM.
+//!
+//! `x.conv2d(&w, opts)` with `x: [N, C, H, W]`, `w: [O, C/groups, kh, kw]` gives
+//! `y[n, o, i, j] = Σ_{c, p, q} w[o, c, p, q] · x[n, g·C/groups + c, i·s₀ + p·d₀ − p₀, j·s₁ + q·d₁ − p₁]`
+//! (zero outside the image), of shape `[N, O, oh, ow]` with
+//! `oh = ⌊(H + 2p₀ − d₀(kh − 1) − 1)/s₀⌋ + 1` (likewise `ow`). The backend computes it (the
+//! CPU as `im2col` + one GEMM per image and group). Derivative:
+//! `w̄ = Σₙ ȳₙ · colsₙᵀ`, `x̄ = col2im(wᵀ · ȳ)`, each only if needed; `conv2d_with_bias` adds
+//! `b[o]` and `b̄ = Σ_{n,i,j} ȳ`.
+//!
+//! `max_pool2d` takes the maximum of each window (padding never wins); its tangent goes to the
+//! window's maximal elements, split evenly on a tie (PyTorch picks one). `avg_pool2d` takes the
+//! mean of each window, counting padding as zeros (PyTorch's `count_include_pad=True`).
+
+use super::slot;
+use crate::__private::NoTangent;
+use crate::tensor::error::{TensorError, ensure, or_panic};
+use crate::tensor::{Backend, Conv2dGeometry, Tensor, TensorTangent};
+use adjoint_backend::Conv2dSpec;
+
+/// Stride, padding, dilation and groups of [`conv2d`](Tensor::conv2d) and the pools.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv2d {
+    /// Step between windows along height and width.
+    pub stride: [usize; 2],
+    /// Zeros added on each side along height and width.
+    pub padding: [usize; 2],
+    /// Spacing between kernel taps along height and width.
+    pub dilation: [usize; 2],
+    /// Channel groups (convolution only): input and output channels split into this many
+    /// independent convolutions.
+    pub groups: usize,
+}
+
+impl Default for Conv2d {
+    fn default() -> Self {
+        Conv2d {
+            stride: [1, 1],
+            padding: [0, 0],
+            dilation: [1, 1],
+            groups: 1,
+        }
+    }
+}
+
+impl Conv2d {
+    /// The default options with stride `s` on both axes.
+    pub fn stride(s: usize) -> Self {
+        Conv2d {
+            stride: [s, s],
+            ..Self::default()
+        }
+    }
+
+    /// These options with padding `p` on both axes.
+    pub fn padding(self, p: usize) -> Self {
+        Conv2d {
+            padding: [p, p],
+            ..self
+        }
+    }
+}
+
+type Pb<B> = Box<dyn FnOnce(TensorTangent<B>) -> TensorTangent<B>>;
+
+impl<B: Backend> Tensor<B> {
+    fn geometry(
+        &self,
+        kernel: [usize; 2],
+        o: &Conv2d,
+        op: &'static str,
+    ) -> Result<Conv2dGeometry, TensorError> {
+        self.check_float(op)?;
+        let s = self.shape();
+        ensure(s.len() == 4, op, || {
+            format!("input must be NCHW (rank 4), got {s:?}")
+        })?;
+        let g = Conv2dGeometry {
+            batch: s[0],
+            channels: s[1],
+            input: [s[2], s[3]],
+            kernel,
+            stride: o.stride,
+            padding: o.padding,
+            dilation: o.dilation,
+        };
+        ensure(
+            g.output().is_some() && o.dilation.iter().all(|&d| d > 0),
+            op,
+            || format!("kernel {kernel:?} with {o:?} does not fit input {s:?}"),
+        )?;
+        Ok(g)
+    }
+
+    /// `im2col` with its rule: `[N, C·kh·kw, L]` columns; the pullback folds them back.
+    fn unfold(&self, g: Conv2dGeometry, fill: f64, need: bool) -> (Self, Pb<B>) {
+        let [oh, ow] = g.output().expect("checked");
+        let shape = vec![g.batch, g.channels * g.kernel[0] * g.kernel[1], oh * ow];
+        let cols = Tensor::from_storage(B::im2col(self.storage(), &g, fill), shape);
+        let x_shape = self.shape().to_vec();
+        (
+            cols,
+            Box::new(move |d| {
+                slot(need, &d, |d| {
+                    Tensor::from_storage(B::col2im(d.storage(), &g), x_shape)
+                })
+            }),
+        )
+    }
+
+    /// The 2-D convolution (cross-correlation, as in PyTorch) of NCHW `self` with `weight`
+    /// `[O, C/groups, kh, kw]`: see the [module docs](self).
+    ///
+    /// # Panics
+    /// On bad ranks, channel counts not divisible by `groups`, or a kernel that does not fit.
+    #[track_caller]
+    pub fn conv2d(&self, weight: &Self, options: Conv2d) -> Self {
+        self.conv2d_vjp_full(weight, options, [false, false, false])
+            .0
+    }
+
+    /// [`conv2d`](Tensor::conv2d) returning an error on bad input.
+    pub fn try_conv2d(&self, weight: &Self, options: Conv2d) -> Result<Self, TensorError> {
+        self.conv_check(weight, options)
+            .map(|_| self.conv2d(weight, options))
+    }
+
+    fn conv_check(&self, w: &Self, o: Conv2d) -> Result<Conv2dGeometry, TensorError> {
+        let ws = w.shape();
+        ensure(ws.len() == 4, "conv2d", || {
+            format!("weight must be [O, C/groups, kh, kw], got {ws:?}")
+        })?;
+        let g = self.geometry([ws[2], ws[3]], &o, "conv2d")?;
+        let ok = o.groups > 0
+            && g.channels.is_multiple_of(o.groups)
+            && ws[0].is_multiple_of(o.groups)
+            && ws[1] * o.groups == g.channels;
+        ensure(ok && w.dtype() == self.dtype(), "conv2d", || {
+            format!(
+                "input {:?} and weight {ws:?} do not match with groups = {} (dtypes {:?}, {:?})",
+                self.shape(),
+                o.groups,
+                self.dtype(),
+                w.dtype()
+            )
+        })?;
+        Ok(g)
+    }
+
+    /// Derivative rule of [`conv2d`](Tensor::conv2d): `x̄ = col2im(wᵀ·ȳ)`, `w̄ = Σₙ ȳₙ·colsₙᵀ`.
+    #[track_caller]
+    pub fn conv2d_vjp_full(
+        &self,
+        weight: &Self,
+        options: Conv2d,
+        needs: [bool; 3],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, TensorTangent<B>, NoTangent) + use<B>,
+    ) {
+        let geometry = or_panic(self.conv_check(weight, options));
+        let [oh, ow] = geometry.output().expect("checked");
+        let out_channels = weight.shape()[0];
+        let spec = Conv2dSpec {
+            geometry,
+            out_channels,
+            groups: options.groups,
+        };
+        let y = B::conv2d(self.storage(), weight.storage(), &spec);
+        let y = Tensor::from_storage(y, vec![geometry.batch, out_channels, oh, ow]);
+        let keep_x = needs[1].then(|| self.clone());
+        let keep_w = needs[0].then(|| weight.clone());
+        let (x_shape, w_shape) = (self.shape().to_vec(), weight.shape().to_vec());
+        (y, move |d: TensorTangent<B>| {
+            let dx = slot(needs[0], &d, |d| {
+                let w = keep_w.as_ref().expect("kept");
+                Tensor::from_storage(
+                    B::conv2d_backward_input(d.storage(), w.storage(), &spec),
+                    x_shape,
+                )
+            });
+            let dw = slot(needs[1], &d, |d| {
+                let x = keep_x.as_ref().expect("kept");
+                Tensor::from_storage(
+                    B::conv2d_backward_weight(x.storage(), d.storage(), &spec),
+                    w_shape,
+                )
+            });
+            (dx, dw, NoTangent)
+        })
+    }
+
+    /// [`conv2d`](Tensor::conv2d) plus a bias `b` of shape `[O]` added to every output pixel.
+    #[track_caller]
+    pub fn conv2d_with_bias(&self, weight: &Self, bias: &Self, options: Conv2d) -> Self {
+        self.conv2d_with_bias_vjp_full(weight, bias, options, [false; 4])
+            .0
+    }
+
+    /// Derivative rule of [`conv2d_with_bias`](Tensor::conv2d_with_bias): as `conv2d`, and
+    /// `b̄ = Σ_{n,i,j} ȳ`.
+    #[track_caller]
+    #[allow(clippy::type_complexity)]
+    pub fn conv2d_with_bias_vjp_full(
+        &self,
+        weight: &Self,
+        bias: &Self,
+        options: Conv2d,
+        needs: [bool; 4],
+    ) -> (
+        Self,
+        impl FnOnce(
+            TensorTangent<B>,
+        ) -> (
+            TensorTangent<B>,
+            TensorTangent<B>,
+            TensorTangent<B>,
+            NoTangent,
+        ) + use<B>,
+    ) {
+        let (y, pb) = self.conv2d_vjp_full(weight, options, [needs[0], needs[1], false]);
+        let o = weight.shape()[0];
+        assert!(
+            bias.shape() == [o],
+            "conv2d: bias must have shape [{o}], got {:?}",
+            bias.shape()
+        );
+        let y = y.add(&bias.reshape(&[1, o, 1, 1]));
+        (y, move |d: TensorTangent<B>| {
+            let db = slot(needs[2], &d, |d| d.sum(&[0, 2, 3], false));
+            let (dx, dw, _) = pb(d);
+            (dx, dw, db, NoTangent)
+        })
+    }
+
+    /// A pooling `reduce` over each window of `[N, C, H, W]`: `[N·C, kh·kw, L]` columns.
+    #[track_caller]
+    fn pool_rule(
+        &self,
+        kernel: [usize; 2],
+        options: Conv2d,
+        max: bool,
+        need: bool,
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> TensorTangent<B> + use<B>,
+    ) {
+        let op = if max { "max_pool2d" } else { "avg_pool2d" };
+        let g = or_panic(self.geometry(kernel, &options, op));
+        let [oh, ow] = g.output().expect("checked");
+        let planes = Conv2dGeometry {
+            batch: g.batch * g.channels,
+            channels: 1,
+            ..g
+        };
+        let fill = if max { f64::NEG_INFINITY } else { 0.0 };
+        let (cols, unfold_pb) = self.unfold(planes, fill, need);
+        let (y, reduce_pb): (Self, Pb<B>) = if max {
+            let (y, pb) = cols.max_vjp_full(&[1], false, [need, false, false]);
+            (y, Box::new(move |d| pb(d).0))
+        } else {
+            let (y, pb) = cols.mean_vjp_full(&[1], false, [need, false, false]);
+            (y, Box::new(move |d| pb(d).0))
+        };
+        (
+            y.reshape(&[g.batch, g.channels, oh, ow]),
+            move |d: TensorTangent<B>| {
+                let d = d.map(|d| d.reshape(&[planes.batch, oh * ow]));
+                unfold_pb(reduce_pb(d))
+            },
+        )
+    }
+
+    /// The maximum of each `kernel` window (stride, padding and dilation from `options`).
+    #[track_caller]
+    pub fn max_pool2d(&self, kernel: [usize; 2], options: Conv2d) -> Self {
+        self.pool_rule(kernel, options, true, false).0
+    }
+
+    /// Derivative rule of [`max_pool2d`](Tensor::max_pool2d).
+    #[track_caller]
+    pub fn max_pool2d_vjp_full(
+        &self,
+        kernel: [usize; 2],
+        options: Conv2d,
+        needs: [bool; 3],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent, NoTangent) + use<B>,
+    ) {
+        let (y, pb) = self.pool_rule(kernel, options, true, needs[0]);
+        (y, move |d| (pb(d), NoTangent, NoTangent))
+    }
+
+    /// The mean of each `kernel` window, padding counted as zeros.
+    #[track_caller]
+    pub fn avg_pool2d(&self, kernel: [usize; 2], options: Conv2d) -> Self {
+        self.pool_rule(kernel, options, false, false).0
+    }
+
+    /// Derivative rule of [`avg_pool2d`](Tensor::avg_pool2d).
+    #[track_caller]
+    pub fn avg_pool2d_vjp_full(
+        &self,
+        kernel: [usize; 2],
+        options: Conv2d,
+        needs: [bool; 3],
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent, NoTangent) + use<B>,
+    ) {
+        let (y, pb) = self.pool_rule(kernel, options, false, needs[0]);
+        (y, move |d| (pb(d), NoTangent, NoTangent))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::{boxed, check, check_unary, rand};
+    use super::Conv2d;
+    use crate::Tensor;
+
+    #[test]
+    fn conv_rules() {
+        let opts = [
+            Conv2d::default(),
+            Conv2d {
+                stride: [2, 1],
+                padding: [1, 2],
+                dilation: [1, 2],
+                groups: 1,
+            },
+            Conv2d {
+                groups: 2,
+                ..Conv2d::stride(1).padding(1)
+            },
+        ];
+        for o in opts {
+            let w_shape = [4, 4 / o.groups, 2, 3];
+            check(
+                "conv2d",
+                &[rand(&[2, 4, 5, 6], 1), rand(&w_shape, 2), rand(&[4], 3)],
+                |xs| {
+                    let (y, pb) = xs[0].conv2d_with_bias_vjp_full(
+                        &xs[1],
+                        &xs[2],
+                        o,
+                        [true, true, true, false],
+                    );
+                    boxed((y, move |d| {
+                        let (a, b, c, _) = pb(d);
+                        (a, b, c)
+                    }))
+                },
+            );
+        }
+    }
+
+    #[test]
+    fn pool_rules() {
+        let o = Conv2d::stride(2).padding(1);
+        check_unary("max_pool2d", rand(&[2, 3, 5, 4], 4), |x| {
+            x.max_pool2d_vjp_full([3, 3], o, [true, false, false])
+        });
+        check_unary("avg_pool2d", rand(&[2, 3, 5, 4], 4), |x| {
+            x.avg_pool2d_vjp_full([2, 3], o, [true, false, false])
+        });
+    }
+
+    #[test]
+    fn exact_values() {
+        let x = Tensor::from_vec((0..16).map(f64::from).collect::<Vec<_>>(), &[1, 1, 4, 4]);
+        let w = Tensor::from_vec(vec![1.0_f64, 0.0, 0.0, 1.0], &[1, 1, 2, 2]);
+        let y = x.conv2d(&w, Conv2d::stride(2));
+        assert_eq!(y.to_vec_f64(), vec![5.0, 9.0, 21.0, 25.0]);
+        assert_eq!(
+            x.max_pool2d([2, 2], Conv2d::stride(2)).to_vec_f64(),
+            vec![5.0, 7.0, 13.0, 15.0]
+        );
+        assert_eq!(
+            x.avg_pool2d([2, 2], Conv2d::stride(2)).to_vec_f64(),
+            vec![2.5, 4.5, 10.5, 12.5]
+        );
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "conv2d: input [1, 3, 4, 4] and weight [2, 2, 1, 1] do not match with groups = 1"
+    )]
+    fn bad_channels() {
+        let _ =
+            Tensor::zeros(&[1, 3, 4, 4]).conv2d(&Tensor::zeros(&[2, 2, 1, 1]), Conv2d::default());
+    }
+}
