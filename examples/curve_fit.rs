@@ -24,7 +24,9 @@ fn sample_loss(p: Params, #[no_derivative] x: f64, #[no_derivative] y: f64) -> f
 
 /// Deterministic noise in `[-0.5, 0.5)` (a 64-bit LCG), so the example needs no dependency.
 fn noise(state: &mut u64) -> f64 {
-    *state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+    *state = state
+        .wrapping_mul(6_364_136_223_846_793_005)
+        .wrapping_add(1_442_695_040_888_963_407);
     (*state >> 11) as f64 / (1u64 << 53) as f64 - 0.5
 }
 
@@ -51,10 +53,19 @@ fn main() {
         }
         let n = data.len() as f64;
         velocity = velocity.scaled(momentum).plus(grad.scaled(1.0 / n));
-        p.move_by(&velocity.clone().scaled(-lr));
+        p.move_by(&velocity.scaled(-lr));
         if epoch % 50 == 0 {
-            println!("epoch {epoch:3}  loss {:.6}  a {:.4}  b {:.4}  c {:.4}", loss / n, p.0, p.1, p.2);
+            println!(
+                "epoch {epoch:3}  loss {:.6}  a {:.4}  b {:.4}  c {:.4}",
+                loss / n,
+                p.0,
+                p.1,
+                p.2
+            );
         }
     }
-    println!("true parameters:   a {:.4}  b {:.4}  c {:.4}", truth.0, truth.1, truth.2);
+    println!(
+        "true parameters:   a {:.4}  b {:.4}  c {:.4}",
+        truth.0, truth.1, truth.2
+    );
 }

@@ -1,3 +1,12 @@
+//! Control-flow constructs of #[differentiable] code, each with an exact gradient.
+
+#![allow(
+    clippy::assign_op_pattern,
+    clippy::needless_range_loop,
+    clippy::useless_vec,
+    reason = "these spellings are the constructs under test"
+)]
+
 use adjoint::prelude::*;
 
 #[differentiable]

@@ -2,10 +2,11 @@
 //! `#[derivative_of]`.
 //!
 //! The entry points are thin; the work happens in modules that unit tests drive directly:
-//! [`item`] parses the function, [`signature`] decides what is differentiated, [`lower`] walks
-//! the body (rewriting the forward pass and building the adjoint [`graph`]), [`activity`]
-//! keeps only what reaches the result, and [`emit`] writes the companions and the pullback.
-//! See `docs/design.md` for the pipeline with a worked expansion.
+//! `item` parses the function, `signature` decides what is differentiated, `normalize`
+//! restructures early exits, `lower` walks the body (rewriting the forward pass and building
+//! the adjoint `graph`; `calls`, `mutation` and `region` handle calls, writes, branches and
+//! loops), `activity` keeps only what reaches the result, `reverse` writes the pullback and
+//! `emit` the companions. See `docs/design.md` for the pipeline with a worked expansion.
 
 mod activity;
 mod attr;

@@ -53,11 +53,11 @@ macro_rules! method_rules {
         /// `x.<method>_vjp_full(args.., needs)`.
         pub trait FloatMethods: Float {
             $(
-                #[doc = concat!("Rule of `", stringify!($name), "`: ȳ ↦ (ȳ · ", stringify!($dx), ",).")]
+                #[doc = concat!("Rule of `", stringify!($name), "`: ȳ ↦ (ȳ · `", stringify!($dx), "`,).")]
                 fn $vjp(self, needs: [bool; 1]) -> (Self, impl FnOnce(Self) -> (Self,));
             )*
             $(
-                #[doc = concat!("Rule of `", stringify!($bname), "`: ȳ ↦ (ȳ · ", stringify!($bdx), ", ȳ · ", stringify!($bdo), ").")]
+                #[doc = concat!("Rule of `", stringify!($bname), "`: ȳ ↦ (ȳ · `", stringify!($bdx), "`, ȳ · `", stringify!($bdo), "`).")]
                 fn $bvjp(self, other: Self, needs: [bool; 2]) -> (Self, impl FnOnce(Self) -> (Self, Self));
             )*
             /// Rule of `powi`: ȳ ↦ (ȳ · n · xⁿ⁻¹, no tangent for `n`).

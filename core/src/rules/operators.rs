@@ -157,6 +157,10 @@ pub trait NegRule: Sized {
     /// The tangent type of the operand.
     type Tangent;
     /// The result and its pullback `ȳ ↦ (−ȳ,)`.
+    #[allow(
+        clippy::type_complexity,
+        reason = "the pullback's signature is the rule's contract"
+    )]
     fn neg_vjp(
         self,
         needs: [bool; 1],
