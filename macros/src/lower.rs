@@ -245,27 +245,18 @@ impl<'u> Lowering<'u> {
         call: impl FnOnce(Vec<TokenStream>) -> TokenStream,
         inout: Vec<(usize, String)>,
     ) -> (Expr, Act) {
-        let operands: Vec<Option<NodeId>> = slots
-            .iter()
-            .map(|a| {
-                if let Act::Active(id) = a {
-                    Some(*id)
-                } else {
-                    None
-                }
-            })
-            .collect();
-        if operands.iter().all(Option::is_none) {
-            let poison = slots.into_iter().find(|a| matches!(a, Act::Poison(..)));
-            return (original, poison.unwrap_or(Act::Inactive));
-        }
         let pullback = format_ident!("__pb{}", self.graph.nodes.len());
-        let id = self.graph.add(NodeKind::Rule {
+        let inout_slots = inout.iter().map(|(slot, _)| *slot).collect();
+        let kind = |slots| NodeKind::Rule {
             pullback: pullback.clone(),
-            slots: operands,
+            slots,
             spans,
-            inout: inout.iter().map(|(slot, _)| *slot).collect(),
-        });
+            inout: inout_slots,
+        };
+        let id = match self.node_over(slots.clone(), kind) {
+            Ok(id) => id,
+            Err(act) => return (original, act),
+        };
         for (slot, name) in &inout {
             let after = self.graph.add(NodeKind::InoutOut {
                 call: id,
@@ -273,16 +264,8 @@ impl<'u> Lowering<'u> {
             });
             self.assign(name, Act::Active(after));
         }
-        for slot in &slots {
-            if let Act::Poison(s, m) = slot {
-                self.graph.nodes[id].errors.push((*s, m.clone()));
-            }
-        }
         if !self.is_useful(id) {
             return (original, Act::Active(id));
-        }
-        for (s, m) in self.graph.nodes[id].errors.clone() {
-            self.report(s, m);
         }
         let needs = slots.iter().map(|a| self.needs(a)).collect();
         let call = call(needs);
@@ -304,6 +287,42 @@ impl<'u> Lowering<'u> {
             __value
         }));
         (expr, Act::Active(id))
+    }
+
+    /// A node over `acts` built by `kind` from its operands, when some operand is active; the
+    /// poisoned operands become errors of the node (reported if it turns out useful). Without
+    /// an active operand: the poison of the first poisoned operand, or `Inactive`.
+    pub(crate) fn node_over(
+        &mut self,
+        acts: Vec<Act>,
+        kind: impl FnOnce(Vec<Option<NodeId>>) -> NodeKind,
+    ) -> Result<NodeId, Act> {
+        let operands: Vec<Option<NodeId>> = acts
+            .iter()
+            .map(|a| {
+                if let Act::Active(id) = a {
+                    Some(*id)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        if operands.iter().all(Option::is_none) {
+            let poison = acts.into_iter().find(|a| matches!(a, Act::Poison(..)));
+            return Err(poison.unwrap_or(Act::Inactive));
+        }
+        let id = self.graph.add(kind(operands));
+        for act in acts {
+            if let Act::Poison(s, m) = act {
+                self.graph.nodes[id].errors.push((s, m));
+            }
+        }
+        if self.is_useful(id) {
+            for (s, m) in self.graph.nodes[id].errors.clone() {
+                self.report(s, m);
+            }
+        }
+        Ok(id)
     }
 
     /// Component `index` of an active tuple-valued node.
@@ -589,32 +608,10 @@ impl<'u> Lowering<'u> {
         let mut out = t.clone();
         out.elems = elems.into_iter().collect();
         let rebuilt = Expr::Tuple(out);
-        let parts: Vec<Option<NodeId>> = acts
-            .iter()
-            .map(|a| {
-                if let Act::Active(id) = a {
-                    Some(*id)
-                } else {
-                    None
-                }
-            })
-            .collect();
-        if parts.iter().all(Option::is_none) {
-            let poison = acts.into_iter().find(|a| matches!(a, Act::Poison(..)));
-            return (rebuilt, poison.unwrap_or(Act::Inactive));
+        match self.node_over(acts, NodeKind::Tuple) {
+            Ok(id) => (rebuilt, Act::Active(id)),
+            Err(act) => (rebuilt, act),
         }
-        let id = self.graph.add(NodeKind::Tuple(parts));
-        for act in acts {
-            if let Act::Poison(s, m) = act {
-                self.graph.nodes[id].errors.push((s, m));
-            }
-        }
-        if self.is_useful(id) {
-            for (s, m) in self.graph.nodes[id].errors.clone() {
-                self.report(s, m);
-            }
-        }
-        (rebuilt, Act::Active(id))
     }
 
     pub(crate) fn field(&mut self, f: &syn::ExprField) -> (Expr, Act) {
@@ -656,22 +653,8 @@ impl<'u> Lowering<'u> {
             let message = "an index must be data, not an active value";
             return (rebuilt, Act::Poison(ix.index.span(), message.into()));
         }
-        let record = format_ident!("__ix{}", self.graph.nodes.len());
-        let id = self.graph.add(NodeKind::Index {
-            base: parent,
-            record: record.clone(),
-            nested: false,
-        });
-        if !self.is_useful(id) {
-            return (rebuilt, Act::Active(id));
-        }
-        self.hoisted.push(record.clone());
-        let expr = parse_quote_spanned!(ix.span()=> ({
-            let (__value, __record) = ::adjoint::__private::index_read(&#base, #index);
-            #record = __record;
-            __value
-        }));
-        (expr, Act::Active(id))
+        let read = quote!(::adjoint::__private::index_read(&#base, #index));
+        self.element(parent, false, ix.span(), rebuilt, read)
     }
 
     /// `m[i][j]`, read as one element of `m` (not a copy of the row `m[i]`): its adjoint is
@@ -688,18 +671,32 @@ impl<'u> Lowering<'u> {
             let message = "an index must be data, not an active value";
             return (rebuilt, Act::Poison(ix.index.span(), message.into()));
         }
+        let read = quote!(::adjoint::__private::index_read2(&#collection, #i, #j));
+        self.element(parent, true, ix.span(), rebuilt, read)
+    }
+
+    /// An element read of the active collection `parent`: `read` returns the element and its
+    /// index record, kept in a hoisted `__ixN` for the reverse pass.
+    fn element(
+        &mut self,
+        parent: NodeId,
+        nested: bool,
+        span: Span,
+        rebuilt: Expr,
+        read: TokenStream,
+    ) -> (Expr, Act) {
         let record = format_ident!("__ix{}", self.graph.nodes.len());
         let id = self.graph.add(NodeKind::Index {
             base: parent,
             record: record.clone(),
-            nested: true,
+            nested,
         });
         if !self.is_useful(id) {
             return (rebuilt, Act::Active(id));
         }
         self.hoisted.push(record.clone());
-        let expr = parse_quote_spanned!(ix.span()=> ({
-            let (__value, __record) = ::adjoint::__private::index_read2(&#collection, #i, #j);
+        let expr = parse_quote_spanned!(span=> ({
+            let (__value, __record) = #read;
             #record = __record;
             __value
         }));

@@ -147,31 +147,10 @@ impl Lowering<'_> {
     /// `[a, b, c]` or `vec![a, b, c]` with active elements.
     pub(crate) fn elements(&mut self, elems: Vec<Expr>, vec: bool, original: Expr) -> (Expr, Act) {
         let (exprs, acts): (Vec<Expr>, Vec<Act>) = elems.iter().map(|e| self.expr(e)).unzip();
-        let parts: Vec<Option<usize>> = acts
-            .iter()
-            .map(|a| {
-                if let Act::Active(id) = a {
-                    Some(*id)
-                } else {
-                    None
-                }
-            })
-            .collect();
-        if parts.iter().all(Option::is_none) {
-            let poison = acts.into_iter().find(|a| matches!(a, Act::Poison(..)));
-            return (original, poison.unwrap_or(Act::Inactive));
-        }
-        let id = self.graph.add(NodeKind::Elements { parts, vec });
-        for act in acts {
-            if let Act::Poison(s, m) = act {
-                self.graph.nodes[id].errors.push((s, m));
-            }
-        }
-        if self.is_useful(id) {
-            for (s, m) in self.graph.nodes[id].errors.clone() {
-                self.report(s, m);
-            }
-        }
+        let id = match self.node_over(acts, |parts| NodeKind::Elements { parts, vec }) {
+            Ok(id) => id,
+            Err(act) => return (original, act),
+        };
         let expr: Expr = if vec {
             parse_quote!(::std::vec![#(#exprs),*])
         } else {

@@ -10,61 +10,62 @@ pub struct IndexRecord {
     pub len: usize,
 }
 
-/// Collections whose elements differentiable code may read with `c[i]`.
-pub trait IndexRead {
+/// Collections whose elements differentiable code may read with `c[i]` and `c[i][j]`: they
+/// are slices.
+pub trait Elements {
     /// The element type.
     type Elem;
-    /// `self[index]` (a copy or clone) and where it was read.
-    fn read(&self, index: usize) -> (Self::Elem, IndexRecord);
+    /// The elements.
+    fn elements(&self) -> &[Self::Elem];
 }
 
-impl<T: Clone> IndexRead for [T] {
+impl<T> Elements for [T] {
     type Elem = T;
     #[inline(always)]
-    #[track_caller]
-    fn read(&self, index: usize) -> (T, IndexRecord) {
-        (
-            self[index].clone(),
-            IndexRecord {
-                index,
-                len: self.len(),
-            },
-        )
+    fn elements(&self) -> &[T] {
+        self
     }
 }
 
-impl<T: Clone> IndexRead for Vec<T> {
+impl<T> Elements for Vec<T> {
     type Elem = T;
     #[inline(always)]
-    #[track_caller]
-    fn read(&self, index: usize) -> (T, IndexRecord) {
-        self.as_slice().read(index)
+    fn elements(&self) -> &[T] {
+        self
     }
 }
 
-impl<T: Clone, const N: usize> IndexRead for [T; N] {
+impl<T, const N: usize> Elements for [T; N] {
     type Elem = T;
     #[inline(always)]
-    #[track_caller]
-    fn read(&self, index: usize) -> (T, IndexRecord) {
-        self.as_slice().read(index)
+    fn elements(&self) -> &[T] {
+        self
     }
 }
 
-impl<C: IndexRead + ?Sized> IndexRead for &C {
+impl<C: Elements + ?Sized> Elements for &C {
     type Elem = C::Elem;
     #[inline(always)]
-    #[track_caller]
-    fn read(&self, index: usize) -> (C::Elem, IndexRecord) {
-        (**self).read(index)
+    fn elements(&self) -> &[C::Elem] {
+        (**self).elements()
     }
 }
 
-/// `c[i]` in differentiable code.
+/// `c[i]` in differentiable code: the element (a copy or a cheap clone) and where it was read.
 #[inline(always)]
 #[track_caller]
-pub fn index_read<C: IndexRead + ?Sized>(c: &C, index: usize) -> (C::Elem, IndexRecord) {
-    c.read(index)
+pub fn index_read<C: Elements + ?Sized>(c: &C, index: usize) -> (C::Elem, IndexRecord)
+where
+    C::Elem: Clone,
+{
+    let elements = c.elements();
+    (
+        elements[index].clone(),
+        IndexRecord {
+            index,
+            len: elements.len(),
+        },
+    )
 }
 
 /// Tangents of collections, which take the adjoint of one element in place.
@@ -97,29 +98,34 @@ pub fn accumulate_at<T: AccumulateAt<E>, E>(acc: &mut T, record: IndexRecord, d:
 }
 
 /// Collections whose elements differentiable code may overwrite with `c[i] = value`.
-pub trait IndexWrite: IndexRead {
-    /// `self[index] = value`; where it was written.
-    fn write(&mut self, index: usize, value: Self::Elem) -> IndexRecord;
-}
+pub trait IndexWrite: Elements {
+    /// The elements, mutably.
+    fn elements_mut(&mut self) -> &mut [Self::Elem];
 
-impl<T: Clone> IndexWrite for Vec<T> {
+    /// `self[index] = value`; where it was written.
     #[inline(always)]
     #[track_caller]
-    fn write(&mut self, index: usize, value: T) -> IndexRecord {
-        self[index] = value;
+    fn write(&mut self, index: usize, value: Self::Elem) -> IndexRecord {
+        let elements = self.elements_mut();
+        elements[index] = value;
         IndexRecord {
             index,
-            len: self.len(),
+            len: elements.len(),
         }
     }
 }
 
-impl<T: Clone, const N: usize> IndexWrite for [T; N] {
+impl<T> IndexWrite for Vec<T> {
     #[inline(always)]
-    #[track_caller]
-    fn write(&mut self, index: usize, value: T) -> IndexRecord {
-        self[index] = value;
-        IndexRecord { index, len: N }
+    fn elements_mut(&mut self) -> &mut [T] {
+        self
+    }
+}
+
+impl<T, const N: usize> IndexWrite for [T; N] {
+    #[inline(always)]
+    fn elements_mut(&mut self) -> &mut [T] {
+        self
     }
 }
 
@@ -223,89 +229,28 @@ pub struct IndexRecord2 {
     pub inner: IndexRecord,
 }
 
-/// Collections whose elements can be borrowed: the rows of `m` in `m[i][j]`.
-pub trait IndexRef {
-    /// The element type.
-    type Elem;
-    /// `&self[index]`.
-    fn at(&self, index: usize) -> &Self::Elem;
-    /// The number of elements.
-    fn length(&self) -> usize;
-}
-
-impl<T> IndexRef for [T] {
-    type Elem = T;
-    #[inline(always)]
-    #[track_caller]
-    fn at(&self, index: usize) -> &T {
-        &self[index]
-    }
-    #[inline(always)]
-    fn length(&self) -> usize {
-        self.len()
-    }
-}
-
-impl<T> IndexRef for Vec<T> {
-    type Elem = T;
-    #[inline(always)]
-    #[track_caller]
-    fn at(&self, index: usize) -> &T {
-        &self[index]
-    }
-    #[inline(always)]
-    fn length(&self) -> usize {
-        self.len()
-    }
-}
-
-impl<T, const N: usize> IndexRef for [T; N] {
-    type Elem = T;
-    #[inline(always)]
-    #[track_caller]
-    fn at(&self, index: usize) -> &T {
-        &self[index]
-    }
-    #[inline(always)]
-    fn length(&self) -> usize {
-        N
-    }
-}
-
-impl<C: IndexRef + ?Sized> IndexRef for &C {
-    type Elem = C::Elem;
-    #[inline(always)]
-    #[track_caller]
-    fn at(&self, index: usize) -> &C::Elem {
-        (**self).at(index)
-    }
-    #[inline(always)]
-    fn length(&self) -> usize {
-        (**self).length()
-    }
-}
-
 /// `c[i][j]` in differentiable code: one element, without copying the row `c[i]`.
 #[inline(always)]
 #[track_caller]
-pub fn index_read2<C>(c: &C, i: usize, j: usize) -> (<C::Elem as IndexRef>::Elem, IndexRecord2)
+pub fn index_read2<C>(c: &C, i: usize, j: usize) -> (<C::Elem as Elements>::Elem, IndexRecord2)
 where
-    C: IndexRef + ?Sized,
-    C::Elem: IndexRef,
-    <C::Elem as IndexRef>::Elem: Clone,
+    C: Elements + ?Sized,
+    C::Elem: Elements,
+    <C::Elem as Elements>::Elem: Clone,
 {
-    let row = c.at(i);
+    let rows = c.elements();
+    let row = rows[i].elements();
     let record = IndexRecord2 {
         outer: IndexRecord {
             index: i,
-            len: c.length(),
+            len: rows.len(),
         },
         inner: IndexRecord {
             index: j,
-            len: row.length(),
+            len: row.len(),
         },
     };
-    (row.at(j).clone(), record)
+    (row[j].clone(), record)
 }
 
 /// Tangents of collections of collections, which take the adjoint of one element in place.
