@@ -10,9 +10,11 @@
 
 mod activity;
 mod attr;
+mod branch;
 mod calls;
 mod derivative_of;
 mod diag;
+mod elements;
 mod emit;
 mod graph;
 mod item;
@@ -26,6 +28,7 @@ mod scan;
 mod signature;
 #[cfg(test)]
 mod snapshots;
+mod unsupported;
 
 use proc_macro::TokenStream;
 

@@ -8,10 +8,12 @@
 //! second pass rewrites exactly those and reports the errors that matter.
 
 use crate::diag::Errors;
+use crate::elements::over_indices;
 use crate::graph::{Act, Graph, NodeId, NodeKind};
 use crate::mutation::compound_rule;
 use crate::scan;
 use crate::signature::FnSignature;
+use crate::unsupported::early_exit_in;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -109,7 +111,7 @@ pub struct Lowering<'u> {
     pub errors: Errors,
     pub hoisted: Vec<Ident>,
     /// Set after an error that makes later ones noise.
-    fatal: bool,
+    pub(crate) fatal: bool,
     /// Names bound to references (`&T` parameters), whose operators take `operand(..)`.
     pub ref_names: Vec<String>,
 }
@@ -634,182 +636,6 @@ impl<'u> Lowering<'u> {
         };
         (rebuilt, act)
     }
-
-    /// `base[i]` with an active `base`: the element's adjoint is added in place.
-    pub(crate) fn index(&mut self, ix: &syn::ExprIndex) -> (Expr, Act) {
-        if let Expr::Index(inner) = &*ix.expr {
-            return self.index2(inner, ix);
-        }
-        let (base, act) = self.expr(&ix.expr);
-        let (index, index_act) = self.expr(&ix.index);
-        let mut out = ix.clone();
-        out.expr = Box::new(base.clone());
-        out.index = Box::new(index.clone());
-        let rebuilt = Expr::Index(out);
-        let Act::Active(parent) = act else {
-            return (rebuilt, act);
-        };
-        if is_active(&index_act) {
-            let message = "an index must be data, not an active value";
-            return (rebuilt, Act::Poison(ix.index.span(), message.into()));
-        }
-        let read = quote!(::adjoint::__private::index_read(&#base, #index));
-        self.element(parent, false, ix.span(), rebuilt, read)
-    }
-
-    /// `m[i][j]`, read as one element of `m` (not a copy of the row `m[i]`): its adjoint is
-    /// added in place at `[i][j]`.
-    fn index2(&mut self, inner: &syn::ExprIndex, ix: &syn::ExprIndex) -> (Expr, Act) {
-        let (collection, act) = self.expr(&inner.expr);
-        let (i, i_act) = self.expr(&inner.index);
-        let (j, j_act) = self.expr(&ix.index);
-        let rebuilt: Expr = parse_quote!(#collection[#i][#j]);
-        let Act::Active(parent) = act else {
-            return (rebuilt, act);
-        };
-        if is_active(&i_act) || is_active(&j_act) {
-            let message = "an index must be data, not an active value";
-            return (rebuilt, Act::Poison(ix.index.span(), message.into()));
-        }
-        let read = quote!(::adjoint::__private::index_read2(&#collection, #i, #j));
-        self.element(parent, true, ix.span(), rebuilt, read)
-    }
-
-    /// An element read of the active collection `parent`: `read` returns the element and its
-    /// index record, kept in a hoisted `__ixN` for the reverse pass.
-    fn element(
-        &mut self,
-        parent: NodeId,
-        nested: bool,
-        span: Span,
-        rebuilt: Expr,
-        read: TokenStream,
-    ) -> (Expr, Act) {
-        let record = format_ident!("__ix{}", self.graph.nodes.len());
-        let id = self.graph.add(NodeKind::Index {
-            base: parent,
-            record: record.clone(),
-            nested,
-        });
-        if !self.is_useful(id) {
-            return (rebuilt, Act::Active(id));
-        }
-        self.hoisted.push(record.clone());
-        let expr = parse_quote_spanned!(span=> ({
-            let (__value, __record) = #read;
-            #record = __record;
-            __value
-        }));
-        (expr, Act::Active(id))
-    }
-
-    /// A construct the lowering does not walk yet: fine on data, an error where an active value
-    /// goes through it into the result.
-    pub(crate) fn opaque(&mut self, e: &Expr) -> (Expr, Act) {
-        let tokens = e.to_token_stream();
-        let mut tracked = |id: &proc_macro2::Ident| {
-            self.lookup(&id.to_string())
-                .is_some_and(|a| !is_inactive(a))
-        };
-        let mention = scan::first_mention(tokens.clone(), &mut tracked);
-        let what = construct_name(e);
-        for name in scan::assigned(tokens.clone()) {
-            let current = self.lookup(&name.to_string()).cloned();
-            if current.is_some_and(|a| !is_inactive(&a)) || mention.is_some() {
-                let message = format!(
-                    "`{name}` is assigned inside {what}, which #[differentiable] does not support over active values yet"
-                );
-                self.assign(&name.to_string(), Act::Poison(name.span(), message));
-            }
-        }
-        let exit = match e {
-            Expr::Return(r) => Some(r.return_token.span),
-            Expr::Closure(_) => None,
-            _ => early_exit(tokens),
-        };
-        if let Some(exit) = exit {
-            self.report(
-                exit,
-                "early exit (`return` or `?`) is not supported yet by #[differentiable]: make the value the function's last expression",
-            );
-            // Everything after an early exit would be reported against a function whose
-            // control flow is already unsupported: one error is enough.
-            self.fatal = true;
-            return (e.clone(), Act::Inactive);
-        }
-        if let (Expr::Unsafe(_), Some(span)) = (e, mention) {
-            self.report(span, "active value used inside an `unsafe` block: its derivative cannot be tracked; wrap the unsafe code in a function with a #[derivative_of] rule");
-            return (e.clone(), Act::Inactive);
-        }
-        match mention {
-            Some(span) => {
-                let message = format!(
-                    "{what} over active values is not supported yet by #[differentiable]; compute it on data (`without_derivative(..)`), or move it into a function with a #[derivative_of] rule"
-                );
-                (e.clone(), Act::Poison(span, message))
-            }
-            None => (e.clone(), Act::Inactive),
-        }
-    }
-}
-
-fn construct_name(e: &Expr) -> String {
-    match e {
-        Expr::If(_) => "`if`".into(),
-        Expr::Match(_) => "`match`".into(),
-        Expr::Loop(_) => "a `loop` left with `break value` or a labelled `break`".into(),
-        Expr::ForLoop(_) | Expr::While(_) => "a labelled loop".into(),
-        Expr::Closure(_) => "a closure".into(),
-        Expr::Macro(m) => format!("macro `{}!`", m.mac.path.to_token_stream()),
-        Expr::Index(_) => "indexing".into(),
-        Expr::Array(_) | Expr::Repeat(_) => "an array".into(),
-        Expr::Struct(_) => "a struct literal".into(),
-        Expr::Unsafe(_) => "an `unsafe` block".into(),
-        Expr::Async(_) | Expr::Await(_) => "async code".into(),
-        Expr::Try(_) => "`?`".into(),
-        Expr::Range(_) => "a range".into(),
-        _ => "this expression".into(),
-    }
-}
-
-/// Whether tokens contain `return` or `?` (outside closures is approximated by the caller).
-/// The first `return` or `?` of the function itself (not of its closures or nested items),
-/// other than a `return` in last position.
-fn early_exit_in(body: &Block) -> Option<Span> {
-    struct Exits(Option<Span>);
-    impl<'a> Visit<'a> for Exits {
-        fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
-            self.0.get_or_insert(r.return_token.span);
-        }
-        fn visit_expr_try(&mut self, t: &'a syn::ExprTry) {
-            self.0.get_or_insert(t.question_token.span);
-        }
-        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
-        fn visit_item(&mut self, _: &'a syn::Item) {}
-    }
-    let mut exits = Exits(None);
-    let last = body.stmts.len().saturating_sub(1);
-    for (i, stmt) in body.stmts.iter().enumerate() {
-        match stmt {
-            Stmt::Expr(Expr::Return(r), _) if i == last => {
-                if let Some(e) = &r.expr {
-                    exits.visit_expr(e);
-                }
-            }
-            other => exits.visit_stmt(other),
-        }
-    }
-    exits.0
-}
-
-/// The span of the first `return` or `?` in `tokens`.
-fn early_exit(tokens: TokenStream) -> Option<Span> {
-    tokens.into_iter().find_map(|tt| match tt {
-        proc_macro2::TokenTree::Ident(id) if id == "return" => Some(id.span()),
-        proc_macro2::TokenTree::Punct(p) if p.as_char() == '?' => Some(p.span()),
-        proc_macro2::TokenTree::Group(g) => early_exit(g.stream()),
-        _ => None,
-    })
 }
 
 fn arithmetic_rule(op: &BinOp) -> Option<(Ident, Ident)> {
@@ -836,33 +662,6 @@ fn is_comparison(op: &BinOp) -> bool {
             | BinOp::And(_)
             | BinOp::Or(_)
     )
-}
-
-/// `for x in xs.iter()` / `for x in &xs` / `for x in xs` over an active collection, as a loop
-/// over indices that reads `&xs[i]` (element reads are differentiable, iterators are not).
-fn over_indices(f: &syn::ExprForLoop) -> Option<syn::ExprForLoop> {
-    let collection = match &*f.expr {
-        Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => (*m.receiver).clone(),
-        Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
-        Expr::Path(p) if p.path.get_ident().is_some() => Expr::Path(p.clone()),
-        _ => return None,
-    };
-    let (pat, stmts) = (&f.pat, &f.body.stmts);
-    // A reference pattern (`for &x in xs.iter()`) reads references; any other pattern reads the
-    // element by value (operators on `&f64` would make pullbacks borrow the element), so the
-    // body writes `x * w`, not `*x * w`.
-    let by_value = !matches!(&*f.pat, Pat::Reference(_));
-    let element = if by_value {
-        quote!(#collection[__adjoint_index].clone())
-    } else {
-        quote!(&#collection[__adjoint_index])
-    };
-    Some(parse_quote! {
-        for __adjoint_index in 0..#collection.len() {
-            let #pat = #element;
-            #(#stmts)*
-        }
-    })
 }
 
 /// Whether a call passes some argument as `&mut` (its effect is the mutation, so its result

@@ -17,7 +17,7 @@
 use crate::activity;
 use crate::diag::Errors;
 use crate::graph::{Act, Graph, NodeKind};
-use crate::lower::{Lowering, is_active, pattern_names};
+use crate::lower::{Lowering, is_active};
 use crate::reverse::{self, Reverse, Sink};
 use crate::scan;
 use proc_macro2::{Ident, TokenStream};
@@ -54,111 +54,6 @@ struct Input {
 }
 
 impl Lowering<'_> {
-    pub(crate) fn if_else(&mut self, e: &syn::ExprIf) -> (Expr, Act) {
-        let mut arms = Vec::new();
-        let mut conds = Vec::new();
-        let mut current = e;
-        loop {
-            let mut bound_as = Act::Inactive;
-            let (bound, payload, cond) = match &*current.cond {
-                Expr::Let(l) => {
-                    let (scrutinee, act) = self.expr(&l.expr);
-                    bound_as = poisoned(&act);
-                    let mut cond = l.clone();
-                    cond.expr = Box::new(scrutinee);
-                    let (bound, payload) = match (&act, payload_pattern(&l.pat)) {
-                        (Act::Active(id), Some(Some(name))) => (Vec::new(), Some((name, *id))),
-                        (Act::Active(_), Some(None)) => (pattern_names(&l.pat), None),
-                        (Act::Active(_), None) => return self.opaque(&Expr::If(e.clone())),
-                        _ => (pattern_names(&l.pat), None),
-                    };
-                    (bound, payload, Box::new(Expr::Let(cond)))
-                }
-                _ => (Vec::new(), None, current.cond.clone()),
-            };
-            conds.push(cond);
-            arms.push(crate::region::Arm {
-                block: current.then_branch.clone(),
-                bound,
-                payload,
-                bound_as: bound_as.clone(),
-            });
-            match current.else_branch.as_ref().map(|(_, b)| &**b) {
-                Some(Expr::If(next)) => current = next,
-                Some(Expr::Block(b)) => {
-                    arms.push(crate::region::Arm {
-                        block: b.block.clone(),
-                        bound: Vec::new(),
-                        payload: None,
-                        bound_as: Act::Inactive,
-                    });
-                    break;
-                }
-                Some(_) => return self.opaque(&Expr::If(e.clone())),
-                None => {
-                    arms.push(crate::region::Arm {
-                        block: parse_quote!({}),
-                        bound: Vec::new(),
-                        payload: None,
-                        bound_as: Act::Inactive,
-                    });
-                    break;
-                }
-            }
-        }
-        self.branches(arms, Expr::If(e.clone()), move |bodies| {
-            let mut bodies = bodies.into_iter().rev();
-            let mut out = bodies.next().expect("an else arm");
-            for (cond, body) in conds.iter().rev().zip(bodies) {
-                out = quote!(if #cond #body else #out);
-            }
-            syn::parse2(out).expect("rebuilt if parses")
-        })
-    }
-
-    pub(crate) fn match_arms(&mut self, m: &syn::ExprMatch) -> (Expr, Act) {
-        let (scrutinee, act) = self.expr(&m.expr);
-        let mut arms = Vec::new();
-        for arm in &m.arms {
-            let body = &arm.body;
-            let block = parse_quote!({ #body });
-            let (bound, payload) = match (&act, payload_pattern(&arm.pat)) {
-                (Act::Active(id), Some(Some(name))) => (Vec::new(), Some((name, *id))),
-                (Act::Active(_), Some(None)) => (pattern_names(&arm.pat), None),
-                (Act::Active(_), None) => return self.opaque(&Expr::Match(m.clone())),
-                _ => (pattern_names(&arm.pat), None),
-            };
-            if let Some((name, _)) = &payload
-                && self
-                    .lookup(name)
-                    .is_some_and(|a| !crate::lower::is_inactive(a))
-            {
-                return self.opaque(&Expr::Match(m.clone()));
-            }
-            arms.push(Arm {
-                block,
-                bound,
-                payload,
-                bound_as: poisoned(&act),
-            });
-        }
-        let heads: Vec<TokenStream> = m
-            .arms
-            .iter()
-            .map(|arm| {
-                let (pat, guard) = (&arm.pat, arm.guard.as_ref().map(|(i, g)| quote!(#i #g)));
-                quote!(#pat #guard)
-            })
-            .collect();
-        self.branches(arms, Expr::Match(m.clone()), move |bodies| {
-            let arms = heads
-                .iter()
-                .zip(bodies)
-                .map(|(head, body)| quote!(#head => #body,));
-            syn::parse2(quote!(match #scrutinee { #(#arms)* })).expect("rebuilt match parses")
-        })
-    }
-
     fn run_child(
         &self,
         arm: &Arm,
@@ -576,36 +471,6 @@ fn closure(
         #code
         (#(#returns,)*)
     })
-}
-
-/// What names bound by a pattern over a scrutinee with activity `act` are: poisoned with it,
-/// or data.
-fn poisoned(act: &Act) -> Act {
-    match act {
-        Act::Poison(..) => act.clone(),
-        _ => Act::Inactive,
-    }
-}
-
-/// The arms a `match` on an active `Option`/`Result` may have: `Some(v)`/`Ok(v)` bind the
-/// payload (`Some(Some(v))`), `None`, `Err(..)` and `_` bind nothing active (`Some(None)`).
-fn payload_pattern(pat: &syn::Pat) -> Option<Option<String>> {
-    match pat {
-        syn::Pat::TupleStruct(t) => {
-            let last = t.path.segments.last()?.ident.to_string();
-            match (last.as_str(), t.elems.len(), t.elems.first()) {
-                ("Some" | "Ok", 1, Some(syn::Pat::Ident(i))) if i.subpat.is_none() => {
-                    Some(Some(i.ident.to_string()))
-                }
-                ("Some" | "Ok", 1, Some(syn::Pat::Wild(_))) | ("Err", _, _) => Some(None),
-                _ => None,
-            }
-        }
-        syn::Pat::Ident(i) if i.ident == "None" => Some(None),
-        syn::Pat::Path(p) if p.path.is_ident("None") => Some(None),
-        syn::Pat::Wild(_) => Some(None),
-        _ => None,
-    }
 }
 
 /// `(&mut _, ...)`: annotating the accumulators makes the closures generic over the borrow's

@@ -1,0 +1,105 @@
+//! Element reads of active collections: `x[i]`, `m[i][j]`, and `for x in xs.iter()` over them.
+
+use crate::graph::{Act, NodeId, NodeKind};
+use crate::lower::{Lowering, is_active};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+use syn::{Expr, Pat, parse_quote, parse_quote_spanned};
+
+impl Lowering<'_> {
+    /// `base[i]` with an active `base`: the element's adjoint is added in place.
+    pub(crate) fn index(&mut self, ix: &syn::ExprIndex) -> (Expr, Act) {
+        if let Expr::Index(inner) = &*ix.expr {
+            return self.index2(inner, ix);
+        }
+        let (base, act) = self.expr(&ix.expr);
+        let (index, index_act) = self.expr(&ix.index);
+        let mut out = ix.clone();
+        out.expr = Box::new(base.clone());
+        out.index = Box::new(index.clone());
+        let rebuilt = Expr::Index(out);
+        let Act::Active(parent) = act else {
+            return (rebuilt, act);
+        };
+        if is_active(&index_act) {
+            let message = "an index must be data, not an active value";
+            return (rebuilt, Act::Poison(ix.index.span(), message.into()));
+        }
+        let read = quote!(::adjoint::__private::index_read(&#base, #index));
+        self.element(parent, false, ix.span(), rebuilt, read)
+    }
+
+    /// `m[i][j]`, read as one element of `m` (not a copy of the row `m[i]`): its adjoint is
+    /// added in place at `[i][j]`.
+    pub(crate) fn index2(&mut self, inner: &syn::ExprIndex, ix: &syn::ExprIndex) -> (Expr, Act) {
+        let (collection, act) = self.expr(&inner.expr);
+        let (i, i_act) = self.expr(&inner.index);
+        let (j, j_act) = self.expr(&ix.index);
+        let rebuilt: Expr = parse_quote!(#collection[#i][#j]);
+        let Act::Active(parent) = act else {
+            return (rebuilt, act);
+        };
+        if is_active(&i_act) || is_active(&j_act) {
+            let message = "an index must be data, not an active value";
+            return (rebuilt, Act::Poison(ix.index.span(), message.into()));
+        }
+        let read = quote!(::adjoint::__private::index_read2(&#collection, #i, #j));
+        self.element(parent, true, ix.span(), rebuilt, read)
+    }
+
+    /// An element read of the active collection `parent`: `read` returns the element and its
+    /// index record, kept in a hoisted `__ixN` for the reverse pass.
+    pub(crate) fn element(
+        &mut self,
+        parent: NodeId,
+        nested: bool,
+        span: Span,
+        rebuilt: Expr,
+        read: TokenStream,
+    ) -> (Expr, Act) {
+        let record = format_ident!("__ix{}", self.graph.nodes.len());
+        let id = self.graph.add(NodeKind::Index {
+            base: parent,
+            record: record.clone(),
+            nested,
+        });
+        if !self.is_useful(id) {
+            return (rebuilt, Act::Active(id));
+        }
+        self.hoisted.push(record.clone());
+        let expr = parse_quote_spanned!(span=> ({
+            let (__value, __record) = #read;
+            #record = __record;
+            __value
+        }));
+        (expr, Act::Active(id))
+    }
+}
+
+/// `for x in xs.iter()` / `for x in &xs` / `for x in xs` over an active collection, as a loop
+/// over indices that reads `&xs[i]` (element reads are differentiable, iterators are not).
+pub(crate) fn over_indices(f: &syn::ExprForLoop) -> Option<syn::ExprForLoop> {
+    let collection = match &*f.expr {
+        Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => (*m.receiver).clone(),
+        Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
+        Expr::Path(p) if p.path.get_ident().is_some() => Expr::Path(p.clone()),
+        _ => return None,
+    };
+    let (pat, stmts) = (&f.pat, &f.body.stmts);
+    // A reference pattern (`for &x in xs.iter()`) reads references; any other pattern reads the
+    // element by value (operators on `&f64` would make pullbacks borrow the element), so the
+    // body writes `x * w`, not `*x * w`.
+    let by_value = !matches!(&*f.pat, Pat::Reference(_));
+    let element = if by_value {
+        quote!(#collection[__adjoint_index].clone())
+    } else {
+        quote!(&#collection[__adjoint_index])
+    };
+    Some(parse_quote! {
+        for __adjoint_index in 0..#collection.len() {
+            let #pat = #element;
+            #(#stmts)*
+        }
+    })
+}
