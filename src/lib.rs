@@ -77,6 +77,13 @@
 //! [`#[derivative_of(g)]`](derivative_of); or, if no derivative should flow, pass
 //! `without_derivative(x)`.
 //!
+//! ## Structs
+//! `#[derive(Differentiable)]` gives a struct a tangent struct with the same field names and
+//! lets differentiable code read its fields (`self.w`): see [`Differentiable`](macro@Differentiable).
+//! Reading a field of an active value whose type implements `Differentiable` by hand fails
+//! with ``no method named `__field_w_vjp_full` ``: derive the trait instead. A struct read as
+//! a field of an active value (a nested layer) is cloned, so it must be `Clone`.
+//!
 //! ## Custom derivatives
 //! ```
 //! use adjoint::prelude::*;
@@ -125,15 +132,44 @@ pub use adjoint_macros::differentiable;
 /// second rule for the same function in the same module, is a compile error.
 pub use adjoint_macros::derivative_of;
 
+/// Derives [`Differentiable`] for a struct: the tangent struct `NameTangent` with the same
+/// field names (`#[no_derivative]` fields left out), its vector-space operations (`zero`, `+`,
+/// `+=`, `-`, `* f64`), `move_by`, and the accessors that let `#[differentiable]` code read
+/// fields of an active value (`self.w`).
+///
+/// ```
+/// use adjoint::prelude::*;
+///
+/// #[derive(Differentiable)]
+/// struct Line {
+///     slope: f64,
+///     intercept: f64,
+///     #[no_derivative]
+///     name: &'static str,
+/// }
+///
+/// impl Line {
+///     #[differentiable]
+///     fn at(&self, x: f64) -> f64 {
+///         self.slope * x + self.intercept
+///     }
+/// }
+///
+/// let line = Line { slope: 2.0, intercept: 1.0, name: "l" };
+/// let (_, (dline, dx)) = value_with_gradient(line.at_vjp(3.0));
+/// assert_eq!((dline.slope, dline.intercept, dx), (3.0, 1.0, 2.0));
+/// ```
+pub use adjoint_macros::Differentiable;
+
 /// Everything a user of adjoint needs in scope.
 pub mod prelude {
-    pub use crate::{derivative_of, differentiable};
+    pub use crate::{Differentiable, derivative_of, differentiable};
     pub use adjoint_core::{
         Conv2d, Cpu, DType, Tensor, TensorTangent, cross_entropy, cross_entropy_vjp, mse, mse_vjp,
         nll, nll_vjp,
     };
     pub use adjoint_core::{
-        Differentiable, Float, FloatMath, TangentVector, UnitSeed, gradient, value_with_gradient,
+        Float, FloatMath, TangentVector, UnitSeed, gradient, value_with_gradient,
         without_derivative,
     };
 }

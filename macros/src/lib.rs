@@ -13,6 +13,7 @@ mod attr;
 mod branch;
 mod calls;
 mod derivative_of;
+mod derive;
 mod diag;
 mod elements;
 mod emit;
@@ -43,4 +44,14 @@ pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn derivative_of(args: TokenStream, input: TokenStream) -> TokenStream {
     derivative_of::expand(args.into(), input.into()).into()
+}
+
+/// Derives `Differentiable` for a struct: see the `adjoint` crate documentation.
+///
+/// Generates the tangent struct `NameTangent` (same field names; `#[no_derivative]` fields
+/// are left out), its vector-space operations, `move_by`, and what `#[differentiable]` code
+/// needs to read fields of an active value.
+#[proc_macro_derive(Differentiable, attributes(no_derivative))]
+pub fn derive_differentiable(input: TokenStream) -> TokenStream {
+    derive::expand(input.into()).into()
 }

@@ -11,6 +11,7 @@ use crate::diag::Errors;
 use crate::elements::over_indices;
 use crate::graph::{Act, Graph, NodeId, NodeKind};
 use crate::mutation::compound_rule;
+use crate::names;
 use crate::scan;
 use crate::signature::FnSignature;
 use crate::unsupported::early_exit_in;
@@ -619,22 +620,28 @@ impl<'u> Lowering<'u> {
     pub(crate) fn field(&mut self, f: &syn::ExprField) -> (Expr, Act) {
         let (base, act) = self.expr(&f.base);
         let mut out = f.clone();
-        out.base = Box::new(base);
+        out.base = Box::new(base.clone());
         let rebuilt = Expr::Field(out);
-        let act = match (&f.member, act) {
+        match (&f.member, act) {
             (Member::Unnamed(index), Act::Active(parent)) => {
-                self.component(parent, index.index as usize)
+                (rebuilt, self.component(parent, index.index as usize))
             }
-            (Member::Named(name), Act::Active(_)) => Act::Poison(
-                name.span(),
-                format!(
-                    "reading field `{name}` of an active value needs `#[derive(Differentiable)]` on its struct, which is not supported yet; pass the field as its own parameter"
-                ),
-            ),
-            (_, act @ Act::Poison(..)) => act,
-            _ => Act::Inactive,
-        };
-        (rebuilt, act)
+            // A named field of an active struct: the accessor rule `#[derive(Differentiable)]`
+            // writes (`base.__field_w_vjp_full(needs)`).
+            (Member::Named(name), act @ Act::Active(_)) => {
+                let accessor =
+                    names::full_method(&format_ident!("__field_{}", name, span = name.span()));
+                self.rule(
+                    vec![act],
+                    vec![f.base.span()],
+                    name.span(),
+                    rebuilt,
+                    |n| quote_spanned!(name.span()=> #base.#accessor([#(#n),*])),
+                )
+            }
+            (_, act @ Act::Poison(..)) => (rebuilt, act),
+            _ => (rebuilt, Act::Inactive),
+        }
     }
 }
 

@@ -1,0 +1,334 @@
+//! `#[derive(Differentiable)]` for structs: a tangent struct with the same fields (`MlpTangent`
+//! for `Mlp`), its vector-space operations, `move_by`, and the accessors differentiable code
+//! uses to read fields of an active value.
+//!
+//! For `struct Mlp<B> { w: Tensor<B>, #[no_derivative] name: String }` it writes:
+//!
+//! * `pub struct MlpTangent<B> { pub w: <Tensor<B> as Differentiable>::Tangent }` (a tuple
+//!   struct keeps its positions: a `#[no_derivative]` field's tangent is `()`), with `Clone`,
+//!   `Debug`, [`TangentVector`](adjoint::TangentVector), `+`, `+=`, `-`, `*` by `f64`;
+//! * `impl Differentiable for Mlp<B>` with `move_by` field by field;
+//! * for each differentiated named field, a hidden method `__field_w_vjp_full(&self, needs)`:
+//!   the rule of reading `mlp.w` (its pullback puts the field's tangent into an otherwise
+//!   zero `MlpTangent`); for a tuple struct, `Component<I>` on the tangent, the rule of `t.0`.
+
+use crate::names;
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, format_ident, quote};
+use syn::spanned::Spanned;
+use syn::{Data, DeriveInput, Fields, Ident, Index, Type, parse_quote, parse_quote_spanned};
+
+/// One field of the struct.
+struct Field {
+    /// `w` for a named field, `0` for a tuple field.
+    member: TokenStream,
+    /// The name for generated items: `w`, or `0` for tuple fields.
+    label: String,
+    ty: Type,
+    vis: syn::Visibility,
+    differentiable: bool,
+}
+
+/// Expands `#[derive(Differentiable)]`.
+pub fn expand(input: TokenStream) -> TokenStream {
+    let input: DeriveInput = match syn::parse2(input) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error(),
+    };
+    let Data::Struct(data) = &input.data else {
+        return syn::Error::new(input.ident.span(), "#[derive(Differentiable)] applies to structs; write `impl Differentiable` by hand for enums")
+            .to_compile_error();
+    };
+    let named = matches!(data.fields, Fields::Named(_));
+    let fields: Vec<Field> = data
+        .fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (member, label) = match &f.ident {
+                Some(id) => (quote!(#id), id.to_string()),
+                None => {
+                    let index = Index::from(i);
+                    (quote!(#index), i.to_string())
+                }
+            };
+            let differentiable = !f.attrs.iter().any(|a| a.path().is_ident("no_derivative"));
+            Field {
+                member,
+                label,
+                ty: f.ty.clone(),
+                vis: f.vis.clone(),
+                differentiable,
+            }
+        })
+        .collect();
+    let name = &input.ident;
+    let tangent = format_ident!("{}Tangent", name, span = name.span());
+    let vis = &input.vis;
+    let (impl_generics, ty_generics, _) = input.generics.split_for_impl();
+    let mut where_clause = input
+        .generics
+        .where_clause
+        .clone()
+        .unwrap_or_else(|| parse_quote!(where));
+    for f in fields.iter().filter(|f| f.differentiable) {
+        let ty = &f.ty;
+        where_clause
+            .predicates
+            .push(parse_quote_spanned!(ty.span()=> #ty: ::adjoint::Differentiable));
+    }
+    let diff: Vec<&Field> = fields.iter().filter(|f| f.differentiable).collect();
+    let members: Vec<&TokenStream> = diff.iter().map(|f| &f.member).collect();
+    let tangent_def = tangent_struct(
+        &tangent,
+        vis,
+        &input.generics,
+        &where_clause,
+        &fields,
+        named,
+    );
+    let zero_fields = tangent_fields(&fields, named, |_| quote!(::adjoint::TangentVector::zero()));
+    let plus_fields = tangent_fields(
+        &fields,
+        named,
+        |m| quote!(::adjoint::TangentVector::plus(self.#m, other.#m)),
+    );
+    let scaled_fields = tangent_fields(
+        &fields,
+        named,
+        |m| quote!(::adjoint::TangentVector::scaled(self.#m, factor)),
+    );
+    let clone_fields = tangent_fields(
+        &fields,
+        named,
+        |m| quote!(::core::clone::Clone::clone(&self.#m)),
+    );
+    let zero_tangent_fields = tangent_fields(
+        &fields,
+        named,
+        |m| quote!(::adjoint::Differentiable::zero_tangent(&self.#m)),
+    );
+    let labels: Vec<&String> = diff.iter().map(|f| &f.label).collect();
+    let tangent_name = tangent.to_string();
+    let accessors = accessors(
+        name,
+        &tangent,
+        &input.generics,
+        &where_clause,
+        &fields,
+        named,
+    );
+    let mut debug_where = where_clause.clone();
+    for f in &diff {
+        let ty = &f.ty;
+        debug_where
+            .predicates
+            .push(parse_quote!(<#ty as ::adjoint::Differentiable>::Tangent: ::core::fmt::Debug));
+    }
+    quote! {
+        #tangent_def
+
+        impl #impl_generics ::core::clone::Clone for #tangent #ty_generics #where_clause {
+            fn clone(&self) -> Self {
+                Self #clone_fields
+            }
+        }
+
+        impl #impl_generics ::core::fmt::Debug for #tangent #ty_generics #debug_where {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                let mut s = f.debug_struct(#tangent_name);
+                #(s.field(#labels, &self.#members);)*
+                s.finish()
+            }
+        }
+
+        impl #impl_generics ::adjoint::TangentVector for #tangent #ty_generics #where_clause {
+            fn zero() -> Self {
+                Self #zero_fields
+            }
+            fn plus(self, other: Self) -> Self {
+                Self #plus_fields
+            }
+            fn plus_assign(&mut self, other: Self) {
+                #(::adjoint::TangentVector::plus_assign(&mut self.#members, other.#members);)*
+            }
+            fn scaled(self, factor: f64) -> Self {
+                Self #scaled_fields
+            }
+        }
+
+        impl #impl_generics ::core::ops::Add for #tangent #ty_generics #where_clause {
+            type Output = Self;
+            fn add(self, other: Self) -> Self {
+                ::adjoint::TangentVector::plus(self, other)
+            }
+        }
+
+        impl #impl_generics ::core::ops::AddAssign for #tangent #ty_generics #where_clause {
+            fn add_assign(&mut self, other: Self) {
+                ::adjoint::TangentVector::plus_assign(self, other);
+            }
+        }
+
+        impl #impl_generics ::core::ops::Sub for #tangent #ty_generics #where_clause {
+            type Output = Self;
+            fn sub(self, other: Self) -> Self {
+                ::adjoint::TangentVector::plus(self, ::adjoint::TangentVector::scaled(other, -1.0))
+            }
+        }
+
+        impl #impl_generics ::core::ops::Mul<f64> for #tangent #ty_generics #where_clause {
+            type Output = Self;
+            fn mul(self, factor: f64) -> Self {
+                ::adjoint::TangentVector::scaled(self, factor)
+            }
+        }
+
+        impl #impl_generics ::adjoint::Differentiable for #name #ty_generics #where_clause {
+            type Tangent = #tangent #ty_generics;
+            fn move_by(&mut self, tangent: &Self::Tangent) {
+                #(::adjoint::Differentiable::move_by(&mut self.#members, &tangent.#members);)*
+            }
+            fn zero_tangent(&self) -> Self::Tangent {
+                #tangent #zero_tangent_fields
+            }
+        }
+
+        #accessors
+    }
+}
+
+/// The tangent struct's definition.
+fn tangent_struct(
+    tangent: &Ident,
+    vis: &syn::Visibility,
+    generics: &syn::Generics,
+    where_clause: &syn::WhereClause,
+    fields: &[Field],
+    named: bool,
+) -> TokenStream {
+    let params = &generics.params;
+    let doc = format!(
+        " The tangent of [`{}`]: one tangent per differentiated field.",
+        tangent.to_string().trim_end_matches("Tangent")
+    );
+    let decls = fields.iter().filter_map(|f| {
+        let (ty, fvis) = (&f.ty, &f.vis);
+        match (named, f.differentiable) {
+            (true, true) => {
+                let member = &f.member;
+                Some(quote!(#fvis #member: <#ty as ::adjoint::Differentiable>::Tangent))
+            }
+            (true, false) => None,
+            (false, true) => Some(quote!(#fvis <#ty as ::adjoint::Differentiable>::Tangent)),
+            (false, false) => Some(quote!(#fvis ())),
+        }
+    });
+    if named {
+        quote! {
+            #[doc = #doc]
+            #vis struct #tangent <#params> #where_clause { #(#decls,)* }
+        }
+    } else {
+        quote! {
+            #[doc = #doc]
+            #vis struct #tangent <#params> (#(#decls,)*) #where_clause;
+        }
+    }
+}
+
+/// `{ a: expr(a), .. }` or `(expr(0), .., ())` over the tangent's fields.
+fn tangent_fields(
+    fields: &[Field],
+    named: bool,
+    expr: impl Fn(&TokenStream) -> TokenStream,
+) -> TokenStream {
+    if named {
+        let parts = fields.iter().filter(|f| f.differentiable).map(|f| {
+            let m = &f.member;
+            let e = expr(m);
+            quote!(#m: #e)
+        });
+        quote!({ #(#parts,)* })
+    } else {
+        let parts = fields.iter().map(|f| {
+            if f.differentiable {
+                expr(&f.member)
+            } else {
+                quote!(())
+            }
+        });
+        quote!((#(#parts,)*))
+    }
+}
+
+/// Field reads of an active value: accessor rules for named fields, `Component<I>` for tuple
+/// fields.
+fn accessors(
+    name: &Ident,
+    tangent: &Ident,
+    generics: &syn::Generics,
+    where_clause: &syn::WhereClause,
+    fields: &[Field],
+    named: bool,
+) -> TokenStream {
+    let (impl_generics, ty_generics, _) = generics.split_for_impl();
+    let captured: Vec<TokenStream> = generics
+        .params
+        .iter()
+        .map(|p| match p {
+            syn::GenericParam::Type(t) => t.ident.to_token_stream(),
+            syn::GenericParam::Const(c) => c.ident.to_token_stream(),
+            syn::GenericParam::Lifetime(l) => l.lifetime.to_token_stream(),
+        })
+        .collect();
+    if !named {
+        let parts = fields.iter().enumerate().filter(|(_, f)| f.differentiable).map(|(i, f)| {
+            let (ty, member) = (&f.ty, &f.member);
+            quote! {
+                impl #impl_generics ::adjoint::__private::Component<#i> for #tangent #ty_generics #where_clause {
+                    type Part = <#ty as ::adjoint::Differentiable>::Tangent;
+                    fn from_component(part: Self::Part) -> Self {
+                        let mut t = <Self as ::adjoint::TangentVector>::zero();
+                        t.#member = part;
+                        t
+                    }
+                }
+            }
+        });
+        return quote!(#(#parts)*);
+    }
+    let methods = fields.iter().filter(|f| f.differentiable).map(|f| {
+        let (ty, member) = (&f.ty, &f.member);
+        let method = names::full_method(&format_ident!("__field_{}", f.label, span = Span::call_site()));
+        quote! {
+            #[doc(hidden)]
+            #[allow(clippy::type_complexity)]
+            pub fn #method(
+                &self,
+                needs: [bool; 1],
+            ) -> (
+                #ty,
+                impl use<#(#captured),*> + FnOnce(<#ty as ::adjoint::Differentiable>::Tangent) -> (#tangent #ty_generics,),
+            )
+            where
+                // Higher-ranked, so that a field type without `Clone` is an error only where
+                // differentiable code reads the field, not at the derive.
+                for<'__adjoint> #ty: ::core::clone::Clone,
+            {
+                (::core::clone::Clone::clone(&self.#member), move |d| {
+                    let mut t = <#tangent #ty_generics as ::adjoint::TangentVector>::zero();
+                    if needs[0] {
+                        t.#member = d;
+                    }
+                    (t,)
+                })
+            }
+        }
+    });
+    quote! {
+        impl #impl_generics #name #ty_generics #where_clause {
+            #(#methods)*
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! `#[derive(Differentiable)]`: tangent structs, field reads in differentiable code, training.
+
+use adjoint::prelude::*;
+
+/// `y = a x² + b x + c`, with a name that is not differentiated.
+#[derive(Differentiable)]
+struct Quadratic {
+    a: f64,
+    b: f64,
+    c: f64,
+    #[no_derivative]
+    name: String,
+}
+
+impl Quadratic {
+    #[differentiable]
+    fn at(&self, x: f64) -> f64 {
+        self.a * x * x + self.b * x + self.c
+    }
+}
+
+/// A generic tuple struct.
+#[derive(Differentiable)]
+struct Pair<T: Float>(T, T);
+
+/// Nested structs and a vector of layers. A struct read as a field of an active value is
+/// cloned, so it derives `Clone`.
+#[derive(Clone, Differentiable)]
+struct Scale {
+    k: f64,
+}
+
+#[derive(Differentiable)]
+struct Stack {
+    first: Scale,
+    rest: Vec<f64>,
+}
+
+#[differentiable]
+fn squared_error(q: &Quadratic, x: f64, y: f64) -> f64 {
+    let r = q.at(x) - y;
+    r * r
+}
+
+#[differentiable]
+fn pair_product<T: Float>(p: &Pair<T>, x: T) -> T {
+    p.0 * p.1 * x
+}
+
+#[differentiable]
+fn stacked(s: &Stack, x: f64) -> f64 {
+    let mut y = s.first.k * x;
+    for i in 0..s.rest.len() {
+        y *= s.rest[i];
+    }
+    y
+}
+
+#[test]
+fn tangent_struct_has_the_vector_space_operations() {
+    let t = QuadraticTangent {
+        a: 1.0,
+        b: 2.0,
+        c: 3.0,
+    };
+    let u = t.clone()
+        + QuadraticTangent {
+            a: 1.0,
+            b: 1.0,
+            c: 1.0,
+        } * 2.0;
+    assert_eq!((u.a, u.b, u.c), (3.0, 4.0, 5.0));
+    let z = <QuadraticTangent as TangentVector>::zero();
+    assert_eq!((z.a, z.b, z.c), (0.0, 0.0, 0.0));
+    let mut q = Quadratic {
+        a: 1.0,
+        b: 1.0,
+        c: 1.0,
+        name: "q".into(),
+    };
+    q.move_by(&u);
+    assert_eq!((q.a, q.b, q.c, q.name.as_str()), (4.0, 5.0, 6.0, "q"));
+    assert!(format!("{t:?}").contains("QuadraticTangent"));
+}
+
+#[test]
+fn field_reads_of_active_structs() {
+    let q = Quadratic {
+        a: 2.0,
+        b: -1.0,
+        c: 0.5,
+        name: "q".into(),
+    };
+    // ∂/∂(a, b, c) of a x² + b x + c is (x², x, 1); ∂/∂x = 2 a x + b
+    let (dq, dx) = gradient(q.at_vjp(3.0));
+    assert_eq!((dq.a, dq.b, dq.c, dx), (9.0, 3.0, 1.0, 11.0));
+
+    let p = Pair(2.0f32, 3.0);
+    let (dp, dx) = gradient(pair_product_vjp(&p, 4.0));
+    assert_eq!((dp.0, dp.1, dx), (12.0, 8.0, 6.0));
+
+    let s = Stack {
+        first: Scale { k: 2.0 },
+        rest: vec![3.0, 5.0],
+    };
+    // y = k x r₀ r₁: ∂k = x r₀ r₁, ∂r₀ = k x r₁, ∂r₁ = k x r₀, ∂x = k r₀ r₁
+    let (ds, dx) = gradient(stacked_vjp(&s, 1.5));
+    assert_eq!(ds.first.k, 1.5 * 3.0 * 5.0);
+    assert_eq!(ds.rest, vec![2.0 * 1.5 * 5.0, 2.0 * 1.5 * 3.0]);
+    assert_eq!(dx, 30.0);
+}
+
+#[test]
+fn a_derived_model_trains_to_the_data() {
+    // Fit y = 3x² − 2x + 1 with plain gradient descent.
+    let data: Vec<(f64, f64)> = (0..21)
+        .map(|i| {
+            let x = -1.0 + 0.1 * f64::from(i);
+            (x, 3.0 * x * x - 2.0 * x + 1.0)
+        })
+        .collect();
+    let mut q = Quadratic {
+        a: 0.0,
+        b: 0.0,
+        c: 0.0,
+        name: "fit".into(),
+    };
+    let mut loss = f64::INFINITY;
+    for _ in 0..2000 {
+        let mut grad = <QuadraticTangent as TangentVector>::zero();
+        loss = 0.0;
+        for &(x, y) in &data {
+            let (l, (dq, _, _)) = value_with_gradient(squared_error_vjp(&q, x, y));
+            loss += l;
+            grad += dq;
+        }
+        q.move_by(&(grad * (-0.1 / data.len() as f64)));
+    }
+    assert!(loss / (data.len() as f64) < 1e-6, "loss {loss}");
+    assert!((q.a - 3.0).abs() < 1e-2 && (q.b + 2.0).abs() < 1e-2 && (q.c - 1.0).abs() < 1e-2);
+}
