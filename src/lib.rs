@@ -117,6 +117,8 @@
 
 pub use adjoint_core::*;
 
+pub mod data;
+
 /// Generates the reverse-mode derivative of a function: see the [crate documentation](crate).
 ///
 /// Arguments: `wrt(x, y)` picks the differentiated parameters; `associated` marks an associated

@@ -1,5 +1,180 @@
-//! CPU backend of adjoint, on `ndarray`.
+//! CPU backend of adjoint: [`Cpu`] implements [`Backend`] on `ndarray` buffers.
 //!
-//! Not implemented yet: this crate holds its place in the workspace. The `Tensor` type, the
-//! `Backend` trait and this backend arrive with the tensors-cpu issue; until then adjoint
-//! differentiates scalar code only.
+//! * Matrix products call `matrixmultiply`'s `sgemm`/`dgemm` with its threading feature, on
+//!   both cores; `docs/tensors.md` has the measurements behind this choice.
+//! * Elementwise ops, reductions and layout changes are `ndarray` zips over (broadcast) views.
+//! * Convolution is `im2col` + GEMM in `adjoint-core`; this crate provides the unfolding.
+//!
+//! [`matmul_calls`] counts the matrix products run by the current thread, so tests can check
+//! that a pullback skips the products of inputs that need no tangent.
+
+mod alloc;
+mod ops;
+mod storage;
+
+pub use adjoint_backend::{
+    Backend, BinaryOp, Conv2dGeometry, Conv2dSpec, DType, MatmulSpec, ReduceOp, UnaryOp,
+};
+pub use alloc::keep_freed_memory;
+pub use storage::CpuStorage;
+
+#[cfg(test)]
+mod tests;
+
+use std::cell::Cell;
+
+thread_local! {
+    static MATMUL_CALLS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The number of [`Backend::matmul`] calls made so far by the current thread (one per
+/// `matmul`, however many batches it holds).
+pub fn matmul_calls() -> usize {
+    MATMUL_CALLS.with(Cell::get)
+}
+
+/// The CPU backend (a unit type: there is one CPU device).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Cpu;
+
+impl Backend for Cpu {
+    type Device = Cpu;
+    type Storage = CpuStorage;
+
+    fn device(_: &CpuStorage) -> Cpu {
+        Cpu
+    }
+    fn dtype(s: &CpuStorage) -> DType {
+        s.dtype()
+    }
+    fn len(s: &CpuStorage) -> usize {
+        s.len()
+    }
+    fn upload_f64(_: &Cpu, data: &[f64], dtype: DType) -> CpuStorage {
+        CpuStorage::from_f64(data, dtype)
+    }
+    fn upload_f32(_: &Cpu, data: &[f32]) -> CpuStorage {
+        CpuStorage::F32(data.to_vec())
+    }
+    fn upload_u32(_: &Cpu, data: &[u32]) -> CpuStorage {
+        CpuStorage::U32(data.to_vec())
+    }
+    fn download_f64(s: &CpuStorage) -> Vec<f64> {
+        s.to_f64()
+    }
+    fn download_f32(s: &CpuStorage) -> Vec<f32> {
+        s.to_f64().into_iter().map(|v| v as f32).collect()
+    }
+    fn download_u32(s: &CpuStorage) -> Vec<u32> {
+        match s {
+            CpuStorage::U32(v) => v.clone(),
+            other => other.to_f64().into_iter().map(|v| v as u32).collect(),
+        }
+    }
+    fn fill(_: &Cpu, len: usize, value: f64, dtype: DType) -> CpuStorage {
+        match dtype {
+            DType::F32 => CpuStorage::F32(vec![value as f32; len]),
+            DType::F64 => CpuStorage::F64(vec![value; len]),
+            DType::U32 => CpuStorage::U32(vec![value as u32; len]),
+        }
+    }
+    fn arange(_: &Cpu, start: f64, step: f64, len: usize, dtype: DType) -> CpuStorage {
+        let v: Vec<f64> = (0..len).map(|i| start + step * i as f64).collect();
+        CpuStorage::from_f64(&v, dtype)
+    }
+    fn random(
+        _: &Cpu,
+        len: usize,
+        seed: u64,
+        params: (f64, f64),
+        normal: bool,
+        dtype: DType,
+    ) -> CpuStorage {
+        ops::random::random(len, seed, params, normal, dtype)
+    }
+    fn cast(s: &CpuStorage, dtype: DType) -> CpuStorage {
+        if s.dtype() == dtype {
+            return s.clone();
+        }
+        match s {
+            CpuStorage::F32(v) if dtype == DType::F64 => {
+                CpuStorage::F64(v.iter().map(|&x| f64::from(x)).collect())
+            }
+            _ => CpuStorage::from_f64(&s.to_f64(), dtype),
+        }
+    }
+    fn unary(op: UnaryOp, x: &CpuStorage) -> CpuStorage {
+        ops::elementwise::unary(op, x)
+    }
+    fn binary(
+        op: BinaryOp,
+        lhs: (&CpuStorage, &[usize]),
+        rhs: (&CpuStorage, &[usize]),
+        out_shape: &[usize],
+    ) -> CpuStorage {
+        ops::elementwise::binary(op, lhs, rhs, out_shape)
+    }
+    fn select(
+        mask: (&CpuStorage, &[usize]),
+        on_true: (&CpuStorage, &[usize]),
+        on_false: (&CpuStorage, &[usize]),
+        out_shape: &[usize],
+    ) -> CpuStorage {
+        ops::elementwise::select(mask, on_true, on_false, out_shape)
+    }
+    fn reduce(op: ReduceOp, x: &CpuStorage, shape: &[usize], axes: &[usize]) -> CpuStorage {
+        ops::reduce::reduce(op, x, shape, axes)
+    }
+    fn argmax(x: &CpuStorage, shape: &[usize], axis: usize) -> CpuStorage {
+        ops::reduce::argmax(x, shape, axis)
+    }
+    fn matmul(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec) -> CpuStorage {
+        MATMUL_CALLS.with(|c| c.set(c.get() + 1));
+        ops::matmul::matmul(lhs, rhs, spec)
+    }
+    fn permute(x: &CpuStorage, shape: &[usize], perm: &[usize]) -> CpuStorage {
+        ops::layout::permute(x, shape, perm)
+    }
+    fn broadcast(x: &CpuStorage, shape: &[usize], out_shape: &[usize]) -> CpuStorage {
+        ops::layout::broadcast(x, shape, out_shape)
+    }
+    fn narrow(
+        x: &CpuStorage,
+        shape: &[usize],
+        axis: usize,
+        start: usize,
+        len: usize,
+    ) -> CpuStorage {
+        ops::layout::narrow(x, shape, axis, start, len)
+    }
+    fn cat(parts: &[(&CpuStorage, &[usize])], axis: usize) -> CpuStorage {
+        ops::layout::cat(parts, axis)
+    }
+    fn index_select(x: &CpuStorage, shape: &[usize], axis: usize, ids: &CpuStorage) -> CpuStorage {
+        ops::index::index_select(x, shape, axis, ids)
+    }
+    fn index_add(src: &CpuStorage, shape: &[usize], axis: usize, ids: &CpuStorage) -> CpuStorage {
+        ops::index::index_add(src, shape, axis, ids)
+    }
+    fn one_hot(ids: &CpuStorage, classes: usize, dtype: DType) -> CpuStorage {
+        ops::index::one_hot(ids, classes, dtype)
+    }
+    fn max_id(ids: &CpuStorage) -> Option<u32> {
+        ids.as_u32().iter().copied().max()
+    }
+    fn im2col(x: &CpuStorage, g: &Conv2dGeometry, fill: f64) -> CpuStorage {
+        ops::conv::im2col(x, g, fill)
+    }
+    fn col2im(cols: &CpuStorage, g: &Conv2dGeometry) -> CpuStorage {
+        ops::conv::col2im(cols, g)
+    }
+    fn conv2d(x: &CpuStorage, w: &CpuStorage, spec: &Conv2dSpec) -> CpuStorage {
+        ops::conv_gemm::conv2d(x, w, spec)
+    }
+    fn conv2d_backward_input(dy: &CpuStorage, w: &CpuStorage, spec: &Conv2dSpec) -> CpuStorage {
+        ops::conv_gemm::conv2d_backward_input(dy, w, spec)
+    }
+    fn conv2d_backward_weight(x: &CpuStorage, dy: &CpuStorage, spec: &Conv2dSpec) -> CpuStorage {
+        ops::conv_gemm::conv2d_backward_weight(x, dy, spec)
+    }
+}

@@ -17,7 +17,7 @@ pub(crate) mod shape;
 mod tangent;
 
 pub use adjoint_backend::{Backend, Conv2dGeometry, DType, MatmulSpec};
-pub use adjoint_cpu::{Cpu, matmul_calls};
+pub use adjoint_cpu::{Cpu, keep_freed_memory, matmul_calls};
 pub use create::Element;
 pub use error::TensorError;
 pub use shape::broadcast_shapes;

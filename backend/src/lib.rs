@@ -1,0 +1,263 @@
+//! The [`Backend`] trait of adjoint: the small set of device primitives that every tensor
+//! backend (CPU, CUDA) implements.
+//!
+//! Everything else (softmax, cross-entropy, layer norm, the derivative rules) is written once in
+//! `adjoint-core` from these primitives. The trait is shaped for devices with their own memory:
+//! a [`Backend::Storage`] is an opaque device buffer, every primitive takes and returns buffers
+//! (never host slices), and the only host transfers are the explicit `upload_*`/`download_*`
+//! calls. A backend may run primitives asynchronously; a download is the synchronisation point.
+//!
+//! Buffers are contiguous and row-major; shapes and strides travel beside them as plain
+//! `&[usize]` so that a kernel launch needs no allocation on the device.
+
+mod ops;
+
+pub use ops::{BinaryOp, Real, ReduceOp, UnaryOp};
+
+use std::fmt::Debug;
+
+/// The element type of a tensor, known at run time.
+///
+/// `F32` is for training, `F64` for gradient checks (CPU), `U32` for integer ids (class
+/// labels, token ids, indices). Arithmetic is defined on the float types only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    /// 32-bit IEEE float.
+    F32,
+    /// 64-bit IEEE float.
+    F64,
+    /// 32-bit unsigned integer (ids and indices; no arithmetic).
+    U32,
+}
+
+impl DType {
+    /// Whether values of this type are floats (and so can be differentiated).
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+
+    /// The size of one element in bytes.
+    pub fn size_in_bytes(self) -> usize {
+        match self {
+            DType::F32 | DType::U32 => 4,
+            DType::F64 => 8,
+        }
+    }
+}
+
+/// One (possibly batched) matrix product `C[b] = op(A[b]) · op(B[b])` with `C[b]` of shape
+/// `m × n` and inner dimension `k`, all buffers contiguous row-major.
+///
+/// `op(A)` is `A` (stored `m × k`) or, when `lhs_transposed`, `Aᵀ` with `A` stored `k × m`;
+/// likewise for `B` (`k × n`, or `n × k` when `rhs_transposed`). Batch `b` of `A` starts at
+/// `b · lhs_batch_stride` elements (`0` broadcasts one matrix over the batch); the output is
+/// always `batch × m × n` contiguous.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatmulSpec {
+    /// Number of products.
+    pub batch: usize,
+    /// Rows of the result.
+    pub m: usize,
+    /// Inner dimension.
+    pub k: usize,
+    /// Columns of the result.
+    pub n: usize,
+    /// Element offset between consecutive left matrices (`0`: the same one for every batch).
+    pub lhs_batch_stride: usize,
+    /// Element offset between consecutive right matrices (`0`: the same one for every batch).
+    pub rhs_batch_stride: usize,
+    /// The left operand is stored transposed (`k × m`).
+    pub lhs_transposed: bool,
+    /// The right operand is stored transposed (`n × k`).
+    pub rhs_transposed: bool,
+}
+
+/// Geometry of a 2-D convolution or pooling window over NCHW data, shared by
+/// [`Backend::im2col`] and [`Backend::col2im`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv2dGeometry {
+    /// Batch size `N`.
+    pub batch: usize,
+    /// Input channels `C`.
+    pub channels: usize,
+    /// Input height and width.
+    pub input: [usize; 2],
+    /// Kernel height and width.
+    pub kernel: [usize; 2],
+    /// Stride along height and width.
+    pub stride: [usize; 2],
+    /// Zero padding on each side along height and width.
+    pub padding: [usize; 2],
+    /// Dilation along height and width.
+    pub dilation: [usize; 2],
+}
+
+impl Conv2dGeometry {
+    /// The output height and width:
+    /// `⌊(in + 2·pad − dil·(kernel − 1) − 1) / stride⌋ + 1`, or `None` if the window does not
+    /// fit.
+    pub fn output(&self) -> Option<[usize; 2]> {
+        let axis = |d: usize| {
+            let span = self.dilation[d] * self.kernel[d].checked_sub(1)? + 1;
+            let padded = self.input[d] + 2 * self.padding[d];
+            (span <= padded && self.stride[d] > 0).then(|| (padded - span) / self.stride[d] + 1)
+        };
+        Some([axis(0)?, axis(1)?])
+    }
+}
+
+/// A 2-D convolution: the window geometry of the input plus the output channels and groups.
+/// The weight is `[out_channels, channels / groups, kh, kw]`, the output
+/// `[batch, out_channels, oh, ow]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Conv2dSpec {
+    /// Input size, kernel, stride, padding and dilation.
+    pub geometry: Conv2dGeometry,
+    /// Output channels `O` (a multiple of `groups`).
+    pub out_channels: usize,
+    /// Channel groups (input and output channels split into independent convolutions).
+    pub groups: usize,
+}
+
+/// A tensor backend: device buffers and the primitives that compute on them.
+///
+/// Every primitive allocates and returns a new buffer; inputs are never modified, so buffers
+/// can be shared (`Arc`) between tensors. Shapes are validated by `adjoint-core` before a
+/// primitive is called: a backend may assume consistent arguments and panic otherwise.
+pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
+    /// Where buffers live (a CPU has one; a CUDA backend names a GPU and its stream).
+    type Device: Clone + Debug + Default + PartialEq + Send + Sync;
+    /// One contiguous buffer of elements of a run-time [`DType`], resident on a device.
+    type Storage: Debug + Send + Sync;
+
+    /// The device a buffer lives on.
+    fn device(storage: &Self::Storage) -> Self::Device;
+    /// The element type of a buffer.
+    fn dtype(storage: &Self::Storage) -> DType;
+    /// The number of elements of a buffer.
+    fn len(storage: &Self::Storage) -> usize;
+
+    /// Copies host values to a new buffer of type `dtype` (rounded if `F32`; `U32` takes the
+    /// values as integers).
+    fn upload_f64(device: &Self::Device, data: &[f64], dtype: DType) -> Self::Storage;
+    /// Copies host `f32` values to a new `F32` buffer.
+    fn upload_f32(device: &Self::Device, data: &[f32]) -> Self::Storage;
+    /// Copies host integers to a new `U32` buffer.
+    fn upload_u32(device: &Self::Device, data: &[u32]) -> Self::Storage;
+    /// Copies a buffer to the host as `f64` (waits for pending work).
+    fn download_f64(storage: &Self::Storage) -> Vec<f64>;
+    /// Copies a buffer to the host as `f32` (waits for pending work).
+    fn download_f32(storage: &Self::Storage) -> Vec<f32>;
+    /// Copies a `U32` buffer to the host (waits for pending work).
+    fn download_u32(storage: &Self::Storage) -> Vec<u32>;
+
+    /// A buffer of `len` copies of `value`.
+    fn fill(device: &Self::Device, len: usize, value: f64, dtype: DType) -> Self::Storage;
+    /// `start, start + step, …` (`len` values).
+    fn arange(
+        device: &Self::Device,
+        start: f64,
+        step: f64,
+        len: usize,
+        dtype: DType,
+    ) -> Self::Storage;
+    /// `len` values drawn i.i.d. from `U[low, high)` (`normal == false`) or `N(low, high²)`
+    /// (`normal == true`), from a generator seeded with `seed`.
+    fn random(
+        device: &Self::Device,
+        len: usize,
+        seed: u64,
+        params: (f64, f64),
+        normal: bool,
+        dtype: DType,
+    ) -> Self::Storage;
+    /// The values converted to `dtype`.
+    fn cast(storage: &Self::Storage, dtype: DType) -> Self::Storage;
+
+    /// `op` applied to every element.
+    fn unary(op: UnaryOp, x: &Self::Storage) -> Self::Storage;
+    /// `op` applied elementwise with NumPy broadcasting. `lhs_shape` and `rhs_shape` have the
+    /// rank of `out_shape` (leading 1s added by the caller); an axis of size 1 is broadcast.
+    /// Both operands have the same float dtype.
+    fn binary(
+        op: BinaryOp,
+        lhs: (&Self::Storage, &[usize]),
+        rhs: (&Self::Storage, &[usize]),
+        out_shape: &[usize],
+    ) -> Self::Storage;
+    /// `if mask != 0 { on_true } else { on_false }` elementwise, broadcast as in
+    /// [`binary`](Backend::binary); `mask` is any float buffer.
+    fn select(
+        mask: (&Self::Storage, &[usize]),
+        on_true: (&Self::Storage, &[usize]),
+        on_false: (&Self::Storage, &[usize]),
+        out_shape: &[usize],
+    ) -> Self::Storage;
+    /// Reduces `x` (of `shape`) over `axes` with `op`; the result has `shape` with the reduced
+    /// axes set to 1 (sorted, distinct axes).
+    fn reduce(op: ReduceOp, x: &Self::Storage, shape: &[usize], axes: &[usize]) -> Self::Storage;
+    /// The index of the largest element along `axis` (first on ties) as `U32`, shape with
+    /// `axis` set to 1.
+    fn argmax(x: &Self::Storage, shape: &[usize], axis: usize) -> Self::Storage;
+    /// Matrix products as described by `spec`.
+    fn matmul(lhs: &Self::Storage, rhs: &Self::Storage, spec: &MatmulSpec) -> Self::Storage;
+
+    /// A contiguous copy of `x` (of `shape`) with its axes permuted: output axis `a` is input
+    /// axis `perm[a]`.
+    fn permute(x: &Self::Storage, shape: &[usize], perm: &[usize]) -> Self::Storage;
+    /// `x` (of `shape`, same rank as `out_shape`, 1 on broadcast axes) repeated into a
+    /// contiguous buffer of `out_shape`.
+    fn broadcast(x: &Self::Storage, shape: &[usize], out_shape: &[usize]) -> Self::Storage;
+    /// The sub-block `start..start + len` along `axis` of `x` (of `shape`), contiguous.
+    fn narrow(
+        x: &Self::Storage,
+        shape: &[usize],
+        axis: usize,
+        start: usize,
+        len: usize,
+    ) -> Self::Storage;
+    /// Concatenation along `axis` of buffers with shapes `shapes` (equal except at `axis`).
+    fn cat(parts: &[(&Self::Storage, &[usize])], axis: usize) -> Self::Storage;
+    /// Rows of `x` (of `shape`) along `axis` picked by the `U32` buffer `ids`:
+    /// `out[.., j, ..] = x[.., ids[j], ..]`.
+    fn index_select(
+        x: &Self::Storage,
+        shape: &[usize],
+        axis: usize,
+        ids: &Self::Storage,
+    ) -> Self::Storage;
+    /// The adjoint of [`index_select`](Backend::index_select): a zero buffer of `shape` with
+    /// `src[.., j, ..]` added at row `ids[j]` along `axis`.
+    fn index_add(
+        src: &Self::Storage,
+        shape: &[usize],
+        axis: usize,
+        ids: &Self::Storage,
+    ) -> Self::Storage;
+    /// `out[i, c] = (ids[i] == c) as dtype`, shape `[ids.len(), classes]`.
+    fn one_hot(ids: &Self::Storage, classes: usize, dtype: DType) -> Self::Storage;
+    /// The largest id of a `U32` buffer, or `None` if it is empty (used to validate ids
+    /// against a size before indexing; a device backend may keep it lazy).
+    fn max_id(ids: &Self::Storage) -> Option<u32>;
+
+    /// Unfolds NCHW `x` into columns `[N, C·kh·kw, oh·ow]`; positions in the padding read
+    /// `fill` (0 for convolution, −∞ for max pooling).
+    fn im2col(x: &Self::Storage, geometry: &Conv2dGeometry, fill: f64) -> Self::Storage;
+    /// The adjoint of [`im2col`](Backend::im2col): sums columns back into an NCHW buffer.
+    fn col2im(cols: &Self::Storage, geometry: &Conv2dGeometry) -> Self::Storage;
+    /// The convolution `y[n, o] = Σ_{c, p, q} w[o, c, p, q] · x[n, g·C/G + c, ·+p, ·+q]`
+    /// (cross-correlation, zero padding) of NCHW `x` with `w`.
+    fn conv2d(x: &Self::Storage, w: &Self::Storage, spec: &Conv2dSpec) -> Self::Storage;
+    /// `x̄` of [`conv2d`](Backend::conv2d) from the output tangent `dy`.
+    fn conv2d_backward_input(
+        dy: &Self::Storage,
+        w: &Self::Storage,
+        spec: &Conv2dSpec,
+    ) -> Self::Storage;
+    /// `w̄` of [`conv2d`](Backend::conv2d) from the input `x` and the output tangent `dy`.
+    fn conv2d_backward_weight(
+        x: &Self::Storage,
+        dy: &Self::Storage,
+        spec: &Conv2dSpec,
+    ) -> Self::Storage;
+}

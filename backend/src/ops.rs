@@ -1,0 +1,267 @@
+//! The op enums of the elementwise and reduction primitives, with the scalar meaning of each
+//! op as a generic function that backends can use directly (CPU) or as a test oracle (CUDA).
+
+pub use num_traits::Float as Real;
+
+/// `√(2/π)`, used by the tanh form of GELU.
+const GELU_C: f64 = 0.797_884_560_802_865_4;
+/// The cubic coefficient of the tanh form of GELU.
+const GELU_A: f64 = 0.044_715;
+
+/// An elementwise function of one tensor.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UnaryOp {
+    /// `−x`.
+    Neg,
+    /// `eˣ`.
+    Exp,
+    /// `ln x`.
+    Ln,
+    /// `√x`.
+    Sqrt,
+    /// `1/√x`.
+    Rsqrt,
+    /// `1/x`.
+    Recip,
+    /// `|x|`.
+    Abs,
+    /// `sign(x)` with `sign(0) = 0`.
+    Sign,
+    /// `tanh x`.
+    Tanh,
+    /// `1/(1 + e⁻ˣ)`.
+    Sigmoid,
+    /// `max(x, 0)`.
+    Relu,
+    /// `x` if `x > 0` else `α·x`.
+    LeakyRelu(f64),
+    /// `x/2 · (1 + tanh(√(2/π)(x + 0.044715x³)))` (the tanh form).
+    Gelu,
+    /// `x · sigmoid(x)`.
+    Silu,
+    /// `sin x`.
+    Sin,
+    /// `cos x`.
+    Cos,
+    /// `xᵖ` for a constant `p`.
+    Powf(f64),
+    /// `x + c`.
+    AddScalar(f64),
+    /// `c · x`.
+    MulScalar(f64),
+    /// `c / x`.
+    DivScalarBy(f64),
+    /// `min(max(x, lo), hi)`.
+    Clamp(f64, f64),
+}
+
+/// An elementwise function of two tensors (broadcast to a common shape).
+///
+/// Besides arithmetic it holds the fused backward kernels of the unary activations
+/// (`*Grad(x or y, ȳ)`), so that a pullback is one pass over memory.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BinaryOp {
+    /// `a + b`.
+    Add,
+    /// `a − b`.
+    Sub,
+    /// `a · b`.
+    Mul,
+    /// `a / b`.
+    Div,
+    /// `max(a, b)`.
+    Max,
+    /// `min(a, b)`.
+    Min,
+    /// `aᵇ`.
+    Pow,
+    /// `(a == b) as float`.
+    Eq,
+    /// `(a < b) as float`.
+    Lt,
+    /// `(a <= b) as float`.
+    Le,
+    /// `(a > b) as float`.
+    Gt,
+    /// `(a >= b) as float`.
+    Ge,
+    /// `ȳ · 𝟙(x > 0)` with `a = x`, `b = ȳ`.
+    ReluGrad,
+    /// `ȳ · (x > 0 ? 1 : α)` with `a = x`, `b = ȳ`.
+    LeakyReluGrad(f64),
+    /// `ȳ · (1 − y²)` with `a = y = tanh x`, `b = ȳ`.
+    TanhGrad,
+    /// `ȳ · y(1 − y)` with `a = y = sigmoid x`, `b = ȳ`.
+    SigmoidGrad,
+    /// `ȳ · gelu'(x)` with `a = x`, `b = ȳ`.
+    GeluGrad,
+    /// `ȳ · σ(x)(1 + x(1 − σ(x)))` with `a = x`, `b = ȳ`.
+    SiluGrad,
+    /// `ȳ · 𝟙(lo ≤ x ≤ hi)` with `a = x`, `b = ȳ`.
+    ClampGrad(f64, f64),
+}
+
+/// A reduction over some axes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// `Σ x`.
+    Sum,
+    /// `max x` (NaN if any element is NaN).
+    Max,
+    /// `min x` (NaN if any element is NaN).
+    Min,
+}
+
+fn c<T: Real>(v: f64) -> T {
+    T::from(v).expect("constant fits the float type")
+}
+
+fn sigmoid<T: Real>(x: T) -> T {
+    T::one() / (T::one() + (-x).exp())
+}
+
+fn flag<T: Real>(b: bool) -> T {
+    if b { T::one() } else { T::zero() }
+}
+
+impl UnaryOp {
+    /// The op applied to one value.
+    #[inline(always)]
+    pub fn eval<T: Real>(self, x: T) -> T {
+        match self {
+            UnaryOp::Neg => -x,
+            UnaryOp::Exp => x.exp(),
+            UnaryOp::Ln => x.ln(),
+            UnaryOp::Sqrt => x.sqrt(),
+            UnaryOp::Rsqrt => x.sqrt().recip(),
+            UnaryOp::Recip => x.recip(),
+            UnaryOp::Abs => x.abs(),
+            UnaryOp::Sign => {
+                if x == T::zero() || x.is_nan() {
+                    x
+                } else {
+                    x.signum()
+                }
+            }
+            UnaryOp::Tanh => x.tanh(),
+            UnaryOp::Sigmoid => sigmoid(x),
+            UnaryOp::Relu => {
+                if x > T::zero() {
+                    x
+                } else {
+                    T::zero()
+                }
+            }
+            UnaryOp::LeakyRelu(a) => {
+                if x > T::zero() {
+                    x
+                } else {
+                    x * c(a)
+                }
+            }
+            UnaryOp::Gelu => {
+                let u = c::<T>(GELU_C) * (x + c::<T>(GELU_A) * x * x * x);
+                c::<T>(0.5) * x * (T::one() + u.tanh())
+            }
+            UnaryOp::Silu => x * sigmoid(x),
+            UnaryOp::Sin => x.sin(),
+            UnaryOp::Cos => x.cos(),
+            UnaryOp::Powf(p) => x.powf(c(p)),
+            UnaryOp::AddScalar(s) => x + c(s),
+            UnaryOp::MulScalar(s) => x * c(s),
+            UnaryOp::DivScalarBy(s) => c::<T>(s) / x,
+            UnaryOp::Clamp(lo, hi) => x.max(c(lo)).min(c(hi)),
+        }
+    }
+}
+
+impl BinaryOp {
+    /// The op applied to one pair of values.
+    #[inline(always)]
+    pub fn eval<T: Real>(self, a: T, b: T) -> T {
+        match self {
+            BinaryOp::Add => a + b,
+            BinaryOp::Sub => a - b,
+            BinaryOp::Mul => a * b,
+            BinaryOp::Div => a / b,
+            BinaryOp::Max => a.max(b),
+            BinaryOp::Min => a.min(b),
+            BinaryOp::Pow => a.powf(b),
+            BinaryOp::Eq => flag(a == b),
+            BinaryOp::Lt => flag(a < b),
+            BinaryOp::Le => flag(a <= b),
+            BinaryOp::Gt => flag(a > b),
+            BinaryOp::Ge => flag(a >= b),
+            BinaryOp::ReluGrad => {
+                if a > T::zero() {
+                    b
+                } else {
+                    T::zero()
+                }
+            }
+            BinaryOp::LeakyReluGrad(s) => {
+                if a > T::zero() {
+                    b
+                } else {
+                    b * c(s)
+                }
+            }
+            BinaryOp::TanhGrad => b * (T::one() - a * a),
+            BinaryOp::SigmoidGrad => b * a * (T::one() - a),
+            BinaryOp::GeluGrad => b * gelu_derivative(a),
+            BinaryOp::SiluGrad => {
+                let s = sigmoid(a);
+                b * s * (T::one() + a * (T::one() - s))
+            }
+            BinaryOp::ClampGrad(lo, hi) => {
+                if a >= c(lo) && a <= c(hi) {
+                    b
+                } else {
+                    T::zero()
+                }
+            }
+        }
+    }
+}
+
+/// `d/dx` of the tanh form of GELU.
+fn gelu_derivative<T: Real>(x: T) -> T {
+    let half = c::<T>(0.5);
+    let u = c::<T>(GELU_C) * (x + c::<T>(GELU_A) * x * x * x);
+    let t = u.tanh();
+    let du = c::<T>(GELU_C) * (T::one() + c::<T>(3.0 * GELU_A) * x * x);
+    half * (T::one() + t) + half * x * (T::one() - t * t) * du
+}
+
+impl ReduceOp {
+    /// The identity of the reduction (`0`, `−∞`, `+∞`).
+    pub fn identity<T: Real>(self) -> T {
+        match self {
+            ReduceOp::Sum => T::zero(),
+            ReduceOp::Max => T::neg_infinity(),
+            ReduceOp::Min => T::infinity(),
+        }
+    }
+
+    /// Combines an accumulator with one value (NaN propagates through `Max`/`Min`).
+    #[inline(always)]
+    pub fn combine<T: Real>(self, acc: T, x: T) -> T {
+        match self {
+            ReduceOp::Sum => acc + x,
+            ReduceOp::Max => {
+                if x > acc || x.is_nan() {
+                    x
+                } else {
+                    acc
+                }
+            }
+            ReduceOp::Min => {
+                if x < acc || x.is_nan() {
+                    x
+                } else {
+                    acc
+                }
+            }
+        }
+    }
+}

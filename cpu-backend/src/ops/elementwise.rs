@@ -1,0 +1,313 @@
+//! Elementwise primitives: unary maps, broadcasting binary ops and `select`.
+//!
+//! Each op gets its own monomorphic loop (the op enum is matched once, outside the loop, and
+//! constants are converted once), so that LLVM vectorises it; buffers of at least
+//! [`PAR_MIN`] elements are split across the cores with rayon.
+
+use super::{into_vec, view};
+use crate::storage::float_match;
+use crate::{BinaryOp, CpuStorage, UnaryOp};
+use adjoint_backend::Real;
+use ndarray::{ArrayD, IxDyn, Zip};
+use rayon::prelude::*;
+
+/// Buffers at least this long are processed in parallel.
+pub const PAR_MIN: usize = 1 << 21;
+/// The smallest piece of work handed to one thread.
+const PAR_CHUNK: usize = 1 << 18;
+
+fn cst<T: Real>(v: f64) -> T {
+    T::from(v).expect("constant fits the float type")
+}
+
+/// `f` on every element, in parallel for long buffers.
+pub(crate) fn map1<T: Real + Send + Sync>(v: &[T], f: impl Fn(T) -> T + Sync + Send) -> Vec<T> {
+    if v.len() >= PAR_MIN {
+        v.par_iter()
+            .with_min_len(PAR_CHUNK)
+            .map(|&x| f(x))
+            .collect()
+    } else {
+        v.iter().map(|&x| f(x)).collect()
+    }
+}
+
+/// `f` on every pair of elements of two equally long buffers.
+fn map2<T: Real + Send + Sync>(a: &[T], b: &[T], f: impl Fn(T, T) -> T + Sync + Send) -> Vec<T> {
+    if a.len() >= PAR_MIN {
+        a.par_iter()
+            .with_min_len(PAR_CHUNK)
+            .zip(b)
+            .map(|(&x, &y)| f(x, y))
+            .collect()
+    } else {
+        a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
+    }
+}
+
+/// Expands to a `match` with one loop per parameterless variant (`$op.eval` on a constant
+/// variant folds to straight-line code), and the given arms for the others.
+macro_rules! fixed_ops {
+    ($enum:ident, $op:expr, $run:ident, [$($v:ident),*], { $($rest:tt)* }) => {
+        match $op {
+            $( $enum::$v => $run!(|x, y| $enum::$v.eval2(x, y)), )*
+            $($rest)*
+        }
+    };
+}
+
+/// `op` on every element.
+pub fn unary(op: UnaryOp, x: &CpuStorage) -> CpuStorage {
+    float_match!(x, |v, Wrap| Wrap(unary_typed(op, v)))
+}
+
+trait Eval2 {
+    fn eval2<T: Real>(self, x: T, y: T) -> T;
+}
+
+impl Eval2 for UnaryOp {
+    #[inline(always)]
+    fn eval2<T: Real>(self, x: T, _: T) -> T {
+        self.eval(x)
+    }
+}
+
+impl Eval2 for BinaryOp {
+    #[inline(always)]
+    fn eval2<T: Real>(self, x: T, y: T) -> T {
+        self.eval(x, y)
+    }
+}
+
+fn unary_typed<T: Real + Send + Sync>(op: UnaryOp, v: &[T]) -> Vec<T> {
+    macro_rules! run {
+        (|$x:ident, $y:ident| $e:expr) => {
+            map1(v, |$x| {
+                let $y = $x;
+                $e
+            })
+        };
+    }
+    fixed_ops!(UnaryOp, op, run, [Neg, Exp, Ln, Sqrt, Rsqrt, Recip, Abs, Sign, Tanh, Sigmoid, Relu, Gelu, Silu, Sin, Cos], {
+        UnaryOp::AddScalar(c) => {
+            let c = cst::<T>(c);
+            map1(v, move |x| x + c)
+        }
+        UnaryOp::MulScalar(c) => {
+            let c = cst::<T>(c);
+            map1(v, move |x| x * c)
+        }
+        UnaryOp::DivScalarBy(c) => {
+            let c = cst::<T>(c);
+            map1(v, move |x| c / x)
+        }
+        UnaryOp::LeakyRelu(a) => {
+            let a = cst::<T>(a);
+            map1(v, move |x| if x > T::zero() { x } else { x * a })
+        }
+        UnaryOp::Clamp(lo, hi) => {
+            let (lo, hi) = (cst::<T>(lo), cst::<T>(hi));
+            map1(v, move |x| x.max(lo).min(hi))
+        }
+        UnaryOp::Powf(p) => {
+            let p = cst::<T>(p);
+            map1(v, move |x| x.powf(p))
+        }
+    })
+}
+
+/// A loop over buffers that runs a kernel `f(x, y)`; [`dispatch`] calls it with the
+/// kernel of one [`BinaryOp`], monomorphised per op.
+trait Apply<T> {
+    fn apply<F: Fn(T, T) -> T + Sync + Send>(self, f: F) -> Vec<T>;
+}
+
+/// Runs `app` with the kernel of `op` (constants converted once).
+fn dispatch<T: Real + Send + Sync, A: Apply<T>>(op: BinaryOp, app: A) -> Vec<T> {
+    macro_rules! run {
+        (|$x:ident, $y:ident| $e:expr) => {
+            app.apply(|$x, $y| $e)
+        };
+    }
+    fixed_ops!(BinaryOp, op, run, [Add, Sub, Mul, Div, Max, Min, Pow, Eq, Lt, Le, Gt, Ge, ReluGrad, TanhGrad, SigmoidGrad, GeluGrad, SiluGrad], {
+        BinaryOp::LeakyReluGrad(s) => {
+            let s = cst::<T>(s);
+            app.apply(move |x, d| if x > T::zero() { d } else { d * s })
+        }
+        BinaryOp::ClampGrad(lo, hi) => {
+            let (lo, hi) = (cst::<T>(lo), cst::<T>(hi));
+            app.apply(move |x, d| if x >= lo && x <= hi { d } else { T::zero() })
+        }
+    })
+}
+
+/// Two equally long buffers.
+struct SameShape<'a, T>(&'a [T], &'a [T]);
+
+impl<T: Real + Send + Sync> Apply<T> for SameShape<'_, T> {
+    fn apply<F: Fn(T, T) -> T + Sync + Send>(self, f: F) -> Vec<T> {
+        map2(self.0, self.1, f)
+    }
+}
+
+/// Two buffers broadcast to `out` (shapes rank-aligned): a row-major walk over the output with
+/// the operands' strides (0 on broadcast axes), one tight loop per innermost row.
+struct Strided<'a, T> {
+    a: (&'a [T], &'a [usize]),
+    b: (&'a [T], &'a [usize]),
+    out: &'a [usize],
+}
+
+/// Row-major strides of `shape` read as `out` (0 where `shape` broadcasts).
+fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
+    let mut strides = vec![0; shape.len()];
+    let mut step = 1;
+    for d in (0..shape.len()).rev() {
+        strides[d] = if shape[d] == 1 && out[d] != 1 {
+            0
+        } else {
+            step
+        };
+        step *= shape[d];
+    }
+    strides
+}
+
+impl<T: Real + Send + Sync> Apply<T> for Strided<'_, T> {
+    fn apply<F: Fn(T, T) -> T + Sync + Send>(self, f: F) -> Vec<T> {
+        let ((a, ash), (b, bsh), out) = (self.a, self.b, self.out);
+        let n: usize = out.iter().product();
+        let mut result = Vec::with_capacity(n);
+        if n == 0 {
+            return result;
+        }
+        let rank = out.len();
+        let (sa, sb) = (broadcast_strides(ash, out), broadcast_strides(bsh, out));
+        let inner = if rank == 0 { 1 } else { out[rank - 1] };
+        let (ia, ib) = if rank == 0 {
+            (0, 0)
+        } else {
+            (sa[rank - 1], sb[rank - 1])
+        };
+        let mut index = vec![0; rank.saturating_sub(1)];
+        let (mut oa, mut ob) = (0, 0);
+        for _ in 0..n / inner {
+            match (ia, ib) {
+                (1, 1) => result.extend(
+                    a[oa..oa + inner]
+                        .iter()
+                        .zip(&b[ob..ob + inner])
+                        .map(|(&x, &y)| f(x, y)),
+                ),
+                (1, 0) => result.extend(a[oa..oa + inner].iter().map(|&x| f(x, b[ob]))),
+                (0, 1) => result.extend(b[ob..ob + inner].iter().map(|&y| f(a[oa], y))),
+                _ => result.extend(std::iter::repeat_n(f(a[oa], b[ob]), inner)),
+            }
+            for d in (0..index.len()).rev() {
+                index[d] += 1;
+                oa += sa[d];
+                ob += sb[d];
+                if index[d] < out[d] {
+                    break;
+                }
+                oa -= sa[d] * out[d];
+                ob -= sb[d] * out[d];
+                index[d] = 0;
+            }
+        }
+        result
+    }
+}
+
+/// `op` with NumPy broadcasting (shapes rank-aligned by the caller).
+pub fn binary(
+    op: BinaryOp,
+    (lhs, lhs_shape): (&CpuStorage, &[usize]),
+    (rhs, rhs_shape): (&CpuStorage, &[usize]),
+    out_shape: &[usize],
+) -> CpuStorage {
+    match (lhs, rhs) {
+        (CpuStorage::F32(a), CpuStorage::F32(b)) => {
+            CpuStorage::F32(zip2(op, (a, lhs_shape), (b, rhs_shape), out_shape))
+        }
+        (CpuStorage::F64(a), CpuStorage::F64(b)) => {
+            CpuStorage::F64(zip2(op, (a, lhs_shape), (b, rhs_shape), out_shape))
+        }
+        (a, b) => panic!(
+            "binary {op:?}: dtypes {:?} and {:?} differ or are not float",
+            a.dtype(),
+            b.dtype()
+        ),
+    }
+}
+
+fn zip2<T: Real + Send + Sync>(
+    op: BinaryOp,
+    (a, ash): (&[T], &[usize]),
+    (b, bsh): (&[T], &[usize]),
+    out: &[usize],
+) -> Vec<T> {
+    if ash == out && bsh == out {
+        return dispatch(op, SameShape(a, b));
+    }
+    dispatch(
+        op,
+        Strided {
+            a: (a, ash),
+            b: (b, bsh),
+            out,
+        },
+    )
+}
+
+/// `mask != 0 ? on_true : on_false` with broadcasting.
+pub fn select(
+    (mask, msh): (&CpuStorage, &[usize]),
+    (t, tsh): (&CpuStorage, &[usize]),
+    (f, fsh): (&CpuStorage, &[usize]),
+    out: &[usize],
+) -> CpuStorage {
+    let mask = mask.to_f64();
+    match (t, f) {
+        (CpuStorage::F32(a), CpuStorage::F32(b)) => {
+            CpuStorage::F32(zip3(&mask, msh, (a, tsh), (b, fsh), out))
+        }
+        (CpuStorage::F64(a), CpuStorage::F64(b)) => {
+            CpuStorage::F64(zip3(&mask, msh, (a, tsh), (b, fsh), out))
+        }
+        (a, b) => panic!(
+            "select: dtypes {:?} and {:?} differ or are not float",
+            a.dtype(),
+            b.dtype()
+        ),
+    }
+}
+
+fn zip3<T: Real>(
+    mask: &[f64],
+    msh: &[usize],
+    (a, ash): (&[T], &[usize]),
+    (b, bsh): (&[T], &[usize]),
+    out: &[usize],
+) -> Vec<T> {
+    let shape = IxDyn(out);
+    let mv = view(mask, msh);
+    let av = view(a, ash);
+    let bv = view(b, bsh);
+    let mv = mv
+        .broadcast(shape.clone())
+        .expect("mask broadcasts to the output");
+    let av = av
+        .broadcast(shape.clone())
+        .expect("on_true broadcasts to the output");
+    let bv = bv
+        .broadcast(shape)
+        .expect("on_false broadcasts to the output");
+    let mut result = ArrayD::<T>::zeros(av.raw_dim());
+    Zip::from(&mut result)
+        .and(&mv)
+        .and(&av)
+        .and(&bv)
+        .for_each(|o, &m, &x, &y| *o = if m != 0.0 { x } else { y });
+    into_vec(result)
+}

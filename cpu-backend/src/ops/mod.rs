@@ -1,0 +1,28 @@
+//! The primitives of [`Cpu`](crate::Cpu), one module per family.
+
+pub mod conv;
+pub mod conv_gemm;
+pub mod elementwise;
+pub mod index;
+pub mod layout;
+pub mod matmul;
+pub mod random;
+pub mod reduce;
+
+use ndarray::{ArrayD, ArrayViewD, IxDyn};
+
+/// A read-only `ndarray` view of a contiguous row-major buffer.
+pub(crate) fn view<'a, T>(data: &'a [T], shape: &[usize]) -> ArrayViewD<'a, T> {
+    ArrayViewD::from_shape(IxDyn(shape), data).expect("buffer length matches its shape")
+}
+
+/// The elements of an array in row-major order (a copy only if it is not standard layout).
+pub(crate) fn into_vec<T: Clone>(a: ArrayD<T>) -> Vec<T> {
+    if a.is_standard_layout() {
+        let (v, offset) = a.into_raw_vec_and_offset();
+        debug_assert!(offset.unwrap_or(0) == 0);
+        v
+    } else {
+        a.iter().cloned().collect()
+    }
+}

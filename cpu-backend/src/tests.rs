@@ -1,0 +1,200 @@
+//! Kernel tests against naive reference loops, and adjoint identities
+//! (`⟨K x, y⟩ = ⟨x, Kᵀ y⟩`) for the gather/unfold pairs.
+
+use crate::{
+    Backend, BinaryOp, Conv2dGeometry, Cpu, CpuStorage, DType, MatmulSpec, ReduceOp, UnaryOp,
+};
+
+fn rand(n: usize, seed: u64) -> CpuStorage {
+    Cpu::random(&Cpu, n, seed, (-1.0, 1.0), false, DType::F64)
+}
+
+fn dot(a: &CpuStorage, b: &CpuStorage) -> f64 {
+    a.to_f64().iter().zip(b.to_f64()).map(|(x, y)| x * y).sum()
+}
+
+fn close(a: &[f64], b: &[f64]) {
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert!((x - y).abs() < 1e-9 * (1.0 + y.abs()), "{x} vs {y}");
+    }
+}
+
+#[test]
+fn matmul_with_transposes_and_broadcast_batches() {
+    let (batch, m, k, n) = (3, 4, 5, 2);
+    for (lt, rt, lhs_stride) in [
+        (false, false, m * k),
+        (true, false, 0),
+        (false, true, m * k),
+        (true, true, 0),
+    ] {
+        let a = rand(batch * m * k, 1);
+        let b = rand(batch * k * n, 2);
+        let spec = MatmulSpec {
+            batch,
+            m,
+            k,
+            n,
+            lhs_batch_stride: lhs_stride,
+            rhs_batch_stride: k * n,
+            lhs_transposed: lt,
+            rhs_transposed: rt,
+        };
+        let got = Cpu::matmul(&a, &b, &spec).to_f64();
+        let (av, bv) = (a.to_f64(), b.to_f64());
+        let mut want = vec![0.0; batch * m * n];
+        for bi in 0..batch {
+            for i in 0..m {
+                for j in 0..n {
+                    want[(bi * m + i) * n + j] = (0..k)
+                        .map(|l| {
+                            let x = av[bi * lhs_stride + if lt { l * m + i } else { i * k + l }];
+                            let y = bv[bi * k * n + if rt { j * k + l } else { l * n + j }];
+                            x * y
+                        })
+                        .sum();
+                }
+            }
+        }
+        close(&got, &want);
+    }
+}
+
+#[test]
+fn reduce_middle_axes_and_broadcast_binary() {
+    let shape = [2, 3, 4];
+    let x = rand(24, 3);
+    let v = x.to_f64();
+    let got = Cpu::reduce(ReduceOp::Sum, &x, &shape, &[1]).to_f64();
+    let want: Vec<f64> = (0..2)
+        .flat_map(|i| (0..4).map(move |l| (i, l)))
+        .map(|(i, l)| (0..3).map(|j| v[i * 12 + j * 4 + l]).sum())
+        .collect();
+    close(&got, &want);
+    let max = Cpu::reduce(ReduceOp::Max, &x, &shape, &[0, 2]).to_f64();
+    let want: Vec<f64> = (0..3)
+        .map(|j| {
+            (0..2)
+                .flat_map(|i| (0..4).map(move |l| (i, l)))
+                .map(|(i, l)| v[i * 12 + j * 4 + l])
+                .fold(f64::MIN, f64::max)
+        })
+        .collect();
+    close(&max, &want);
+    // [2, 3, 4] - [3, 1] (aligned [1, 3, 1]) and + a row [4].
+    let c = rand(3, 4);
+    let got = Cpu::binary(BinaryOp::Sub, (&x, &shape), (&c, &[1, 3, 1]), &shape).to_f64();
+    let cv = c.to_f64();
+    close(
+        &got,
+        &(0..24).map(|i| v[i] - cv[(i / 4) % 3]).collect::<Vec<_>>(),
+    );
+    let r = rand(4, 5);
+    let got = Cpu::binary(BinaryOp::Add, (&x, &shape), (&r, &[1, 1, 4]), &shape).to_f64();
+    let rv = r.to_f64();
+    close(&got, &(0..24).map(|i| v[i] + rv[i % 4]).collect::<Vec<_>>());
+}
+
+#[test]
+fn unary_ops_match_their_scalar_meaning() {
+    let x = rand(100, 6);
+    for op in [
+        UnaryOp::Exp,
+        UnaryOp::Tanh,
+        UnaryOp::Gelu,
+        UnaryOp::LeakyRelu(0.1),
+        UnaryOp::Clamp(-0.3, 0.2),
+        UnaryOp::AddScalar(2.0),
+    ] {
+        let got = Cpu::unary(op, &x).to_f64();
+        close(
+            &got,
+            &x.to_f64().iter().map(|&v| op.eval(v)).collect::<Vec<_>>(),
+        );
+    }
+}
+
+#[test]
+fn col2im_is_the_adjoint_of_im2col() {
+    let g = Conv2dGeometry {
+        batch: 2,
+        channels: 3,
+        input: [5, 6],
+        kernel: [3, 2],
+        stride: [2, 1],
+        padding: [1, 2],
+        dilation: [1, 2],
+    };
+    let [oh, ow] = g.output().expect("fits");
+    let x = rand(2 * 3 * 5 * 6, 7);
+    let c = rand(2 * 3 * 3 * 2 * oh * ow, 8);
+    let lhs = dot(&Cpu::im2col(&x, &g, 0.0), &c);
+    let rhs = dot(&x, &Cpu::col2im(&c, &g));
+    assert!((lhs - rhs).abs() < 1e-9, "{lhs} vs {rhs}");
+}
+
+#[test]
+fn index_add_is_the_adjoint_of_index_select() {
+    let shape = [3, 4, 2];
+    let x = rand(24, 9);
+    let ids = Cpu::upload_u32(&Cpu, &[3, 0, 3, 1, 2]);
+    let y = rand(3 * 5 * 2, 10);
+    let lhs = dot(&Cpu::index_select(&x, &shape, 1, &ids), &y);
+    let rhs = dot(&x, &Cpu::index_add(&y, &shape, 1, &ids));
+    assert!((lhs - rhs).abs() < 1e-9);
+    let argmax = Cpu::argmax(
+        &Cpu::upload_f64(&Cpu, &[1.0, 3.0, 3.0, 0.0, -1.0, 2.0], DType::F32),
+        &[2, 3],
+        1,
+    );
+    assert_eq!(argmax, CpuStorage::U32(vec![1, 2]));
+}
+
+#[test]
+fn chunked_convolution_matches_naive_and_its_adjoints() {
+    use crate::Conv2dSpec;
+    // 33 images of 4×9×30×30 columns: the budget holds 16, so the last of 3 chunks has one image.
+    let geometry = Conv2dGeometry {
+        batch: 33,
+        channels: 4,
+        input: [32, 32],
+        kernel: [3, 3],
+        stride: [1, 1],
+        padding: [0, 0],
+        dilation: [1, 1],
+    };
+    let spec = Conv2dSpec {
+        geometry,
+        out_channels: 2,
+        groups: 2,
+    };
+    let [oh, ow] = geometry.output().expect("fits");
+    let x = rand(33 * 4 * 32 * 32, 11);
+    let w = rand(2 * 2 * 9, 12);
+    let y = Cpu::conv2d(&x, &w, &spec).to_f64();
+    let (xv, wv) = (x.to_f64(), w.to_f64());
+    for &(n, o, i, j) in &[(0, 0, 0, 0), (31, 1, 5, 7), (32, 0, 29, 29), (32, 1, 13, 2)] {
+        let mut want = 0.0;
+        for c in 0..2 {
+            for p in 0..3 {
+                for q in 0..3 {
+                    want += wv[((o * 2 + c) * 3 + p) * 3 + q]
+                        * xv[((n * 4 + o * 2 + c) * 32 + i + p) * 32 + j + q];
+                }
+            }
+        }
+        close(&[y[((n * 2 + o) * oh + i) * ow + j]], &[want]);
+    }
+    let dy = rand(33 * 2 * oh * ow, 13);
+    let y = Cpu::conv2d(&x, &w, &spec);
+    let lhs = dot(&y, &dy);
+    assert!(
+        (lhs - dot(&x, &Cpu::conv2d_backward_input(&dy, &w, &spec))).abs()
+            < 1e-8 * lhs.abs().max(1.0)
+    );
+    assert!(
+        (lhs - dot(&w, &Cpu::conv2d_backward_weight(&x, &dy, &spec))).abs()
+            < 1e-8 * lhs.abs().max(1.0)
+    );
+}
