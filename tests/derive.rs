@@ -12,6 +12,9 @@ struct Quadratic {
     name: String,
 }
 
+// On the impl, so that the pullbacks of its methods do not borrow `self` (a `Quadratic`
+// built inside differentiable code can be used).
+#[differentiable]
 impl Quadratic {
     #[differentiable]
     fn at(&self, x: f64) -> f64 {
@@ -138,4 +141,57 @@ fn a_derived_model_trains_to_the_data() {
     }
     assert!(loss / (data.len() as f64) < 1e-6, "loss {loss}");
     assert!((q.a - 3.0).abs() < 1e-2 && (q.b + 2.0).abs() < 1e-2 && (q.c - 1.0).abs() < 1e-2);
+}
+
+#[differentiable]
+fn build_and_use(x: f64, y: f64) -> f64 {
+    let q = Quadratic {
+        a: x * y,
+        b: y,
+        c: 1.0,
+        name: String::from("built"),
+    };
+    q.at(2.0)
+}
+
+#[test]
+fn struct_literals_of_active_values() {
+    // q = (a, b, c) = (x y, y, 1) at 2: 4 x y + 2 y + 1 → ∂x = 4 y, ∂y = 4 x + 2
+    assert_eq!(gradient(build_and_use_vjp(1.5, 2.0)), (8.0, 8.0));
+}
+
+#[differentiable]
+impl<T: Float> Pair<T> {
+    #[differentiable]
+    fn weighted(&self, x: &T) -> T {
+        self.0 * *x + self.1
+    }
+}
+
+#[differentiable]
+trait Model {
+    #[differentiable]
+    fn predict(&self, x: f64) -> f64;
+}
+
+#[differentiable]
+impl Model for Scale {
+    #[differentiable]
+    fn predict(&self, x: f64) -> f64 {
+        self.k * x
+    }
+}
+
+#[differentiable]
+fn uses_locals(x: f64) -> f64 {
+    let p = Pair(x, 2.0);
+    let y = x * 3.0;
+    let s = Scale { k: x };
+    p.weighted(&y) + s.predict(y)
+}
+
+#[test]
+fn annotated_blocks_give_pullbacks_that_borrow_nothing() {
+    // p.weighted(&y) = x · 3x + 2; s.predict(y) = x · 3x → 6x² + 2, derivative 12x
+    assert_eq!(gradient(uses_locals_vjp(0.5)), 6.0);
 }

@@ -13,6 +13,9 @@ pub struct DiffArgs {
     /// The function is an associated function of an impl or trait (without `self` and
     /// without `Self` in its signature, the macro cannot tell).
     pub associated: bool,
+    /// Set when `#[differentiable]` is on the enclosing `impl` or `trait`: its type and const
+    /// parameters (and `Self` in a trait), which the companions' precise captures must name.
+    pub enclosing: Option<Vec<proc_macro2::TokenStream>>,
 }
 
 impl Parse for DiffArgs {

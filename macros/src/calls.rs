@@ -1,6 +1,6 @@
 //! Calls: method calls, function calls and `as` casts of active values.
 
-use crate::graph::Act;
+use crate::graph::{Act, NodeKind};
 use crate::lower::{Lowering, is_inactive};
 use crate::mutation::local_name;
 use crate::names;
@@ -121,6 +121,19 @@ impl Lowering<'_> {
         {
             if acts.iter().all(crate::lower::is_inactive) {
                 return (rebuilt, Act::Inactive);
+            }
+            let segments = &path.path.segments;
+            let variant = segments.len() >= 2
+                && segments[segments.len() - 2]
+                    .ident
+                    .to_string()
+                    .starts_with(|ch: char| ch.is_ascii_uppercase());
+            if !variant {
+                // A tuple struct (`#[derive(Differentiable)]` gives its tangent `Component<I>`).
+                return match self.node_over(acts, |parts| NodeKind::TupleStruct { parts }) {
+                    Ok(id) => (rebuilt, Act::Active(id)),
+                    Err(act) => (rebuilt, act),
+                };
             }
             let message = format!(
                 "constructing `{last}(..)` from active values is not supported yet: enums and tuple structs carry no tangent (only `Some`/`Ok` do); compute the differentiable value in each branch instead"

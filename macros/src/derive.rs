@@ -293,6 +293,9 @@ fn accessors(
                         t.#member = part;
                         t
                     }
+                    fn take_component(&mut self) -> Self::Part {
+                        ::core::mem::replace(&mut self.#member, ::adjoint::TangentVector::zero())
+                    }
                 }
             }
         });

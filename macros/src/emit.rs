@@ -19,13 +19,25 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{parse_quote, parse_quote_spanned};
 
-/// Expands `#[differentiable(args)] input`.
+/// Expands `#[differentiable(args)] input`: a function or method, or an `impl`/`trait` block
+/// whose `#[differentiable]` methods then get pullbacks that borrow nothing.
 pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
+    if let Ok(block) = syn::parse2::<syn::ItemImpl>(input.clone()) {
+        return crate::blocks::impl_block(args, block);
+    }
+    if let Ok(block) = syn::parse2::<syn::ItemTrait>(input.clone()) {
+        return crate::blocks::trait_block(args, block);
+    }
     let mut errors = Errors::default();
     let args = syn::parse2::<DiffArgs>(args).unwrap_or_else(|e| {
         errors.add(e);
         DiffArgs::default()
     });
+    function(args, input, errors)
+}
+
+/// Expands `#[differentiable]` on a function or method.
+pub fn function(args: DiffArgs, input: TokenStream, mut errors: Errors) -> TokenStream {
     let mut item: FnItem = match syn::parse2(input.clone()) {
         Ok(item) => item,
         Err(_) => {
@@ -192,12 +204,13 @@ fn companions(
 ) -> TokenStream {
     let method_form = sig.has_receiver
         || args.associated
+        || args.enclosing.is_some()
         || item.body.is_none()
         || mentions_self(item.sig.to_token_stream());
     let name = &item.sig.ident;
     let vjp = names::public(name);
     let generics = &item.sig.generics;
-    let where_clause = where_with_self(item, sig);
+    let where_clause = where_with_self(item, sig, args);
     let decls: Vec<&TokenStream> = sig.params.iter().map(|p| &p.decl).collect();
     let full_decls: Vec<&TokenStream> = sig.params.iter().map(|p| &p.full_decl).collect();
     let full_value = sig.full_value_type();
@@ -221,11 +234,16 @@ fn companions(
     // borrowed. A precise `use<..>` would free free functions of that, but not methods (it
     // would have to name the enclosing impl's generic parameters, which the macro cannot see),
     // and a free function calling a method must capture what the method captures.
-    let bound = if sig.lifetime_free && !method_form {
-        let captures = &sig.captures;
-        quote!(#captures +)
-    } else {
-        quote!()
+    let bound = match &args.enclosing {
+        Some(outer) => {
+            let own = sig.generic_names.iter();
+            quote!(use<#(#outer,)* #(#own),*> +)
+        }
+        None if sig.lifetime_free && !method_form => {
+            let captures = &sig.captures;
+            quote!(#captures +)
+        }
+        None => quote!(),
     };
     let pullback_type = if item
         .body
@@ -340,7 +358,7 @@ fn companions(
 /// The where clause, plus `T: Differentiable` for the result and each differentiated
 /// parameter type, spanned at the type. When a type is not `Differentiable`, rustc reports
 /// the false bound once, at the type, and checks the rest of the signature assuming it.
-fn where_with_self(item: &FnItem, sig: &FnSignature) -> TokenStream {
+fn where_with_self(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> TokenStream {
     let mut clause = item
         .sig
         .generics
@@ -361,7 +379,14 @@ fn where_with_self(item: &FnItem, sig: &FnSignature) -> TokenStream {
             .iter()
             .any(|i| generic_names.contains(&i.to_string()) || i == "Self")
     };
-    let receiver = |p: &&crate::signature::Param| p.name == "self";
+    // In an `impl` (known when the block is annotated) `Self` is a concrete type: a bound on it
+    // would only shadow its impl. In a trait, `Self: Differentiable` is what makes the
+    // companions' types exist.
+    let in_impl = args
+        .enclosing
+        .as_ref()
+        .is_some_and(|e| e.first().is_none_or(|s| s.to_string() != "Self"));
+    let receiver = |p: &&crate::signature::Param| p.name == "self" && !in_impl;
     for p in sig
         .params
         .iter()

@@ -51,6 +51,15 @@ pub enum NodeKind {
     Component { parent: NodeId, index: usize },
     /// A tuple built from its components.
     Tuple(Vec<Option<NodeId>>),
+    /// A struct literal `Path { f: a, g: b }` of a `#[derive(Differentiable)]` struct: the
+    /// tangent struct's fields of the same names are the adjoints of the parts.
+    Struct {
+        path: syn::Path,
+        fields: Vec<Ident>,
+        parts: Vec<Option<NodeId>>,
+    },
+    /// A tuple struct `Pair(a, b)`: its tangent's components are the adjoints of the parts.
+    TupleStruct { parts: Vec<Option<NodeId>> },
     /// An array `[a, b]` (`vec: false`) or `vec![a, b]` built from its elements.
     Elements {
         parts: Vec<Option<NodeId>>,
@@ -85,7 +94,9 @@ impl NodeKind {
             NodeKind::Component { parent, .. } => vec![*parent],
             NodeKind::Index { base, .. } => vec![*base],
             NodeKind::InoutOut { call, .. } => vec![*call],
-            NodeKind::Elements { parts, .. } => parts.iter().flatten().copied().collect(),
+            NodeKind::Elements { parts, .. }
+            | NodeKind::Struct { parts, .. }
+            | NodeKind::TupleStruct { parts } => parts.iter().flatten().copied().collect(),
             NodeKind::Region {
                 accumulated,
                 carried,

@@ -10,6 +10,7 @@
 
 mod activity;
 mod attr;
+mod blocks;
 mod branch;
 mod calls;
 mod derivative_of;

@@ -485,6 +485,7 @@ impl<'u> Lowering<'u> {
             Expr::Field(f) => self.field(f),
             Expr::Index(i) => self.index(i),
             Expr::Array(a) => self.elements(a.elems.iter().cloned().collect(), false, e.clone()),
+            Expr::Struct(lit) => self.struct_literal(lit),
             Expr::Macro(m) if m.mac.path.is_ident("vec") => {
                 match m.mac.parse_body_with(
                     syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated,

@@ -144,6 +144,52 @@ impl Lowering<'_> {
         (expr, Act::Inactive)
     }
 
+    /// `Path { f: a, g: b }` with active fields: a struct built from its parts.
+    pub(crate) fn struct_literal(&mut self, lit: &syn::ExprStruct) -> (Expr, Act) {
+        let mut out = lit.clone();
+        let mut fields = Vec::new();
+        let mut acts = Vec::new();
+        for field in &mut out.fields {
+            let (value, act) = self.expr(&field.expr);
+            field.expr = value;
+            let syn::Member::Named(name) = &field.member else {
+                return (
+                    Expr::Struct(lit.clone()),
+                    self.unsupported_struct(lit, "a struct literal with positional fields"),
+                );
+            };
+            fields.push(name.clone());
+            acts.push(act);
+        }
+        let rebuilt = Expr::Struct(out);
+        if !acts.iter().any(is_active) {
+            let poison = acts.into_iter().find(|a| matches!(a, Act::Poison(..)));
+            return (rebuilt, poison.unwrap_or(Act::Inactive));
+        }
+        if lit.rest.is_some() || lit.qself.is_some() {
+            return (
+                rebuilt,
+                self.unsupported_struct(lit, "a struct literal with `..base`"),
+            );
+        }
+        let path = lit.path.clone();
+        match self.node_over(acts, |parts| NodeKind::Struct {
+            path,
+            fields,
+            parts,
+        }) {
+            Ok(id) => (rebuilt, Act::Active(id)),
+            Err(act) => (rebuilt, act),
+        }
+    }
+
+    fn unsupported_struct(&self, lit: &syn::ExprStruct, what: &str) -> Act {
+        let message = format!(
+            "{what} built from active values is not supported yet: list every field by name"
+        );
+        Act::Poison(lit.path.span(), message)
+    }
+
     /// `[a, b, c]` or `vec![a, b, c]` with active elements.
     pub(crate) fn elements(&mut self, elems: Vec<Expr>, vec: bool, original: Expr) -> (Expr, Act) {
         let (exprs, acts): (Vec<Expr>, Vec<Act>) = elems.iter().map(|e| self.expr(e)).unzip();

@@ -197,6 +197,31 @@ impl Writer<'_> {
                     }
                 }
             }
+            NodeKind::TupleStruct { parts } => {
+                self.code.extend(quote!(let mut #adjoint = #adjoint;));
+                for (i, part) in parts.iter().enumerate() {
+                    if let Some(operand) = part {
+                        let name = format_ident!("__c{}_{}", id, i);
+                        self.code.extend(quote!(let #name = ::adjoint::__private::take_component::<#i, _>(&mut #adjoint);));
+                        self.partials[*operand].push(quote!(#name));
+                    }
+                }
+            }
+            NodeKind::Struct {
+                path,
+                fields,
+                parts,
+            } => {
+                // Typed, so that the fields of the tangent struct can be read.
+                self.code.extend(
+                    quote!(let #adjoint: <#path as ::adjoint::Differentiable>::Tangent = #adjoint;),
+                );
+                for (field, part) in fields.iter().zip(parts) {
+                    if let Some(operand) = part {
+                        self.partials[*operand].push(quote!(#adjoint.#field));
+                    }
+                }
+            }
             NodeKind::Index {
                 base,
                 record,

@@ -62,6 +62,8 @@ pub struct FnSignature {
     pub turbofish: TokenStream,
     /// `use<T, N>`: the function's type and const parameters.
     pub captures: TokenStream,
+    /// The function's type and const parameters.
+    pub generic_names: Vec<Ident>,
     /// A free function whose only references are inout parameters (which the uniform
     /// companion takes by value): its pullbacks can be declared not to borrow anything.
     pub lifetime_free: bool,
@@ -387,6 +389,7 @@ pub fn analyse(
         turbofish,
         captures,
         lifetime_free,
+        generic_names: generic_params,
     })
 }
 

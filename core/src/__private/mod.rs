@@ -111,6 +111,15 @@ pub trait Component<const I: usize>: TangentVector {
     type Part;
     /// The tangent with `part` at position `I` and zeros elsewhere.
     fn from_component(part: Self::Part) -> Self;
+    /// Component `I`, taken out (leaving zero): the adjoint of an argument of a tuple-struct
+    /// constructor.
+    fn take_component(&mut self) -> Self::Part;
+}
+
+/// See [`Component::take_component`].
+#[inline(always)]
+pub fn take_component<const I: usize, T: Component<I>>(t: &mut T) -> T::Part {
+    t.take_component()
 }
 
 /// See [`Component`].
@@ -128,6 +137,10 @@ macro_rules! component_impl {
                 let mut t = <Self as TangentVector>::zero();
                 t.$idx = part;
                 t
+            }
+            #[inline(always)]
+            fn take_component(&mut self) -> $part {
+                core::mem::replace(&mut self.$idx, $part::zero())
             }
         }
     };

@@ -1,13 +1,14 @@
 use adjoint::prelude::*;
 
+#[derive(Clone, Differentiable)]
 struct Point {
     x: f64,
     y: f64,
 }
 
 #[differentiable]
-fn f(x: f64) -> f64 {
-    let p = Point { x, y: 2.0 };
+fn f(x: f64, #[no_derivative] base: Point) -> f64 {
+    let p = Point { x, ..base };
     p.x * p.y
 }
 
