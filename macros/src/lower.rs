@@ -525,13 +525,12 @@ impl<'u> Lowering<'u> {
                 if let (Pat::Ident(p), true) = (&*f.pat, iterates_by_reference(&f.expr)) {
                     self.ref_names.push(p.ident.to_string());
                 }
-                let lowered = self.lower_loop(
-                    &f.body,
-                    crate::lower::pattern_names(&f.pat),
-                    e.clone(),
-                    header,
-                    setup,
-                );
+                let replay = matches!(&*f.expr, Expr::Range(_)).then(|| crate::region::Replay {
+                    pattern: quote!(#(#attrs)* #pat),
+                    range: iter.clone(),
+                });
+                let bound = crate::lower::pattern_names(&f.pat);
+                let lowered = self.lower_loop(&f.body, bound, e.clone(), header, setup, replay);
                 self.ref_names = saved;
                 lowered
             }
@@ -542,6 +541,7 @@ impl<'u> Lowering<'u> {
                     e.clone(),
                     quote!(loop),
                     quote!(let mut __tape = ::adjoint::__private::tape(0);),
+                    None,
                 )
             }
             Expr::While(w) if w.label.is_none() && !matches!(&*w.cond, Expr::Let(_)) => {
@@ -552,6 +552,7 @@ impl<'u> Lowering<'u> {
                     e.clone(),
                     quote!(while #cond),
                     quote!(let mut __tape = ::adjoint::__private::tape(0);),
+                    None,
                 )
             }
             Expr::Block(b) if b.label.is_none() => {

@@ -271,6 +271,7 @@ impl Lowering<'_> {
         original: Expr,
         header: TokenStream,
         setup: TokenStream,
+        replay: Option<Replay>,
     ) -> (Expr, Act) {
         let (body, exit_check) = split_break_check(body);
         let body = &body;
@@ -376,6 +377,46 @@ impl Lowering<'_> {
         let ins: Vec<Ident> = (0..acc_count).map(|i| format_ident!("__in{}", i)).collect();
         let (hoisted, stmts) = (&child.hoisted, &child.block.stmts);
         let acc_ty = acc_type(acc_count);
+        let carried_names: Vec<&String> = carried.iter().map(|&j| &assigned[j]).collect();
+        let captured: Vec<&String> = carried_names
+            .iter()
+            .copied()
+            .chain(free.iter().map(|i| &i.name))
+            .collect();
+        if let Some(replay) = replay.filter(|_| {
+            exit_check.is_empty()
+                && accumulates_only(body, &carried_names)
+                && !captured.iter().any(|n| self.ref_names.contains(n))
+        }) {
+            // Recomputation: the loop only adds into its carried variables, so their adjoints
+            // are the same in every iteration and the iterations can be differentiated in any
+            // order. The forward pass runs the loop on values; the pullback runs it again,
+            // differentiating each iteration as it goes: nothing is stored per iteration.
+            let Replay { pattern, range } = replay;
+            let names: Vec<Ident> = captured.iter().map(|n| format_ident!("{}", n)).collect();
+            let caps: Vec<Ident> = (0..names.len())
+                .map(|k| format_ident!("__cap{}", k))
+                .collect();
+            let expr = parse_quote!(({
+                let __adjoint_range = #range;
+                #(let #caps = ::core::clone::Clone::clone(&#names);)*
+                for #pattern in ::core::clone::Clone::clone(&__adjoint_range) #body
+                #pullback = move |__seed, __acc: #acc_ty| {
+                    let (#(#ins,)*) = __acc;
+                    #(#[allow(unused_mut)] let mut #names = #caps;)*
+                    let mut __carry = __seed;
+                    for #pattern in __adjoint_range {
+                        #(let #hoisted;)*
+                        { #(#stmts)* };
+                        let __step = #step;
+                        __carry = __step(__carry, (#(&mut *#ins,)*));
+                    }
+                    __carry
+                };
+            }));
+            self.hoisted.push(pullback);
+            return (expr, Act::Inactive);
+        }
         let expr = parse_quote!(({
             #setup
             #header {
@@ -403,6 +444,29 @@ impl Lowering<'_> {
             _ => 0,
         }
     }
+}
+
+/// A `for` loop over a range, which the pullback can run again.
+pub struct Replay {
+    pub pattern: TokenStream,
+    pub range: Expr,
+}
+
+/// Whether the body changes the carried variables only by `v += e` / `v -= e` with `e` not
+/// reading any of them, as top-level statements, and mentions them nowhere else.
+fn accumulates_only(body: &Block, carried: &[&String]) -> bool {
+    let mentions = |tokens: TokenStream| {
+        scan::idents(tokens)
+            .iter()
+            .any(|i| carried.iter().any(|c| i == c.as_str()))
+    };
+    body.stmts.iter().all(|stmt| match stmt {
+        Stmt::Expr(Expr::Binary(b), _) if matches!(b.op, syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)) => {
+            let target = matches!(&*b.left, Expr::Path(p) if p.path.get_ident().is_some_and(|i| carried.iter().any(|c| i == c.as_str())));
+            (target || !mentions(b.left.to_token_stream())) && !mentions(b.right.to_token_stream())
+        }
+        other => !mentions(other.to_token_stream()),
+    })
 }
 
 /// Whether a `loop` body ends with the break check of normalization (its only way out).
