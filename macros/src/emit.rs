@@ -190,7 +190,12 @@ fn calls_itself(name: &syn::Ident, tokens: TokenStream) -> bool {
         proc_macro2::TokenTree::Ident(id) if id == name => matches!(
             tts.get(i + 1),
             Some(proc_macro2::TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis
-        ) || matches!(tts.get(i + 1), Some(proc_macro2::TokenTree::Punct(p)) if p.as_char() == ':'),
+        ) || matches!(
+            (tts.get(i + 1), tts.get(i + 2)),
+            // `f::<T>(..)`; a single `:` (a field initialiser, a type ascription) is not a call
+            (Some(proc_macro2::TokenTree::Punct(a)), Some(proc_macro2::TokenTree::Punct(b)))
+                if a.as_char() == ':' && a.spacing() == proc_macro2::Spacing::Joint && b.as_char() == ':'
+        ),
         proc_macro2::TokenTree::Group(g) => calls_itself(name, g.stream()),
         _ => false,
     })
@@ -403,6 +408,17 @@ fn where_with_self(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> TokenSt
             .predicates
             .push(parse_quote_spanned!(ret.span()=> #ret: ::adjoint::Differentiable));
     }
+    let mut seen = Vec::new();
+    clause.predicates = clause
+        .predicates
+        .into_iter()
+        .filter(|p| {
+            let text = p.to_token_stream().to_string();
+            let new = !seen.contains(&text);
+            seen.push(text);
+            new
+        })
+        .collect();
     clause.into_token_stream()
 }
 
