@@ -115,6 +115,8 @@
 //! Where a derivative is undefined, adjoint follows PyTorch (`abs` at 0 has derivative 0,
 //! `max`/`min` split the tangent on a tie, ...): see [`rules::methods`].
 
+#![warn(missing_docs)]
+
 pub use adjoint_core::*;
 
 pub mod data;

@@ -10,6 +10,8 @@
 //! Buffers are contiguous and row-major; shapes and strides travel beside them as plain
 //! `&[usize]` so that a kernel launch needs no allocation on the device.
 
+#![warn(missing_docs)]
+
 mod ops;
 
 pub use ops::{BinaryOp, Real, ReduceOp, UnaryOp};

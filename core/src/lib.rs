@@ -5,6 +5,8 @@
 //! Users depend on the `adjoint` facade crate, which re-exports everything here together with the
 //! macros; see its documentation for the user guide.
 
+#![warn(missing_docs)]
+
 // The macros emit paths of the form `::adjoint::__private::...`. Inside this crate (whose own
 // code will use the macros for layers) that path must resolve to this crate itself.
 extern crate self as adjoint;

@@ -8,6 +8,8 @@
 //! [`matmul_calls`] counts the matrix products run by the current thread, so tests can check
 //! that a pullback skips the products of inputs that need no tangent.
 
+#![warn(missing_docs)]
+
 mod alloc;
 mod ops;
 mod storage;

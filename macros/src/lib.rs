@@ -8,6 +8,8 @@
 //! loops), `activity` keeps only what reaches the result, `reverse` writes the pullback and
 //! `emit` the companions. See `docs/design.md` for the pipeline with a worked expansion.
 
+#![warn(missing_docs)]
+
 mod activity;
 mod attr;
 mod blocks;
