@@ -118,6 +118,7 @@ pub fn expand(input: TokenStream) -> TokenStream {
         &fields,
         named,
     );
+    let parameters = parameters_impl(name, &input.generics, &where_clause, &diff);
     let mut debug_where = where_clause.clone();
     for f in &diff {
         let ty = &f.ty;
@@ -195,6 +196,59 @@ pub fn expand(input: TokenStream) -> TokenStream {
         }
 
         #accessors
+
+        #parameters
+    }
+}
+
+/// `impl Parameters<B>` visiting the differentiated fields in declaration order, each under
+/// its name (or position).
+fn parameters_impl(
+    name: &Ident,
+    generics: &syn::Generics,
+    where_clause: &syn::WhereClause,
+    fields: &[&Field],
+) -> TokenStream {
+    let (_, ty_generics, _) = generics.split_for_impl();
+    let mut extended = generics.clone();
+    extended
+        .params
+        .insert(0, parse_quote!(__B: ::adjoint::Backend));
+    let (impl_generics, _, _) = extended.split_for_impl();
+    let mut where_clause = where_clause.clone();
+    for f in fields {
+        let ty = &f.ty;
+        where_clause
+            .predicates
+            .push(parse_quote!(#ty: ::adjoint::Parameters<__B>));
+    }
+    let members: Vec<&TokenStream> = fields.iter().map(|f| &f.member).collect();
+    let labels: Vec<&String> = fields.iter().map(|f| &f.label).collect();
+    quote! {
+        impl #impl_generics ::adjoint::Parameters<__B> for #name #ty_generics #where_clause {
+            fn visit(
+                &self,
+                path: &mut ::adjoint::ParamPath,
+                f: &mut dyn FnMut(&str, &::adjoint::Tensor<__B>),
+            ) {
+                #(path.with(#labels, |p| ::adjoint::Parameters::<__B>::visit(&self.#members, p, f));)*
+            }
+            fn visit_mut(
+                &mut self,
+                grad: &Self::Tangent,
+                path: &mut ::adjoint::ParamPath,
+                f: &mut dyn FnMut(&str, &mut ::adjoint::Tensor<__B>, Option<&::adjoint::Tensor<__B>>),
+            ) {
+                #(path.with(#labels, |p| ::adjoint::Parameters::<__B>::visit_mut(&mut self.#members, &grad.#members, p, f));)*
+            }
+            fn visit_each_mut(
+                &mut self,
+                path: &mut ::adjoint::ParamPath,
+                f: &mut dyn FnMut(&str, &mut ::adjoint::Tensor<__B>),
+            ) {
+                #(path.with(#labels, |p| ::adjoint::Parameters::<__B>::visit_each_mut(&mut self.#members, p, f));)*
+            }
+        }
     }
 }
 

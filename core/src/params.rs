@@ -1,0 +1,167 @@
+//! [`Parameters`]: a model's parameter tensors, visited one by one with their gradients, so
+//! that optimizers, gradient clipping, parameter counting and checkpoints are written once for
+//! every model. `#[derive(Differentiable)]` implements it field by field.
+
+use crate::Differentiable;
+use crate::tensor::{Backend, Cpu, Tensor, TensorTangent};
+
+/// The dotted path of a parameter inside its model (`"layers.1.weight"`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ParamPath(String);
+
+impl ParamPath {
+    /// The empty path (the model itself).
+    pub fn new() -> Self {
+        ParamPath(String::new())
+    }
+
+    /// Runs `f` with `segment` appended (`path.segment`), then restores the path.
+    pub fn with<R>(&mut self, segment: &str, f: impl FnOnce(&mut Self) -> R) -> R {
+        let len = self.0.len();
+        if !self.0.is_empty() {
+            self.0.push('.');
+        }
+        self.0.push_str(segment);
+        let r = f(self);
+        self.0.truncate(len);
+        r
+    }
+
+    /// The path as a string.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A model's parameter tensors, in a fixed order, each under its [`ParamPath`].
+///
+/// # Example
+/// ```
+/// use adjoint::prelude::*;
+/// use adjoint::{ParamPath, Parameters};
+///
+/// #[derive(Differentiable)]
+/// struct Affine {
+///     weight: Tensor,
+///     bias: Tensor,
+/// }
+///
+/// let model = Affine { weight: Tensor::zeros(&[3, 2]), bias: Tensor::zeros(&[2]) };
+/// let mut names = Vec::new();
+/// model.visit(&mut ParamPath::new(), &mut |name, t| names.push((name.to_owned(), t.shape().to_vec())));
+/// assert_eq!(names, [("weight".to_owned(), vec![3, 2]), ("bias".to_owned(), vec![2])]);
+/// ```
+pub trait Parameters<B: Backend = Cpu>: Differentiable {
+    /// Calls `f(name, parameter)` for every parameter tensor.
+    fn visit(&self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &Tensor<B>));
+
+    /// Calls `f(name, parameter, gradient)` for every parameter tensor, with its part of `grad`
+    /// (`None` where the gradient is the symbolic zero): what optimizers use.
+    fn visit_mut(
+        &mut self,
+        grad: &Self::Tangent,
+        path: &mut ParamPath,
+        f: &mut dyn FnMut(&str, &mut Tensor<B>, Option<&Tensor<B>>),
+    );
+
+    /// Calls `f(name, parameter)` for every parameter tensor, mutably: what loading uses.
+    fn visit_each_mut(&mut self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &mut Tensor<B>));
+
+    /// The number of scalars in all parameter tensors.
+    fn parameter_count(&self) -> usize {
+        let mut count = 0;
+        self.visit(&mut ParamPath::new(), &mut |_, t| {
+            count += t.shape().iter().product::<usize>()
+        });
+        count
+    }
+}
+
+impl<B: Backend> Parameters<B> for Tensor<B> {
+    fn visit(&self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &Tensor<B>)) {
+        f(path.as_str(), self);
+    }
+
+    fn visit_mut(
+        &mut self,
+        grad: &TensorTangent<B>,
+        path: &mut ParamPath,
+        f: &mut dyn FnMut(&str, &mut Tensor<B>, Option<&Tensor<B>>),
+    ) {
+        let grad = match grad {
+            TensorTangent::Zero => None,
+            TensorTangent::Dense(t) => Some(t),
+        };
+        f(path.as_str(), self, grad);
+    }
+
+    fn visit_each_mut(&mut self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &mut Tensor<B>)) {
+        f(path.as_str(), self);
+    }
+}
+
+/// Scalar fields are not tensor parameters: they move with `move_by`, and tensor optimizers,
+/// counting and checkpoints skip them.
+macro_rules! scalar_parameters {
+    ($($t:ty)*) => {$(
+        impl<B: Backend> Parameters<B> for $t {
+            fn visit(&self, _: &mut ParamPath, _: &mut dyn FnMut(&str, &Tensor<B>)) {}
+            fn visit_mut(&mut self, _: &$t, _: &mut ParamPath, _: &mut dyn FnMut(&str, &mut Tensor<B>, Option<&Tensor<B>>)) {}
+            fn visit_each_mut(&mut self, _: &mut ParamPath, _: &mut dyn FnMut(&str, &mut Tensor<B>)) {}
+        }
+    )*};
+}
+scalar_parameters!(f32 f64);
+
+impl<B: Backend, T: Parameters<B>> Parameters<B> for Vec<T> {
+    fn visit(&self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &Tensor<B>)) {
+        for (i, item) in self.iter().enumerate() {
+            path.with(&i.to_string(), |p| item.visit(p, f));
+        }
+    }
+
+    fn visit_mut(
+        &mut self,
+        grad: &Vec<T::Tangent>,
+        path: &mut ParamPath,
+        f: &mut dyn FnMut(&str, &mut Tensor<B>, Option<&Tensor<B>>),
+    ) {
+        // A shorter (or empty, i.e. zero) gradient leaves the remaining items without one.
+        let zero = <T::Tangent as crate::TangentVector>::zero();
+        for (i, item) in self.iter_mut().enumerate() {
+            let g = grad.get(i).unwrap_or(&zero);
+            path.with(&i.to_string(), |p| item.visit_mut(g, p, f));
+        }
+    }
+
+    fn visit_each_mut(&mut self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &mut Tensor<B>)) {
+        for (i, item) in self.iter_mut().enumerate() {
+            path.with(&i.to_string(), |p| item.visit_each_mut(p, f));
+        }
+    }
+}
+
+impl<B: Backend, T: Parameters<B>, const N: usize> Parameters<B> for [T; N] {
+    fn visit(&self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &Tensor<B>)) {
+        for (i, item) in self.iter().enumerate() {
+            path.with(&i.to_string(), |p| item.visit(p, f));
+        }
+    }
+
+    fn visit_mut(
+        &mut self,
+        grad: &[T::Tangent; N],
+        path: &mut ParamPath,
+        f: &mut dyn FnMut(&str, &mut Tensor<B>, Option<&Tensor<B>>),
+    ) {
+        for (i, (item, g)) in self.iter_mut().zip(grad).enumerate() {
+            path.with(&i.to_string(), |p| item.visit_mut(g, p, f));
+        }
+    }
+
+    fn visit_each_mut(&mut self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &mut Tensor<B>)) {
+        for (i, item) in self.iter_mut().enumerate() {
+            path.with(&i.to_string(), |p| item.visit_each_mut(p, f));
+        }
+    }
+}
