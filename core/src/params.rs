@@ -5,6 +5,9 @@
 use crate::Differentiable;
 use crate::tensor::{Backend, Cpu, Tensor, TensorTangent};
 
+/// What [`Parameters::visit_mut`] calls for each parameter: `(name, parameter, gradient)`.
+pub type GradVisitor<'a, B> = dyn FnMut(&str, &mut Tensor<B>, Option<&Tensor<B>>) + 'a;
+
 /// The dotted path of a parameter inside its model (`"layers.1.weight"`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ParamPath(String);
@@ -57,12 +60,7 @@ pub trait Parameters<B: Backend = Cpu>: Differentiable {
 
     /// Calls `f(name, parameter, gradient)` for every parameter tensor, with its part of `grad`
     /// (`None` where the gradient is the symbolic zero): what optimizers use.
-    fn visit_mut(
-        &mut self,
-        grad: &Self::Tangent,
-        path: &mut ParamPath,
-        f: &mut dyn FnMut(&str, &mut Tensor<B>, Option<&Tensor<B>>),
-    );
+    fn visit_mut(&mut self, grad: &Self::Tangent, path: &mut ParamPath, f: &mut GradVisitor<'_, B>);
 
     /// Calls `f(name, parameter)` for every parameter tensor, mutably: what loading uses.
     fn visit_each_mut(&mut self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &mut Tensor<B>));
@@ -86,7 +84,7 @@ impl<B: Backend> Parameters<B> for Tensor<B> {
         &mut self,
         grad: &TensorTangent<B>,
         path: &mut ParamPath,
-        f: &mut dyn FnMut(&str, &mut Tensor<B>, Option<&Tensor<B>>),
+        f: &mut GradVisitor<'_, B>,
     ) {
         let grad = match grad {
             TensorTangent::Zero => None,
@@ -106,7 +104,7 @@ macro_rules! scalar_parameters {
     ($($t:ty)*) => {$(
         impl<B: Backend> Parameters<B> for $t {
             fn visit(&self, _: &mut ParamPath, _: &mut dyn FnMut(&str, &Tensor<B>)) {}
-            fn visit_mut(&mut self, _: &$t, _: &mut ParamPath, _: &mut dyn FnMut(&str, &mut Tensor<B>, Option<&Tensor<B>>)) {}
+            fn visit_mut(&mut self, _: &$t, _: &mut ParamPath, _: &mut GradVisitor<'_, B>) {}
             fn visit_each_mut(&mut self, _: &mut ParamPath, _: &mut dyn FnMut(&str, &mut Tensor<B>)) {}
         }
     )*};
@@ -124,7 +122,7 @@ impl<B: Backend, T: Parameters<B>> Parameters<B> for Vec<T> {
         &mut self,
         grad: &Vec<T::Tangent>,
         path: &mut ParamPath,
-        f: &mut dyn FnMut(&str, &mut Tensor<B>, Option<&Tensor<B>>),
+        f: &mut GradVisitor<'_, B>,
     ) {
         // A shorter (or empty, i.e. zero) gradient leaves the remaining items without one.
         let zero = <T::Tangent as crate::TangentVector>::zero();
@@ -152,7 +150,7 @@ impl<B: Backend, T: Parameters<B>, const N: usize> Parameters<B> for [T; N] {
         &mut self,
         grad: &[T::Tangent; N],
         path: &mut ParamPath,
-        f: &mut dyn FnMut(&str, &mut Tensor<B>, Option<&Tensor<B>>),
+        f: &mut GradVisitor<'_, B>,
     ) {
         for (i, (item, g)) in self.iter_mut().zip(grad).enumerate() {
             path.with(&i.to_string(), |p| item.visit_mut(g, p, f));

@@ -237,7 +237,7 @@ fn parameters_impl(
                 &mut self,
                 grad: &Self::Tangent,
                 path: &mut ::adjoint::ParamPath,
-                f: &mut dyn FnMut(&str, &mut ::adjoint::Tensor<__B>, Option<&::adjoint::Tensor<__B>>),
+                f: &mut ::adjoint::GradVisitor<'_, __B>,
             ) {
                 #(path.with(#labels, |p| ::adjoint::Parameters::<__B>::visit_mut(&mut self.#members, &grad.#members, p, f));)*
             }
