@@ -52,13 +52,17 @@ pub fn function(args: DiffArgs, input: TokenStream, mut errors: Errors) -> Token
     let excluded = signature::strip_no_derivative(&mut item.sig);
     let sig = signature::analyse(&item.sig, &excluded, &args, &mut errors);
     let body = match (&sig, &item.body, errors.is_empty()) {
-        (Some(sig), Some(body), true) => Some(lower_body(
-            sig,
-            &item.sig.output,
-            &item.sig.ident,
-            body,
-            &mut errors,
-        )),
+        (Some(sig), Some(body), true) => {
+            let refs_capturable = bound(&item, sig, &args).is_empty();
+            Some(lower_body(
+                sig,
+                &item.sig.output,
+                &item.sig.ident,
+                body,
+                refs_capturable,
+                &mut errors,
+            ))
+        }
         _ => None,
     };
     match sig {
@@ -81,15 +85,16 @@ fn lower_body(
     sig_output: &syn::ReturnType,
     name: &syn::Ident,
     body: &syn::Block,
+    refs_capturable: bool,
     errors: &mut Errors,
 ) -> Option<TokenStream> {
     let recursive = calls_itself(name, body.to_token_stream());
     let body = &crate::normalize::normalize(body, sig_output);
-    let first = lower::lower(sig, body, None);
+    let first = lower::lower(sig, body, None, refs_capturable);
     let mut roots = vec![first.result.clone()];
     roots.extend(first.finals.iter().cloned());
     let useful = activity::useful_from(&first.graph, &roots);
-    let lowered = lower::lower(sig, body, Some(&useful));
+    let lowered = lower::lower(sig, body, Some(&useful), refs_capturable);
     if !lowered.errors.is_empty() {
         *errors = lowered.errors;
         return None;
@@ -207,11 +212,7 @@ fn companions(
     args: &DiffArgs,
     body: Option<TokenStream>,
 ) -> TokenStream {
-    let method_form = sig.has_receiver
-        || args.associated
-        || args.enclosing.is_some()
-        || item.body.is_none()
-        || mentions_self(item.sig.to_token_stream());
+    let method_form = is_method_form(item, sig, args);
     let name = &item.sig.ident;
     let vjp = names::public(name);
     let generics = &item.sig.generics;
@@ -239,17 +240,7 @@ fn companions(
     // borrowed. A precise `use<..>` would free free functions of that, but not methods (it
     // would have to name the enclosing impl's generic parameters, which the macro cannot see),
     // and a free function calling a method must capture what the method captures.
-    let bound = match &args.enclosing {
-        Some(outer) => {
-            let own = sig.generic_names.iter();
-            quote!(use<#(#outer,)* #(#own),*> +)
-        }
-        None if sig.lifetime_free && !method_form => {
-            let captures = &sig.captures;
-            quote!(#captures +)
-        }
-        None => quote!(),
-    };
+    let bound = bound(item, sig, args);
     let pullback_type = if item
         .body
         .as_ref()
@@ -357,6 +348,31 @@ fn companions(
             })
         }
         #full_item
+    }
+}
+
+/// Whether the companions are associated functions (an impl or trait), not free functions.
+fn is_method_form(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> bool {
+    sig.has_receiver
+        || args.associated
+        || args.enclosing.is_some()
+        || item.body.is_none()
+        || mentions_self(item.sig.to_token_stream())
+}
+
+/// The precise capture of the pullback types, `use<..> +`, or nothing (every lifetime in
+/// scope captured).
+fn bound(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> TokenStream {
+    match &args.enclosing {
+        Some(outer) => {
+            let own = sig.generic_names.iter();
+            quote!(use<#(#outer,)* #(#own),*> +)
+        }
+        None if sig.lifetime_free && !is_method_form(item, sig, args) => {
+            let captures = &sig.captures;
+            quote!(#captures +)
+        }
+        None => quote!(),
     }
 }
 

@@ -38,8 +38,14 @@ pub struct Lowered {
 }
 
 /// Lowers the body of a function with signature `sig`.
-pub fn lower(sig: &FnSignature, body: &Block, useful: Option<&[bool]>) -> Lowered {
+pub fn lower(
+    sig: &FnSignature,
+    body: &Block,
+    useful: Option<&[bool]>,
+    refs_capturable: bool,
+) -> Lowered {
     let mut l = Lowering::new(useful);
+    l.refs_capturable = refs_capturable;
     let mut prologue = Vec::new();
     for (i, p) in sig.params.iter().enumerate() {
         let act = if p.wrt {
@@ -115,6 +121,9 @@ pub struct Lowering<'u> {
     pub(crate) fatal: bool,
     /// Names bound to references (`&T` parameters), whose operators take `operand(..)`.
     pub ref_names: Vec<String>,
+    /// Whether pullbacks may keep references (the companions capture every lifetime), so that
+    /// a recomputed loop may copy a reference it reads.
+    pub refs_capturable: bool,
 }
 
 /// Whether a value carries a derivative.
@@ -138,6 +147,7 @@ impl<'u> Lowering<'u> {
             hoisted: Vec::new(),
             fatal: false,
             ref_names: Vec::new(),
+            refs_capturable: false,
         }
     }
 

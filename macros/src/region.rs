@@ -63,6 +63,7 @@ impl Lowering<'_> {
     ) -> Child {
         let mut child = Lowering::new(useful);
         child.ref_names = self.ref_names.clone();
+        child.refs_capturable = self.refs_capturable;
         let mut scope: Vec<(String, Act)> = self
             .scopes
             .iter()
@@ -386,7 +387,7 @@ impl Lowering<'_> {
         if let Some(replay) = replay.filter(|_| {
             exit_check.is_empty()
                 && accumulates_only(body, &carried_names)
-                && !captured.iter().any(|n| self.ref_names.contains(n))
+                && (self.refs_capturable || !captured.iter().any(|n| self.ref_names.contains(n)))
         }) {
             // Recomputation: the loop only adds into its carried variables, so their adjoints
             // are the same in every iteration and the iterations can be differentiated in any
