@@ -13,8 +13,10 @@
 #![warn(missing_docs)]
 
 mod ops;
+mod update;
 
 pub use ops::{BinaryOp, Real, ReduceOp, UnaryOp};
+pub use update::UpdateOp;
 
 use std::fmt::Debug;
 
@@ -124,7 +126,8 @@ pub struct Conv2dSpec {
 /// A tensor backend: device buffers and the primitives that compute on them.
 ///
 /// Every primitive allocates and returns a new buffer; inputs are never modified, so buffers
-/// can be shared (`Arc`) between tensors. Shapes are validated by `adjoint-core` before a
+/// can be shared (`Arc`) between tensors. The one exception is [`update`](Backend::update),
+/// the optimizers' fused step, which writes into buffers its caller holds uniquely. Shapes are validated by `adjoint-core` before a
 /// primitive is called: a backend may assume consistent arguments and panic otherwise.
 pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
     /// Where buffers live (a CPU has one; a CUDA backend names a GPU and its stream).
@@ -173,7 +176,7 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         normal: bool,
         dtype: DType,
     ) -> Self::Storage;
-    /// The values converted to `dtype`.
+    /// The values converted to `dtype` (a new buffer, also when `dtype` is the buffer's own).
     fn cast(storage: &Self::Storage, dtype: DType) -> Self::Storage;
 
     /// `op` applied to every element.
@@ -262,4 +265,16 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         dy: &Self::Storage,
         spec: &Conv2dSpec,
     ) -> Self::Storage;
+
+    /// The optimizer step `op`, in place: for every element `i`,
+    /// `(param[i], s[i]) ← op.eval(param[i], grad[i], s[i])` with `s[i]` read from and written
+    /// to the `op.state_len()` buffers of `state`. All buffers have the same length and float
+    /// dtype. This is the only primitive that modifies its arguments: optimizers update
+    /// parameters and their state without allocating.
+    fn update(
+        op: UpdateOp,
+        param: &mut Self::Storage,
+        grad: &Self::Storage,
+        state: &mut [&mut Self::Storage],
+    );
 }

@@ -11,11 +11,13 @@
 // code will use the macros for layers) that path must resolve to this crate itself.
 extern crate self as adjoint;
 
+pub mod checkpoint;
 mod collections;
 mod differentiable;
 mod float;
 mod gradient;
 pub mod ops;
+pub mod optim;
 mod params;
 pub mod rules;
 pub mod tensor;
@@ -23,6 +25,7 @@ pub mod tensor;
 #[doc(hidden)]
 pub mod __private;
 
+pub use checkpoint::CheckpointError;
 pub use differentiable::{Differentiable, TangentVector};
 pub use float::{Float, FloatMath};
 pub use gradient::{UnitSeed, gradient, value_with_gradient, without_derivative};

@@ -15,7 +15,7 @@ mod ops;
 mod storage;
 
 pub use adjoint_backend::{
-    Backend, BinaryOp, Conv2dGeometry, Conv2dSpec, DType, MatmulSpec, ReduceOp, UnaryOp,
+    Backend, BinaryOp, Conv2dGeometry, Conv2dSpec, DType, MatmulSpec, ReduceOp, UnaryOp, UpdateOp,
 };
 pub use alloc::keep_freed_memory;
 pub use storage::CpuStorage;
@@ -178,5 +178,13 @@ impl Backend for Cpu {
     }
     fn conv2d_backward_weight(x: &CpuStorage, dy: &CpuStorage, spec: &Conv2dSpec) -> CpuStorage {
         ops::conv_gemm::conv2d_backward_weight(x, dy, spec)
+    }
+    fn update(
+        op: UpdateOp,
+        param: &mut CpuStorage,
+        grad: &CpuStorage,
+        state: &mut [&mut CpuStorage],
+    ) {
+        ops::update::update(op, param, grad, state)
     }
 }

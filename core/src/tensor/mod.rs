@@ -16,7 +16,7 @@ pub(crate) mod error;
 pub(crate) mod shape;
 mod tangent;
 
-pub use adjoint_backend::{Backend, Conv2dGeometry, DType, MatmulSpec};
+pub use adjoint_backend::{Backend, Conv2dGeometry, DType, MatmulSpec, UpdateOp};
 pub use adjoint_cpu::{Cpu, keep_freed_memory, matmul_calls};
 pub use create::Element;
 pub use error::TensorError;
@@ -77,6 +77,20 @@ impl<B: Backend> Tensor<B> {
     /// The device buffer.
     pub fn storage(&self) -> &B::Storage {
         &self.storage
+    }
+
+    /// The device buffer, for writing in place (what the optimizers' fused update uses).
+    ///
+    /// Copy-on-write: if another tensor shares the buffer (a clone, a reshaped view, a value
+    /// captured by a pullback still alive), the buffer is copied first and `self` gets the
+    /// copy, so no other tensor ever sees the write. A uniquely held buffer is returned as is,
+    /// without allocating.
+    pub fn storage_mut(&mut self) -> &mut B::Storage {
+        if Arc::get_mut(&mut self.storage).is_none() {
+            let copy = B::cast(&self.storage, self.dtype());
+            self.storage = Arc::new(copy);
+        }
+        Arc::get_mut(&mut self.storage).expect("the buffer is held uniquely after the copy")
     }
 
     /// The size of each axis.

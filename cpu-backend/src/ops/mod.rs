@@ -8,6 +8,7 @@ pub mod layout;
 pub mod matmul;
 pub mod random;
 pub mod reduce;
+pub mod update;
 
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 
