@@ -1,6 +1,7 @@
 //! `#[derive(Differentiable)]`: tangent structs, field reads in differentiable code, training.
 
 use adjoint::prelude::*;
+use adjoint::{Backend, TensorTangent};
 
 /// `y = a x² + b x + c`, with a name that is not differentiated.
 #[derive(Differentiable)]
@@ -194,4 +195,36 @@ fn uses_locals(x: f64) -> f64 {
 fn annotated_blocks_give_pullbacks_that_borrow_nothing() {
     // p.weighted(&y) = x · 3x + 2; s.predict(y) = x · 3x → 6x² + 2, derivative 12x
     assert_eq!(gradient(uses_locals_vjp(0.5)), 6.0);
+}
+
+/// A layer generic over the backend, in an annotated generic impl.
+#[derive(Clone, Differentiable)]
+struct Gain<B: Backend = Cpu> {
+    w: Tensor<B>,
+}
+
+#[differentiable]
+impl<B: Backend> Gain<B> {
+    #[differentiable]
+    fn apply(&self, x: &Tensor<B>) -> Tensor<B> {
+        x * &self.w
+    }
+}
+
+#[test]
+fn generic_impls_over_the_backend() {
+    let g = Gain::<Cpu> { w: Tensor::from_vec(vec![2.0_f64, 3.0], &[2]) };
+    let x = Tensor::from_vec(vec![5.0_f64, 7.0], &[2]);
+    let (dg, dx) = gradient(sum_of(&g, &x));
+    assert_eq!(dg.w.unwrap().to_vec_f64(), vec![5.0, 7.0]);
+    assert_eq!(dx.unwrap().to_vec_f64(), vec![2.0, 3.0]);
+}
+
+fn sum_of(g: &Gain, x: &Tensor) -> (Tensor, impl FnOnce(TensorTangent) -> (GainTangent, TensorTangent)) {
+    applied_sum_vjp(g, x)
+}
+
+#[differentiable]
+fn applied_sum(g: &Gain, x: &Tensor) -> Tensor {
+    g.apply(x).sum_all()
 }

@@ -16,6 +16,7 @@ mod collections;
 mod differentiable;
 mod float;
 mod gradient;
+pub mod nn;
 pub mod ops;
 pub mod optim;
 mod params;

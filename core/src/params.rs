@@ -139,6 +139,28 @@ impl<B: Backend, T: Parameters<B>> Parameters<B> for Vec<T> {
     }
 }
 
+/// An optional parameter (a bias that may be absent): visited under the same path when
+/// present, skipped when `None`.
+impl<B: Backend, T: Parameters<B>> Parameters<B> for Option<T> {
+    fn visit(&self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &Tensor<B>)) {
+        if let Some(item) = self {
+            item.visit(path, f);
+        }
+    }
+
+    fn visit_mut(&mut self, grad: &T::Tangent, path: &mut ParamPath, f: &mut GradVisitor<'_, B>) {
+        if let Some(item) = self {
+            item.visit_mut(grad, path, f);
+        }
+    }
+
+    fn visit_each_mut(&mut self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &mut Tensor<B>)) {
+        if let Some(item) = self {
+            item.visit_each_mut(path, f);
+        }
+    }
+}
+
 impl<B: Backend, T: Parameters<B>, const N: usize> Parameters<B> for [T; N] {
     fn visit(&self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &Tensor<B>)) {
         for (i, item) in self.iter().enumerate() {
