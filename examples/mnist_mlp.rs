@@ -1,4 +1,5 @@
-//! Trains an MLP 784-512-512-10 (ReLU, softmax cross-entropy) on MNIST with plain SGD.
+//! Trains an MLP 784-512-512-10 (ReLU, softmax cross-entropy) on MNIST with SGD, and saves
+//! the trained weights as safetensors.
 //!
 //! ```sh
 //! cargo run --release --example mnist_mlp -- --epochs 10
@@ -8,6 +9,7 @@
 //! (Fashion-MNIST too).
 
 use adjoint::data::{Mnist, Normalization};
+use adjoint::optim::{Optimizer, Sgd};
 use adjoint::prelude::*;
 use clap::Parser;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -38,6 +40,9 @@ struct Args {
     /// Where to write the training curve (SVG).
     #[arg(long, default_value = "mnist_mlp.svg")]
     plot: String,
+    /// Where to save the trained weights (safetensors).
+    #[arg(long, default_value = "mnist_mlp.safetensors")]
+    weights: String,
 }
 
 /// Writes the per-epoch training loss and test accuracy as an SVG line chart.
@@ -165,6 +170,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     adjoint::tensor::keep_freed_memory();
     let mnist = Mnist::load(&args.data)?;
     let mut model = Mlp::new(args.seed);
+    let mut optimizer = Sgd::new(args.lr);
     let mut sampler = mnist.train.sampler(args.batch_size, args.seed)?;
     let steps = sampler.batches_per_epoch() as u64;
     let started = Instant::now();
@@ -181,7 +187,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for indices in sampler.epoch() {
             let (x, labels) = tensors(&mnist.train, indices)?;
             let (value, grad) = value_with_gradient(loss_vjp(&model, &x, &labels));
-            model.move_by(&grad.scaled(-args.lr));
+            optimizer.step(&mut model, &grad);
             total += value.to_scalar();
             count += 1;
             if count % 20 == 0 {
@@ -207,6 +213,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         started.elapsed().as_secs_f64()
     );
     plot(&args.plot, &losses, &accuracies)?;
-    println!("training curve written to {}", args.plot);
+    adjoint::checkpoint::save(&model, &args.weights)?;
+    println!(
+        "training curve written to {}, weights to {}",
+        args.plot, args.weights
+    );
     Ok(())
 }
