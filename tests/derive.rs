@@ -213,14 +213,22 @@ impl<B: Backend> Gain<B> {
 
 #[test]
 fn generic_impls_over_the_backend() {
-    let g = Gain::<Cpu> { w: Tensor::from_vec(vec![2.0_f64, 3.0], &[2]) };
+    let g = Gain::<Cpu> {
+        w: Tensor::from_vec(vec![2.0_f64, 3.0], &[2]),
+    };
     let x = Tensor::from_vec(vec![5.0_f64, 7.0], &[2]);
     let (dg, dx) = gradient(sum_of(&g, &x));
     assert_eq!(dg.w.unwrap().to_vec_f64(), vec![5.0, 7.0]);
     assert_eq!(dx.unwrap().to_vec_f64(), vec![2.0, 3.0]);
 }
 
-fn sum_of(g: &Gain, x: &Tensor) -> (Tensor, impl FnOnce(TensorTangent) -> (GainTangent, TensorTangent)) {
+fn sum_of(
+    g: &Gain,
+    x: &Tensor,
+) -> (
+    Tensor,
+    impl FnOnce(TensorTangent) -> (GainTangent, TensorTangent),
+) {
     applied_sum_vjp(g, x)
 }
 
