@@ -1,0 +1,108 @@
+"""The workloads of `benches/steps.rs` in PyTorch eager, 2 threads, f32 (f64 for Rosenbrock).
+
+Prints one JSON object: workload -> median seconds per step, plus `sgemm_gflops`, the best
+2-thread SGEMM rate of torch at n = 1024 and 2048. Run by `bench/run.sh`."""
+import json
+import sys
+
+import torch
+import torch.nn.functional as F
+
+from common import median_seconds
+
+torch.set_num_threads(2)
+torch.manual_seed(0)
+LR = 0.01
+
+
+def init(shape, fan_in, dtype=torch.float32):
+    bound = fan_in ** -0.5
+    return torch.empty(shape, dtype=dtype).uniform_(-bound, bound).requires_grad_()
+
+
+def sgd_step(params, loss_fn):
+    """Forward, loss, backward and an in-place SGD update."""
+    loss = loss_fn()
+    grads = torch.autograd.grad(loss, params)
+    with torch.no_grad():
+        for p, g in zip(params, grads):
+            p.add_(g, alpha=-LR)
+    return loss
+
+
+def mlp():
+    # Weights [in, out] and x @ W, as in the Rust version.
+    params = [init((784, 512), 784), init((512,), 784), init((512, 512), 512),
+              init((512,), 512), init((512, 10), 512), init((10,), 512)]
+    x = torch.rand(128, 784)
+    labels = torch.arange(128) % 10
+
+    def loss():
+        w1, b1, w2, b2, w3, b3 = params
+        h1 = torch.relu(x @ w1 + b1)
+        h2 = torch.relu(h1 @ w2 + b2)
+        return F.cross_entropy(h2 @ w3 + b3, labels)
+
+    return lambda: sgd_step(params, loss)
+
+
+def cnn():
+    params = [init((32, 1, 3, 3), 9), init((32,), 9), init((64, 32, 3, 3), 288),
+              init((64,), 288), init((9216, 128), 9216), init((128,), 9216),
+              init((128, 10), 128), init((10,), 128)]
+    x = torch.rand(64, 1, 28, 28)
+    labels = torch.arange(64) % 10
+
+    def loss():
+        c1w, c1b, c2w, c2b, f1w, f1b, f2w, f2b = params
+        h = torch.relu(F.conv2d(x, c1w, c1b))
+        h = torch.relu(F.conv2d(h, c2w, c2b))
+        h = torch.flatten(F.max_pool2d(h, 2), 1)
+        h = torch.relu(h @ f1w + f1b)
+        return F.cross_entropy(h @ f2w + f2b, labels)
+
+    return lambda: sgd_step(params, loss)
+
+
+def rnn():
+    w, u, b = init((32, 32), 32), init((16, 32), 16), init((32,), 32)
+    xs = [torch.rand(1, 16) * 2 - 1 for _ in range(100)]
+
+    def grad():
+        h = torch.zeros(1, 32)
+        for x in xs:
+            h = torch.tanh(h @ w + x @ u + b)
+        return torch.autograd.grad((h * h).sum(), (w, u, b))
+
+    return grad
+
+
+def rosen(n):
+    x = torch.tensor([-1.2 + 0.037 * i for i in range(n)], dtype=torch.float64,
+                     requires_grad=True)
+
+    def grad():
+        a = 1 - x[:-1]
+        b = x[1:] - x[:-1] ** 2
+        return torch.autograd.grad((a * a + 100 * b * b).sum(), x)
+
+    return grad
+
+
+def sgemm_gflops():
+    best = 0.0
+    for n in (1024, 2048):
+        a, b = torch.rand(n, n), torch.rand(n, n)
+        t = median_seconds(lambda: a @ b, samples=10)
+        best = max(best, 2 * n ** 3 / t / 1e9)
+    return best
+
+
+if __name__ == "__main__":
+    out = {}
+    for name, make in [("mlp", mlp), ("cnn", cnn), ("rnn", rnn),
+                       ("rosen2", lambda: rosen(2)), ("rosen100", lambda: rosen(100))]:
+        out[name] = median_seconds(make())
+        print(f"torch {name}: {out[name] * 1e3:.3f} ms", file=sys.stderr)
+    out["sgemm_gflops"] = sgemm_gflops()
+    print(json.dumps(out))

@@ -1,0 +1,98 @@
+"""Prints the side-by-side table of `bench/run.sh` (standard library only).
+
+Usage: table.py CRITERION_DIR TORCH_JSON JAX_JSON STEPS_LOG"""
+import json
+import os
+import sys
+
+# Multiply-add = 2 FLOPs, elementwise work ignored (BASELINES.md).
+FLOPS = {"mlp": 410.8e6, "cnn": 4.58e9, "rnn": 0.84e6}
+LABELS = {
+    "mlp": "MLP 784-512-512-10, batch 128, SGD step",
+    "cnn": "CNN (PyTorch mnist, no dropout), batch 64, SGD step",
+    "rnn": "Elman RNN h32 x16 T100, grad W,U,b",
+    "rosen2": "Rosenbrock 2-D gradient, f64",
+    "rosen100": "Rosenbrock 100-D gradient, f64",
+}
+TARGETS = {"mlp": "<=0.8x torch", "cnn": "<=0.8x torch", "rnn": "<=0.25x jax",
+           "rosen2": "<=0.01x torch", "rosen100": "<=0.01x torch"}
+SGEMM_FALLBACK = 200.0  # BASELINES.md, 2 threads
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def adjoint_median(criterion_dir, name):
+    path = os.path.join(criterion_dir, "steps", name, "new", "estimates.json")
+    try:
+        with open(path) as f:
+            return json.load(f)["median"]["point_estimate"] * 1e-9
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def fmt_time(s):
+    if s is None:
+        return "-"
+    if s >= 1e-3:
+        return f"{s * 1e3:.2f} ms"
+    if s >= 1e-6:
+        return f"{s * 1e6:.1f} us"
+    return f"{s * 1e9:.1f} ns"
+
+
+def ratio(a, b):
+    if a is None or not b:
+        return "-"
+    return f"{a / b:.3f}x" if a / b >= 1e-3 else f"{a / b:.1e}x"
+
+
+def main():
+    criterion_dir, torch_path, jax_path, log_path = sys.argv[1:5]
+    torch, jax = load(torch_path), load(jax_path)
+    sgemm = torch.get("sgemm_gflops")
+    sgemm_note = "torch SGEMM, same run" if sgemm else "BASELINES.md, not same run"
+    sgemm = sgemm or SGEMM_FALLBACK
+    header = ["workload", "adjoint", "PyTorch", "JAX", "adj/torch", "adj/jax", "target",
+              "GFLOP/s", "% SGEMM"]
+    rows = []
+    for name, label in LABELS.items():
+        a = adjoint_median(criterion_dir, name)
+        t, j = torch.get(name), jax.get(name)
+        gflops = FLOPS[name] / a / 1e9 if a and name in FLOPS else None
+        rows.append([
+            label, fmt_time(a), fmt_time(t), fmt_time(j), ratio(a, t), ratio(a, j),
+            TARGETS[name],
+            f"{gflops:.1f}" if gflops else "-",
+            f"{100 * gflops / sgemm:.0f}%" if gflops else "-",
+        ])
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |"
+    print(line(header))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print(line(r))
+    print(f"\nSGEMM rate: {sgemm:.0f} GFLOP/s ({sgemm_note}).")
+    if "rnn_unrolled" in jax:
+        print(f"JAX RNN: lax.scan in the table; Python-unrolled under jit: "
+              f"{fmt_time(jax['rnn_unrolled'])}.")
+    if not torch:
+        print("PyTorch side not run (see the messages above).")
+    if not jax:
+        print("JAX side not run (see the messages above).")
+    try:
+        with open(log_path) as f:
+            for l in f:
+                if l.startswith("memory:"):
+                    print(l.rstrip())
+    except OSError:
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,301 @@
+//! One full training step of each workload of issue 6, timed against `bench/` (PyTorch eager,
+//! JAX jit) by `bench/run.sh`. Shapes, dtypes and FLOP counts as in `BASELINES.md`:
+//!
+//! * `mlp`: one SGD step (forward, softmax cross-entropy, backward, update) of the
+//!   784-512-512-10 ReLU MLP at batch 128 (410.8 MFLOP);
+//! * `cnn`: one SGD step of the PyTorch `examples/mnist` net without dropout at batch 64
+//!   (conv 1→32 3×3, ReLU, conv 32→64 3×3, ReLU, max-pool 2, linear 9216→128, ReLU,
+//!   linear 128→10; 4.58 GFLOP);
+//! * `rnn`: the gradient w.r.t. W, U, b of Σ h_T² for the Elman RNN h ← tanh(h·W + x_t·U + b),
+//!   hidden 32, input 16, 100 steps, batch 1 (502 tensor ops in the forward pass);
+//! * `rosen2` / `rosen100`: the 2-D and 100-D Rosenbrock gradients in f64, scalar code.
+//!
+//! Before timing, the MLP and CNN groups print the bytes the forward pass keeps alive for the
+//! backward pass (measured by a counting global allocator: live heap bytes after `loss_vjp`
+//! minus before) next to the activations strictly needed by a hand-written backward pass.
+//!
+//! Run with `cargo bench --bench steps` (`bench/run.sh` runs it next to PyTorch and JAX).
+
+use adjoint::prelude::*;
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+// ---------------------------------------------------------------------------------------------
+// Live heap bytes
+// ---------------------------------------------------------------------------------------------
+
+/// The system allocator, counting the bytes currently allocated.
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: every call is forwarded to `System` with the same arguments.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            LIVE.fetch_add(new_size, Ordering::Relaxed);
+            LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Prints the heap bytes held between the end of `forward` (its result kept alive) and the
+/// start, against `needed` bytes, as a `memory:` line that `bench/run.sh` collects.
+fn report_residuals<R>(name: &str, needed: usize, forward: impl FnOnce() -> R) {
+    let before = LIVE.load(Ordering::SeqCst);
+    let kept = forward();
+    let held = LIVE.load(Ordering::SeqCst).saturating_sub(before);
+    drop(kept);
+    println!(
+        "memory: {name} residuals at the end of the forward pass {:.2} MB, strictly needed {:.2} MB ({:.1}x)",
+        held as f64 / 1e6,
+        needed as f64 / 1e6,
+        held as f64 / needed as f64
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/// PyTorch's default initialization of `nn.Linear` / `nn.Conv2d`: uniform in ±1/√fan_in.
+fn init(shape: &[usize], fan_in: usize, seed: u64) -> Tensor {
+    let bound = 1.0 / (fan_in as f64).sqrt();
+    Tensor::rand_uniform(shape, -bound, bound, seed)
+}
+
+/// A batch of synthetic data: inputs in [0, 1) and labels `i mod 10`.
+fn batch(shape: &[usize]) -> (Tensor, Tensor) {
+    let n = shape[0] as u32;
+    (
+        Tensor::rand_uniform(shape, 0.0, 1.0, 99),
+        Tensor::from_vec((0..n).map(|i| i % 10).collect::<Vec<_>>(), &[shape[0]]),
+    )
+}
+
+/// The MLP 784-512-512-10 of `examples/mnist_mlp.rs`.
+#[derive(Differentiable)]
+struct Mlp {
+    w1: Tensor,
+    b1: Tensor,
+    w2: Tensor,
+    b2: Tensor,
+    w3: Tensor,
+    b3: Tensor,
+}
+
+#[differentiable]
+impl Mlp {
+    fn new() -> Mlp {
+        Mlp {
+            w1: init(&[784, 512], 784, 1),
+            b1: init(&[512], 784, 2),
+            w2: init(&[512, 512], 512, 3),
+            b2: init(&[512], 512, 4),
+            w3: init(&[512, 10], 512, 5),
+            b3: init(&[10], 512, 6),
+        }
+    }
+
+    #[differentiable]
+    fn loss(&self, #[no_derivative] x: &Tensor, #[no_derivative] labels: &Tensor) -> Tensor {
+        let h1 = (x.matmul(&self.w1) + &self.b1).relu();
+        let h2 = (h1.matmul(&self.w2) + &self.b2).relu();
+        (h2.matmul(&self.w3) + &self.b3).cross_entropy(labels)
+    }
+}
+
+/// The CNN of `examples/mnist_cnn.rs`.
+#[derive(Differentiable)]
+struct Cnn {
+    conv1_w: Tensor,
+    conv1_b: Tensor,
+    conv2_w: Tensor,
+    conv2_b: Tensor,
+    fc1_w: Tensor,
+    fc1_b: Tensor,
+    fc2_w: Tensor,
+    fc2_b: Tensor,
+}
+
+#[differentiable]
+impl Cnn {
+    fn new() -> Cnn {
+        Cnn {
+            conv1_w: init(&[32, 1, 3, 3], 9, 11),
+            conv1_b: init(&[32], 9, 12),
+            conv2_w: init(&[64, 32, 3, 3], 288, 13),
+            conv2_b: init(&[64], 288, 14),
+            fc1_w: init(&[9216, 128], 9216, 15),
+            fc1_b: init(&[128], 9216, 16),
+            fc2_w: init(&[128, 10], 128, 17),
+            fc2_b: init(&[10], 128, 18),
+        }
+    }
+
+    #[differentiable]
+    fn loss(&self, #[no_derivative] x: &Tensor, #[no_derivative] labels: &Tensor) -> Tensor {
+        let h1 = x
+            .conv2d_with_bias(&self.conv1_w, &self.conv1_b, Conv2d::default())
+            .relu();
+        let h2 = h1
+            .conv2d_with_bias(&self.conv2_w, &self.conv2_b, Conv2d::default())
+            .relu();
+        let pooled = h2.max_pool2d([2, 2], Conv2d::stride(2)).flatten_from(1);
+        let h3 = (pooled.matmul(&self.fc1_w) + &self.fc1_b).relu();
+        (h3.matmul(&self.fc2_w) + &self.fc2_b).cross_entropy(labels)
+    }
+}
+
+#[differentiable]
+fn mlp_loss(model: &Mlp, #[no_derivative] x: &Tensor, #[no_derivative] labels: &Tensor) -> Tensor {
+    model.loss(x, labels)
+}
+
+#[differentiable]
+fn cnn_loss(model: &Cnn, #[no_derivative] x: &Tensor, #[no_derivative] labels: &Tensor) -> Tensor {
+    model.loss(x, labels)
+}
+
+const F32: usize = 4;
+
+fn mlp(c: &mut Criterion) {
+    adjoint::tensor::keep_freed_memory();
+    let mut model = Mlp::new();
+    let (x, labels) = batch(&[128, 784]);
+    // A hand-written backward pass keeps the two hidden ReLU outputs (inputs of the next
+    // matmuls, and their own masks) and the softmax probabilities; `x` is the caller's.
+    report_residuals("mlp", (2 * 128 * 512 + 128 * 10) * F32, || {
+        mlp_loss_vjp(&model, &x, &labels)
+    });
+    let mut group = c.benchmark_group("steps");
+    group.sample_size(50);
+    group.throughput(Throughput::Elements(410_800_000));
+    group.bench_function("mlp", |b| {
+        b.iter(|| {
+            let (loss, grad) = value_with_gradient(mlp_loss_vjp(&model, &x, &labels));
+            model.move_by(&grad.scaled(-0.01));
+            black_box(loss)
+        })
+    });
+    group.finish();
+}
+
+fn cnn(c: &mut Criterion) {
+    adjoint::tensor::keep_freed_memory();
+    let mut model = Cnn::new();
+    let (x, labels) = batch(&[64, 1, 28, 28]);
+    // Strictly needed: the first ReLU output (input of conv2, and its own mask), the pooled
+    // maxima (input of fc1; with a one-byte argmax per window they give the pool and second
+    // ReLU gradients), the fc1 ReLU output and the softmax probabilities.
+    let needed = (64 * 32 * 26 * 26 + 64 * 9216 + 64 * 128 + 64 * 10) * F32 + 64 * 9216;
+    report_residuals("cnn", needed, || cnn_loss_vjp(&model, &x, &labels));
+    let mut group = c.benchmark_group("steps");
+    group.sample_size(20);
+    group.throughput(Throughput::Elements(4_580_000_000));
+    group.bench_function("cnn", |b| {
+        b.iter(|| {
+            let (loss, grad) = value_with_gradient(cnn_loss_vjp(&model, &x, &labels));
+            model.move_by(&grad.scaled(-0.01));
+            black_box(loss)
+        })
+    });
+    group.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Elman RNN
+// ---------------------------------------------------------------------------------------------
+
+const HIDDEN: usize = 32;
+const INPUT: usize = 16;
+const STEPS: usize = 100;
+
+/// h ← tanh(h·W + x_t·U + b) from h = 0 over the rows of `xs`; the loss is Σ h_T².
+#[differentiable(wrt(w, u, b))]
+fn rnn_loss(w: &Tensor, u: &Tensor, b: &Tensor, xs: &[Tensor]) -> Tensor {
+    let mut h = Tensor::zeros(&[1, HIDDEN]);
+    for x in xs {
+        h = (h.matmul(w) + x.matmul(u) + b).tanh();
+    }
+    h.square().sum_all()
+}
+
+fn rnn(c: &mut Criterion) {
+    let w = init(&[HIDDEN, HIDDEN], HIDDEN, 21);
+    let u = init(&[INPUT, HIDDEN], INPUT, 22);
+    let b = init(&[HIDDEN], HIDDEN, 23);
+    let xs: Vec<Tensor> = (0..STEPS)
+        .map(|t| Tensor::rand_uniform(&[1, INPUT], -1.0, 1.0, 100 + t as u64))
+        .collect();
+    let mut group = c.benchmark_group("steps");
+    group.sample_size(50);
+    group.throughput(Throughput::Elements(840_000));
+    group.bench_function("rnn", |bench| {
+        bench.iter(|| black_box(gradient(rnn_loss_vjp(&w, &u, &b, &xs))))
+    });
+    group.finish();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rosenbrock, f64 scalar code (as in `benches/rosenbrock.rs`)
+// ---------------------------------------------------------------------------------------------
+
+const N: usize = 100;
+
+#[differentiable]
+fn rosen2(x: f64, y: f64) -> f64 {
+    let a = 1.0 - x;
+    let b = y - x * x;
+    a * a + 100.0 * b * b
+}
+
+#[differentiable]
+fn rosen(x: [f64; N]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..N - 1 {
+        let a = 1.0 - x[i];
+        let b = x[i + 1] - x[i] * x[i];
+        s += a * a + 100.0 * b * b;
+    }
+    s
+}
+
+fn rosenbrock(c: &mut Criterion) {
+    let mut group = c.benchmark_group("steps");
+    group.sample_size(50);
+    group.bench_function("rosen2", |b| {
+        b.iter(|| gradient(rosen2_vjp(black_box(-1.2), black_box(1.0))))
+    });
+    let x: [f64; N] = std::array::from_fn(|i| -1.2 + 0.037 * i as f64);
+    group.bench_function("rosen100", |b| b.iter(|| gradient(rosen_vjp(black_box(x)))));
+    group.finish();
+}
+
+criterion_group!(benches, mlp, cnn, rnn, rosenbrock);
+criterion_main!(benches);
