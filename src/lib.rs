@@ -61,8 +61,42 @@
 //! assert_eq!((dx, dy), (3.0, 3.0)); // d(final x)/d(initial x) = y, d/dy = x₀ + 1
 //! ```
 //!
-//! Pullbacks are `'static`: they own what they need and never borrow the arguments, so `x` is
-//! readable right after the call.
+//! The pullback of a free function without `&T` parameters borrows nothing (the inout
+//! parameters are taken by value internally), so `x` is readable right after the call.
+//!
+//! ## Methods and `impl` blocks
+//! Put `#[differentiable]` on the methods, and also on their `impl` (or `trait`) block:
+//!
+//! ```
+//! use adjoint::prelude::*;
+//!
+//! #[derive(Clone, Differentiable)]
+//! struct Scale {
+//!     k: f64,
+//! }
+//!
+//! #[differentiable]
+//! impl Scale {
+//!     #[differentiable]
+//!     fn apply(&self, x: f64) -> f64 {
+//!         self.k * x
+//!     }
+//! }
+//!
+//! #[differentiable]
+//! fn twice(x: f64) -> f64 {
+//!     let s = Scale { k: 2.0 }; // built here: its method's pullback must not borrow it
+//!     s.apply(x) * x
+//! }
+//!
+//! assert_eq!(gradient(twice_vjp(3.0)), 12.0);
+//! ```
+//!
+//! With the block annotated, the macro knows the block's generic parameters and declares the
+//! methods' pullbacks to capture only those (`impl use<B> + FnOnce(..)`). Without it a method's
+//! pullback keeps its receiver and reference arguments borrowed (Rust 2024 captures every
+//! lifetime in scope), which is fine for a model that outlives its pullback, but not for a
+//! value built inside differentiable code.
 //!
 //! ## Companions and imports
 //! `fn f` gets `fn f_vjp` with the same visibility and generics, and a method `m` gets a sibling
