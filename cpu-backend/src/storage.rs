@@ -67,10 +67,10 @@ impl CpuStorage {
     }
 }
 
-/// Runs `$body` with `$v` bound to the `Vec` of a float buffer and `$T` to its element type;
-/// `$wrap` is the `CpuStorage` variant constructor of that type.
-macro_rules! float_match {
-    ($s:expr, |$v:ident, $wrap:ident| $body:expr) => {
+/// Matches a `CpuStorage`: the float arms run `$body` with `$v` bound to the `Vec` and `$wrap`
+/// to the variant constructor of its type; the `U32` arm is given by the caller.
+macro_rules! storage_match {
+    ($s:expr, |$v:ident, $wrap:ident| $body:expr, $($u32_arm:tt)*) => {
         match $s {
             $crate::CpuStorage::F32($v) => {
                 #[allow(unused_imports)]
@@ -82,10 +82,19 @@ macro_rules! float_match {
                 use $crate::CpuStorage::F64 as $wrap;
                 $body
             }
-            $crate::CpuStorage::U32(_) => {
-                panic!("this operation needs a float buffer, got U32 ids")
-            }
+            $($u32_arm)*
         }
+    };
+}
+pub(crate) use storage_match;
+
+/// Runs `$body` with `$v` bound to the `Vec` of a float buffer and `$T` to its element type;
+/// `$wrap` is the `CpuStorage` variant constructor of that type.
+macro_rules! float_match {
+    ($s:expr, |$v:ident, $wrap:ident| $body:expr) => {
+        $crate::storage::storage_match!($s, |$v, $wrap| $body, $crate::CpuStorage::U32(_) => {
+            panic!("this operation needs a float buffer, got U32 ids")
+        })
     };
 }
 pub(crate) use float_match;
@@ -93,23 +102,11 @@ pub(crate) use float_match;
 /// Like [`float_match`], for any dtype (layout ops that only move elements).
 macro_rules! any_match {
     ($s:expr, |$v:ident, $wrap:ident| $body:expr) => {
-        match $s {
-            $crate::CpuStorage::F32($v) => {
-                #[allow(unused_imports)]
-                use $crate::CpuStorage::F32 as $wrap;
-                $body
-            }
-            $crate::CpuStorage::F64($v) => {
-                #[allow(unused_imports)]
-                use $crate::CpuStorage::F64 as $wrap;
-                $body
-            }
-            $crate::CpuStorage::U32($v) => {
-                #[allow(unused_imports)]
-                use $crate::CpuStorage::U32 as $wrap;
-                $body
-            }
-        }
+        $crate::storage::storage_match!($s, |$v, $wrap| $body, $crate::CpuStorage::U32($v) => {
+            #[allow(unused_imports)]
+            use $crate::CpuStorage::U32 as $wrap;
+            $body
+        })
     };
 }
 pub(crate) use any_match;

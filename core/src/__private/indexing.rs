@@ -175,13 +175,14 @@ where
     let record = c.write(index, value);
     ((), move |mut d: C::Tangent| {
         let element = d.take_at(record);
-        let element = if needs[1] {
-            element
-        } else {
-            E::Tangent::zero()
-        };
-        (d, element)
+        (d, if_needed(needs[1], element))
     })
+}
+
+/// `t` where its slot is needed, else the zero tangent.
+#[inline(always)]
+fn if_needed<T: TangentVector>(need: bool, t: T) -> T {
+    if need { t } else { T::zero() }
 }
 
 /// `v.push(value)` in differentiable code. The pullback splits the adjoint of the longer
@@ -205,12 +206,7 @@ pub fn vec_push<E: Differentiable>(
         } else {
             E::Tangent::zero()
         };
-        let element = if needs[1] {
-            element
-        } else {
-            E::Tangent::zero()
-        };
-        (d, element)
+        (d, if_needed(needs[1], element))
     })
 }
 

@@ -240,11 +240,12 @@ impl<B: Backend> Tensor<B> {
         kernel: [usize; 2],
         options: Conv2d,
         max: bool,
-        need: bool,
+        needs: [bool; 3],
     ) -> (
         Self,
-        impl FnOnce(TensorTangent<B>) -> TensorTangent<B> + use<B>,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent, NoTangent) + use<B>,
     ) {
+        let need = needs[0];
         let op = if max { "max_pool2d" } else { "avg_pool2d" };
         let g = or_panic(self.geometry(kernel, &options, op));
         let [oh, ow] = g.output().expect("checked");
@@ -266,7 +267,7 @@ impl<B: Backend> Tensor<B> {
             y.reshape(&[g.batch, g.channels, oh, ow]),
             move |d: TensorTangent<B>| {
                 let d = d.map(|d| d.reshape(&[planes.batch, oh * ow]));
-                unfold_pb(reduce_pb(d))
+                (unfold_pb(reduce_pb(d)), NoTangent, NoTangent)
             },
         )
     }
@@ -274,7 +275,7 @@ impl<B: Backend> Tensor<B> {
     /// The maximum of each `kernel` window (stride, padding and dilation from `options`).
     #[track_caller]
     pub fn max_pool2d(&self, kernel: [usize; 2], options: Conv2d) -> Self {
-        self.pool_rule(kernel, options, true, false).0
+        self.pool_rule(kernel, options, true, [false; 3]).0
     }
 
     /// Derivative rule of [`max_pool2d`](Tensor::max_pool2d).
@@ -288,14 +289,13 @@ impl<B: Backend> Tensor<B> {
         Self,
         impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent, NoTangent) + use<B>,
     ) {
-        let (y, pb) = self.pool_rule(kernel, options, true, needs[0]);
-        (y, move |d| (pb(d), NoTangent, NoTangent))
+        self.pool_rule(kernel, options, true, needs)
     }
 
     /// The mean of each `kernel` window, padding counted as zeros.
     #[track_caller]
     pub fn avg_pool2d(&self, kernel: [usize; 2], options: Conv2d) -> Self {
-        self.pool_rule(kernel, options, false, false).0
+        self.pool_rule(kernel, options, false, [false; 3]).0
     }
 
     /// Derivative rule of [`avg_pool2d`](Tensor::avg_pool2d).
@@ -309,8 +309,7 @@ impl<B: Backend> Tensor<B> {
         Self,
         impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent, NoTangent) + use<B>,
     ) {
-        let (y, pb) = self.pool_rule(kernel, options, false, needs[0]);
-        (y, move |d| (pb(d), NoTangent, NoTangent))
+        self.pool_rule(kernel, options, false, needs)
     }
 }
 

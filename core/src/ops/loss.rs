@@ -36,16 +36,8 @@ impl<B: Backend> Tensor<B> {
         Self,
         impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>,
     ) {
-        let y = self.softmax(axis);
-        let a = self.axis("softmax", axis) as isize;
-        let saved = y.clone();
-        (y, move |d| {
-            (
-                slot(needs[0], &d, |d| {
-                    saved.mul(&d.sub(&d.mul(&saved).sum(&[a], true)))
-                }),
-                NoTangent,
-            )
+        self.output_rule(self.softmax(axis), axis, "softmax", needs, |y, d, a| {
+            y.mul(&d.sub(&d.mul(y).sum(&[a], true)))
         })
     }
 
@@ -67,16 +59,33 @@ impl<B: Backend> Tensor<B> {
         Self,
         impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>,
     ) {
-        let y = self.log_softmax(axis);
-        let a = self.axis("log_softmax", axis) as isize;
+        self.output_rule(
+            self.log_softmax(axis),
+            axis,
+            "log_softmax",
+            needs,
+            |y, d, a| d.sub(&y.exp().mul(&d.sum(&[a], true))),
+        )
+    }
+
+    /// The rule of an op along `axis` whose derivative needs only its output `y`:
+    /// `x̄ = rule(y, ȳ, axis)`.
+    #[track_caller]
+    fn output_rule(
+        &self,
+        y: Self,
+        axis: isize,
+        op: &'static str,
+        needs: [bool; 2],
+        rule: fn(&Self, &Self, isize) -> Self,
+    ) -> (
+        Self,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>,
+    ) {
+        let a = self.axis(op, axis) as isize;
         let saved = y.clone();
         (y, move |d| {
-            (
-                slot(needs[0], &d, |d| {
-                    d.sub(&saved.exp().mul(&d.sum(&[a], true)))
-                }),
-                NoTangent,
-            )
+            (slot(needs[0], &d, |d| rule(&saved, d, a)), NoTangent)
         })
     }
 
@@ -104,6 +113,21 @@ impl<B: Backend> Tensor<B> {
         ))
     }
 
+    /// The batch-mean negative log-likelihood of the log-probabilities `log_probs(self)` after
+    /// [checking](Tensor::one_hot_labels) the labels: `(y, logp, onehot, 1/N)`.
+    fn labelled_nll(
+        &self,
+        labels: &Self,
+        op: &'static str,
+        log_probs: impl FnOnce(&Self) -> Self,
+    ) -> Result<(Self, Self, Self, f64), TensorError> {
+        let hot = self.one_hot_labels(labels, op)?;
+        let scale = 1.0 / self.shape()[0].max(1) as f64;
+        let logp = log_probs(self);
+        let y = logp.mul(&hot).sum_all().mul_scalar(-scale);
+        Ok((y, logp, hot, scale))
+    }
+
     /// The negative log-likelihood `−(1/N) Σᵢ logp[i, labelᵢ]` of log-probabilities `[N, C]`.
     ///
     /// # Panics
@@ -115,11 +139,7 @@ impl<B: Backend> Tensor<B> {
 
     /// [`nll`](Tensor::nll) returning an error on bad input.
     pub fn try_nll(&self, labels: &Self) -> Result<Self, TensorError> {
-        let hot = self.one_hot_labels(labels, "nll")?;
-        Ok(self
-            .mul(&hot)
-            .sum_all()
-            .mul_scalar(-1.0 / self.shape()[0].max(1) as f64))
+        Ok(self.labelled_nll(labels, "nll", Self::clone)?.0)
     }
 
     /// Derivative rule of [`nll`](Tensor::nll); the labels' tangent is the symbolic zero.
@@ -132,12 +152,10 @@ impl<B: Backend> Tensor<B> {
         Self,
         impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, TensorTangent<B>) + use<B>,
     ) {
-        let hot = or_panic(self.one_hot_labels(labels, "nll"));
-        let scale = -1.0 / self.shape()[0].max(1) as f64;
-        let y = self.mul(&hot).sum_all().mul_scalar(scale);
+        let (y, _, hot, scale) = or_panic(self.labelled_nll(labels, "nll", Self::clone));
         (y, move |d| {
             (
-                slot(needs[0], &d, |d| hot.mul(d).mul_scalar(scale)),
+                slot(needs[0], &d, |d| hot.mul(d).mul_scalar(-scale)),
                 TensorTangent::Zero,
             )
         })
@@ -155,12 +173,9 @@ impl<B: Backend> Tensor<B> {
 
     /// [`cross_entropy`](Tensor::cross_entropy) returning an error on bad input.
     pub fn try_cross_entropy(&self, labels: &Self) -> Result<Self, TensorError> {
-        let hot = self.one_hot_labels(labels, "cross_entropy")?;
         Ok(self
-            .log_softmax(1)
-            .mul(&hot)
-            .sum_all()
-            .mul_scalar(-1.0 / self.shape()[0].max(1) as f64))
+            .labelled_nll(labels, "cross_entropy", |z| z.log_softmax(1))?
+            .0)
     }
 
     /// Derivative rule of [`cross_entropy`](Tensor::cross_entropy): `z̄ = ȳ(softmax(z) −
@@ -174,10 +189,8 @@ impl<B: Backend> Tensor<B> {
         Self,
         impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, TensorTangent<B>) + use<B>,
     ) {
-        let hot = or_panic(self.one_hot_labels(labels, "cross_entropy"));
-        let scale = 1.0 / self.shape()[0].max(1) as f64;
-        let logp = self.log_softmax(1);
-        let y = logp.mul(&hot).sum_all().mul_scalar(-scale);
+        let (y, logp, hot, scale) =
+            or_panic(self.labelled_nll(labels, "cross_entropy", |z| z.log_softmax(1)));
         (y, move |d| {
             (
                 slot(needs[0], &d, |d| {

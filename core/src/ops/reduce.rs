@@ -21,6 +21,16 @@ use adjoint_backend::{BinaryOp, ReduceOp};
 pub(crate) type Reduced<B> = (TensorTangent<B>, NoTangent, NoTangent);
 
 impl<B: Backend> Tensor<B> {
+    /// Every axis, `0..rank`.
+    fn all_axes(&self) -> Vec<isize> {
+        (0..self.rank() as isize).collect()
+    }
+
+    /// `1/n` for a reduction to `kept` (reduced axes of size 1): `n` elements per output.
+    fn mean_scale(&self, kept: &[usize]) -> f64 {
+        kept.iter().product::<usize>() as f64 / self.len().max(1) as f64
+    }
+
     /// Reduces over `axes` with `op`; the result keeps the axes (size 1) if `keepdim`.
     fn try_reduce(
         &self,
@@ -62,8 +72,7 @@ impl<B: Backend> Tensor<B> {
     /// `Σ x` over all elements, as a rank-0 tensor.
     #[track_caller]
     pub fn sum_all(&self) -> Self {
-        let axes: Vec<isize> = (0..self.rank() as isize).collect();
-        self.sum(&axes, false)
+        self.sum(&self.all_axes(), false)
     }
 
     /// Derivative rule of [`sum`](Tensor::sum): `x̄ = ȳ` broadcast back.
@@ -94,23 +103,21 @@ impl<B: Backend> Tensor<B> {
         Self,
         impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>,) + use<B>,
     ) {
-        let axes: Vec<isize> = (0..self.rank() as isize).collect();
-        let (y, pb) = self.sum_vjp_full(&axes, false, [needs[0], false, false]);
-        (y, move |d| (pb(d).0,))
+        let (y, pb) = self.sum_vjp_full(&self.all_axes(), false, [needs[0], false, false]);
+        (y, input_slot(pb))
     }
 
     /// The mean over `axes`: `Σ x / n` with `n` the number of reduced elements.
     #[track_caller]
     pub fn mean(&self, axes: &[isize], keepdim: bool) -> Self {
         let (y, kept) = or_panic(self.try_reduce(ReduceOp::Sum, axes, keepdim, "mean"));
-        y.mul_scalar(kept.iter().product::<usize>() as f64 / self.len().max(1) as f64)
+        y.mul_scalar(self.mean_scale(&kept))
     }
 
     /// The mean of all elements, as a rank-0 tensor.
     #[track_caller]
     pub fn mean_all(&self) -> Self {
-        let axes: Vec<isize> = (0..self.rank() as isize).collect();
-        self.mean(&axes, false)
+        self.mean(&self.all_axes(), false)
     }
 
     /// Derivative rule of [`mean`](Tensor::mean): `x̄ = ȳ / n` broadcast back.
@@ -122,7 +129,7 @@ impl<B: Backend> Tensor<B> {
         needs: [bool; 3],
     ) -> (Self, impl FnOnce(TensorTangent<B>) -> Reduced<B> + use<B>) {
         let (y, kept) = or_panic(self.try_reduce(ReduceOp::Sum, axes, keepdim, "mean"));
-        let scale = kept.iter().product::<usize>() as f64 / self.len().max(1) as f64;
+        let scale = self.mean_scale(&kept);
         let shape = self.shape().to_vec();
         (y.mul_scalar(scale), move |d| {
             (
@@ -144,9 +151,8 @@ impl<B: Backend> Tensor<B> {
         Self,
         impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>,) + use<B>,
     ) {
-        let axes: Vec<isize> = (0..self.rank() as isize).collect();
-        let (y, pb) = self.mean_vjp_full(&axes, false, [needs[0], false, false]);
-        (y, move |d| (pb(d).0,))
+        let (y, pb) = self.mean_vjp_full(&self.all_axes(), false, [needs[0], false, false]);
+        (y, input_slot(pb))
     }
 
     /// The largest element over `axes`.
@@ -191,18 +197,23 @@ impl<B: Backend> Tensor<B> {
         keepdim: bool,
         needs: [bool; 3],
     ) -> (Self, impl FnOnce(TensorTangent<B>) -> Reduced<B> + use<B>) {
-        let (y, kept) = or_panic(self.try_reduce(op, axes, keepdim, "max"));
+        let name = if matches!(op, ReduceOp::Min) {
+            "min"
+        } else {
+            "max"
+        };
+        let (y, kept) = or_panic(self.try_reduce(op, axes, keepdim, name));
         let saved = needs[0].then(|| {
             (
                 self.clone(),
                 y.clone(),
-                normalize_axes("max", axes, self.shape()).expect("checked"),
+                normalize_axes(name, axes, self.shape()).expect("checked"),
             )
         });
         (y, move |d| {
             let dx = slot(needs[0], &d, |d| {
                 let (x, y, axes) = saved.expect("saved");
-                let mask = x.binary(&y.with_shape(kept.clone()), BinaryOp::Eq, "max");
+                let mask = x.binary(&y.with_shape(kept.clone()), BinaryOp::Eq, name);
                 let axes: Vec<isize> = axes.iter().map(|&a| a as isize).collect();
                 let count = mask.sum(&axes, true);
                 mask.mul(&d.with_shape(kept).div(&count))
@@ -232,7 +243,7 @@ impl<B: Backend> Tensor<B> {
                 .square()
                 .try_reduce(ReduceOp::Sum, axes, keepdim, "var"),
         );
-        let scale = kept.iter().product::<usize>() as f64 / self.len().max(1) as f64;
+        let scale = self.mean_scale(&kept);
         (y.mul_scalar(scale), move |d| {
             let dx = slot(needs[0], &d, |d| {
                 centred.mul(&d.with_shape(kept)).mul_scalar(2.0 * scale)
@@ -263,6 +274,13 @@ impl<B: Backend> Tensor<B> {
         let s = B::argmax(self.storage(), self.shape(), a);
         Tensor::from_storage(s, drop_axes(self.shape(), &[a]))
     }
+}
+
+/// The pullback of a reduction over all axes: only the input's slot.
+fn input_slot<B: Backend>(
+    pb: impl FnOnce(TensorTangent<B>) -> Reduced<B>,
+) -> impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>,) {
+    move |d| (pb(d).0,)
 }
 
 /// `shape` without `axes`.

@@ -1,8 +1,8 @@
 //! [`Adam`]: Adam and AdamW, as `torch.optim.Adam` and `torch.optim.AdamW`.
 
 use super::{Optimizer, Slots, check_non_negative, fused_update};
+use crate::Parameters;
 use crate::tensor::{Backend, Cpu, Tensor, UpdateOp};
-use crate::{ParamPath, Parameters};
 
 /// The moments of one parameter and its own step count.
 #[derive(Clone, Debug)]
@@ -140,11 +140,7 @@ impl<B: Backend> Optimizer<B> for Adam<B> {
             decoupled,
             ref mut state,
         } = *self;
-        let mut index = 0;
-        model.visit_mut(grad, &mut ParamPath::new(), &mut |name, param, g| {
-            let slot = state.get(index, name, || None);
-            index += 1;
-            let Some(g) = g else { return };
+        state.visit(model, grad, |name, param, g, slot| {
             let s = slot.get_or_insert_with(|| Moments {
                 step: 0,
                 m: param.zeros_like(),
@@ -165,7 +161,6 @@ impl<B: Backend> Optimizer<B> for Adam<B> {
             };
             fused_update(name, op, param, g, &mut [&mut s.m, &mut s.v]);
         });
-        state.finish(index);
     }
 
     fn lr(&self) -> f64 {

@@ -68,8 +68,8 @@ pub use clip::{clip_grad_norm, grad_norm};
 pub use schedule::{CosineWithWarmup, LrSchedule, StepLr};
 pub use sgd::Sgd;
 
-use crate::Parameters;
 use crate::tensor::{Backend, Cpu, Tensor, UpdateOp};
+use crate::{ParamPath, Parameters};
 
 /// A first-order optimizer: moves a model's parameters along its gradient, in place.
 pub trait Optimizer<B: Backend = Cpu> {
@@ -126,6 +126,31 @@ impl<S> Slots<S> {
             "optimizer: the model has {visited} parameters, but it had {} on earlier steps (one optimizer serves one model)",
             self.items.len()
         );
+    }
+
+    /// Calls `f(name, parameter, gradient, state)` for every parameter of `model` with a
+    /// gradient in `grad`, its state created by `S::default()` on first use; then checks, as
+    /// [`finish`](Slots::finish) does, that the model had as many parameters as before.
+    ///
+    /// # Panics
+    /// If the model changed shape since earlier steps (see [`get`](Slots::get)).
+    #[track_caller]
+    pub(crate) fn visit<B: Backend, M: Parameters<B>>(
+        &mut self,
+        model: &mut M,
+        grad: &M::Tangent,
+        mut f: impl FnMut(&str, &mut Tensor<B>, &Tensor<B>, &mut S),
+    ) where
+        S: Default,
+    {
+        let mut index = 0;
+        model.visit_mut(grad, &mut ParamPath::new(), &mut |name, param, g| {
+            let state = self.get(index, name, S::default);
+            index += 1;
+            let Some(g) = g else { return };
+            f(name, param, g, state);
+        });
+        self.finish(index);
     }
 
     /// The state of the parameter at `path`, if it has taken a step.

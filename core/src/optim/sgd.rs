@@ -1,8 +1,8 @@
 //! [`Sgd`]: stochastic gradient descent with momentum, as `torch.optim.SGD`.
 
 use super::{Optimizer, Slots, check_non_negative, fused_update};
+use crate::Parameters;
 use crate::tensor::{Backend, Cpu, Tensor, UpdateOp};
-use crate::{ParamPath, Parameters};
 
 /// Stochastic gradient descent with optional momentum, dampening, Nesterov momentum and
 /// weight decay: `torch.optim.SGD`, formula for formula.
@@ -115,11 +115,7 @@ impl<B: Backend> Optimizer<B> for Sgd<B> {
             nesterov,
             ref mut state,
         } = *self;
-        let mut index = 0;
-        model.visit_mut(grad, &mut ParamPath::new(), &mut |name, param, g| {
-            let buffer = state.get(index, name, || None);
-            index += 1;
-            let Some(g) = g else { return };
+        state.visit(model, grad, |name, param, g, buffer| {
             let op = UpdateOp::Sgd {
                 lr,
                 momentum,
@@ -135,7 +131,6 @@ impl<B: Backend> Optimizer<B> for Sgd<B> {
                 fused_update(name, op, param, g, &mut [b]);
             }
         });
-        state.finish(index);
     }
 
     fn lr(&self) -> f64 {

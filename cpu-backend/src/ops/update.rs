@@ -11,27 +11,25 @@ trait Elem: Real {
     fn of_mut(s: &mut CpuStorage) -> &mut [Self];
 }
 
+/// The panic of a buffer that is not of the expected element type.
+#[track_caller]
+fn wrong_dtype(s: &CpuStorage, expected: &str) -> ! {
+    panic!("update: buffer of {:?}, expected {expected}", s.dtype())
+}
+
 macro_rules! elem {
     ($t:ty, $variant:ident) => {
         impl Elem for $t {
             fn of(s: &CpuStorage) -> &[$t] {
                 match s {
                     CpuStorage::$variant(v) => v,
-                    other => panic!(
-                        "update: buffer of {:?}, expected {}",
-                        other.dtype(),
-                        stringify!($t)
-                    ),
+                    other => wrong_dtype(other, stringify!($t)),
                 }
             }
             fn of_mut(s: &mut CpuStorage) -> &mut [$t] {
                 match s {
                     CpuStorage::$variant(v) => v,
-                    other => panic!(
-                        "update: buffer of {:?}, expected {}",
-                        other.dtype(),
-                        stringify!($t)
-                    ),
+                    other => wrong_dtype(other, stringify!($t)),
                 }
             }
         }
