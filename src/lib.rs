@@ -114,7 +114,8 @@
 //! ## Structs
 //! `#[derive(Differentiable)]` gives a struct a tangent struct with the same field names and
 //! lets differentiable code read its fields (`self.w`): see [`Differentiable`](macro@Differentiable).
-//! Reading a field of an active value whose type implements `Differentiable` by hand fails
+//! `#[no_derivative]` fields (a rate, a size, a flag) are read like any other and carry no
+//! derivative. Reading a field of an active value whose type implements `Differentiable` by hand fails
 //! with ``no method named `__field_w_vjp_full` ``: derive the trait instead. A struct read as
 //! a field of an active value (a nested layer) is cloned, so it must be `Clone`.
 //!

@@ -236,3 +236,58 @@ fn sum_of(
 fn applied_sum(g: &Gain, x: &Tensor) -> Tensor {
     g.apply(x).sum_all()
 }
+
+/// `#[no_derivative]` fields are data, read freely in differentiable code.
+#[derive(Clone, Differentiable)]
+struct Configured {
+    w: f64,
+    #[no_derivative]
+    scale: f64,
+    #[no_derivative]
+    repeats: usize,
+    #[no_derivative]
+    eps: f64,
+}
+
+#[differentiable]
+impl Configured {
+    #[differentiable]
+    fn apply(&self, x: f64) -> f64 {
+        let mut y = x;
+        for _ in 0..self.repeats {
+            y = y * self.w * self.scale;
+        }
+        y + self.eps
+    }
+
+    #[differentiable]
+    fn normalized(
+        &self,
+        x: &Tensor,
+        #[no_derivative] g: &Tensor,
+        #[no_derivative] b: &Tensor,
+    ) -> Tensor {
+        x.layer_norm(g, b, self.eps).sum_all() * self.w
+    }
+}
+
+#[test]
+fn no_derivative_fields_are_data() {
+    let c = Configured {
+        w: 2.0,
+        scale: 0.5,
+        repeats: 3,
+        eps: 1e-5,
+    };
+    // y = x (w s)³ + eps: ∂w = 3 x w² s³, ∂x = (w s)³; scale, repeats and eps get no tangent
+    let (dc, dx) = gradient(c.apply_vjp(1.5));
+    assert_eq!((dc.w, dx), (3.0 * 1.5 * 4.0 * 0.125, 1.0));
+    // the sum of a layer norm is 0 whatever x, so the w-derivative is 0
+    let x = Tensor::from_vec(vec![1.0_f64, 2.0, 4.0], &[1, 3]);
+    let (g, b) = (
+        Tensor::from_vec(vec![1.0_f64; 3], &[3]),
+        Tensor::from_vec(vec![0.0_f64; 3], &[3]),
+    );
+    let (dc, _) = gradient(c.normalized_vjp(&x, &g, &b));
+    assert!(dc.w.abs() < 1e-12, "{}", dc.w);
+}

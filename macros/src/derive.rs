@@ -383,9 +383,31 @@ fn accessors(
             }
         }
     });
+    // A `#[no_derivative]` field read from an active struct is data: its accessor's pullback
+    // takes `Dropped`, which absorbs whatever its consumers hand back.
+    let dropped = fields.iter().filter(|f| !f.differentiable).map(|f| {
+        let (ty, member) = (&f.ty, &f.member);
+        let method = names::full_method(&format_ident!("__field_{}", f.label, span = Span::call_site()));
+        quote! {
+            #[doc(hidden)]
+            #[allow(clippy::type_complexity)]
+            pub fn #method(
+                &self,
+                _needs: [bool; 1],
+            ) -> (#ty, impl use<#(#captured),*> + FnOnce(::adjoint::__private::Dropped) -> (#tangent #ty_generics,))
+            where
+                for<'__adjoint> #ty: ::core::clone::Clone,
+            {
+                (::core::clone::Clone::clone(&self.#member), move |_| {
+                    (<#tangent #ty_generics as ::adjoint::TangentVector>::zero(),)
+                })
+            }
+        }
+    });
     quote! {
         impl #impl_generics #name #ty_generics #where_clause {
             #(#methods)*
+            #(#dropped)*
         }
     }
 }

@@ -28,6 +28,9 @@ pub struct Node {
     pub deps: u128,
     /// Errors to report if the node turns out to reach the result.
     pub errors: Vec<(Span, String)>,
+    /// A field read of an active struct: its adjoint has the type the derived accessor's
+    /// pullback takes (the field's tangent, or `Dropped` for a `#[no_derivative]` field).
+    pub field_read: bool,
 }
 
 /// How a node's adjoint flows back to its operands.
@@ -133,6 +136,7 @@ impl Graph {
             kind,
             deps,
             errors: Vec::new(),
+            field_read: false,
         });
         self.nodes.len() - 1
     }

@@ -643,13 +643,17 @@ impl<'u> Lowering<'u> {
             (Member::Named(name), act @ Act::Active(_)) => {
                 let accessor =
                     names::full_method(&format_ident!("__field_{}", name, span = name.span()));
-                self.rule(
+                let read = self.rule(
                     vec![act],
                     vec![f.base.span()],
                     name.span(),
                     rebuilt,
                     |n| quote_spanned!(name.span()=> #base.#accessor([#(#n),*])),
-                )
+                );
+                if let Act::Active(id) = read.1 {
+                    self.graph.nodes[id].field_read = true;
+                }
+                read
             }
             (_, act @ Act::Poison(..)) => (rebuilt, act),
             _ => (rebuilt, Act::Inactive),

@@ -160,8 +160,14 @@ impl Writer<'_> {
                     // parameter) is reported at the argument.
                     let name = format_ident!("__s{}_{}", id, j);
                     let arg = quote_spanned!(*span=> { #name });
+                    // A field read converts to what its accessor takes (`Dropped` absorbs anything).
+                    let convert = if self.graph.nodes[*operand].field_read {
+                        quote!(field_partial)
+                    } else {
+                        quote!(arg_tangent)
+                    };
                     self.partials[*operand]
-                        .push(quote_spanned!(*span=> ::adjoint::__private::arg_tangent(#arg)));
+                        .push(quote_spanned!(*span=> ::adjoint::__private::#convert(#arg)));
                 }
             }
             NodeKind::InoutOut { call, slot } => {

@@ -86,10 +86,66 @@ pub enum Branch<A, B> {
     Second(B),
 }
 
-/// `a + b` of two tangents.
+/// The adjoint of a `#[no_derivative]` field read from an active struct: whatever tangent its
+/// consumers hand back is dropped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dropped;
+
+/// Converts a consumer's tangent slot into the adjoint of a field read: the field's tangent
+/// for a differentiated field, anything for a `#[no_derivative]` one.
+#[diagnostic::on_unimplemented(
+    message = "this field carries a derivative, but the called function does not differentiate the argument it is passed to",
+    note = "if dropping its derivative is intended, pass `without_derivative(..)`, or mark the field `#[no_derivative]`"
+)]
+pub trait FieldPartial<T> {
+    /// The adjoint.
+    fn into_field_partial(self) -> T;
+}
+
+impl<T: TangentVector> FieldPartial<T> for T {
+    #[inline(always)]
+    fn into_field_partial(self) -> T {
+        self
+    }
+}
+
+impl<S> FieldPartial<Dropped> for S {
+    #[inline(always)]
+    fn into_field_partial(self) -> Dropped {
+        Dropped
+    }
+}
+
+/// See [`FieldPartial`].
 #[inline(always)]
-pub fn plus<T: TangentVector>(a: T, b: T) -> T {
-    a.plus(b)
+pub fn field_partial<T, S: FieldPartial<T>>(slot: S) -> T {
+    slot.into_field_partial()
+}
+
+/// Addition of the partial adjoints of one value: tangents, or [`Dropped`].
+pub trait Plus {
+    /// `self + other`.
+    fn plus_partial(self, other: Self) -> Self;
+}
+
+impl<T: TangentVector> Plus for T {
+    #[inline(always)]
+    fn plus_partial(self, other: Self) -> Self {
+        self.plus(other)
+    }
+}
+
+impl Plus for Dropped {
+    #[inline(always)]
+    fn plus_partial(self, _: Self) -> Self {
+        Dropped
+    }
+}
+
+/// `a + b` of two partial adjoints.
+#[inline(always)]
+pub fn plus<T: Plus>(a: T, b: T) -> T {
+    a.plus_partial(b)
 }
 
 /// Takes the tangent out of an inout accumulator, leaving zero.
