@@ -291,3 +291,32 @@ fn no_derivative_fields_are_data() {
     let (dc, _) = gradient(c.normalized_vjp(&x, &g, &b));
     assert!(dc.w.abs() < 1e-12, "{}", dc.w);
 }
+
+/// Layers in a `Vec` and in an array, read as `p.layers[i].k`.
+#[derive(Clone, Differentiable)]
+struct Deep {
+    layers: Vec<Scale>,
+    pair: [Scale; 2],
+}
+
+#[differentiable]
+fn deep(p: &Deep, x: f64) -> f64 {
+    let mut y = x;
+    for i in 0..p.layers.len() {
+        y = y * p.layers[i].k;
+    }
+    y * p.pair[0].k + p.pair[1].k
+}
+
+#[test]
+fn vec_and_array_fields() {
+    let p = Deep {
+        layers: vec![Scale { k: 2.0 }, Scale { k: 3.0 }],
+        pair: [Scale { k: 5.0 }, Scale { k: 7.0 }],
+    };
+    // y = x k0 k1 q0 + q1
+    let (dp, dx) = gradient(deep_vjp(&p, 1.5));
+    let ks: Vec<f64> = dp.layers.iter().map(|t| t.k).collect();
+    assert_eq!(ks, vec![1.5 * 3.0 * 5.0, 1.5 * 2.0 * 5.0]);
+    assert_eq!((dp.pair[0].k, dp.pair[1].k, dx), (1.5 * 6.0, 1.0, 30.0));
+}
