@@ -303,7 +303,7 @@ struct Deep {
 fn deep(p: &Deep, x: f64) -> f64 {
     let mut y = x;
     for i in 0..p.layers.len() {
-        y = y * p.layers[i].k;
+        y *= p.layers[i].k;
     }
     y * p.pair[0].k + p.pair[1].k
 }
