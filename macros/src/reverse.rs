@@ -129,47 +129,7 @@ impl Writer<'_> {
                 slots,
                 spans,
                 inout,
-            } => {
-                let mut names = slot_names("__s", id, slots);
-                let mut io = Vec::new();
-                for &j in inout {
-                    names[j] = quote!(_);
-                    let acc = format_ident!("__io{}_{}", id, j);
-                    if !self.inout_declared.contains(&(id, j)) {
-                        self.code
-                            .extend(quote!(let mut #acc = ::adjoint::__private::zero();));
-                    }
-                    io.push(acc);
-                }
-                let call = if io.is_empty() {
-                    quote!(#pullback(#adjoint))
-                } else {
-                    quote!(#pullback(#adjoint, (#(&mut #io,)*)))
-                };
-                self.code.extend(quote!(let (#(#names,)*) = #call;));
-                for (j, (slot, span)) in slots.iter().zip(spans).enumerate() {
-                    let Some(operand) = slot else { continue };
-                    if inout.contains(&j) {
-                        // The `&mut` tangent now holds the adjoint of the value before the call.
-                        let acc = format_ident!("__io{}_{}", id, j);
-                        self.partials[*operand].push(quote!(#acc));
-                        continue;
-                    }
-                    // The braces carry the argument's span (the name keeps the macro's
-                    // hygiene): a tangent that cannot flow back (a `#[no_derivative]`
-                    // parameter) is reported at the argument.
-                    let name = format_ident!("__s{}_{}", id, j);
-                    let arg = quote_spanned!(*span=> { #name });
-                    // A field read converts to what its accessor takes (`Dropped` absorbs anything).
-                    let convert = if self.graph.nodes[*operand].field_read {
-                        quote!(field_partial)
-                    } else {
-                        quote!(arg_tangent)
-                    };
-                    self.partials[*operand]
-                        .push(quote_spanned!(*span=> ::adjoint::__private::#convert(#arg)));
-                }
-            }
+            } => self.rule(id, &adjoint, pullback, slots, spans, inout),
             NodeKind::InoutOut { call, slot } => {
                 // The adjoint of the variable after the call seeds the call's `&mut` tangent.
                 let acc = format_ident!("__io{}_{}", call, slot);
@@ -183,35 +143,33 @@ impl Writer<'_> {
             NodeKind::Tuple(parts) => {
                 let names = slot_names("__c", id, parts);
                 self.code.extend(quote!(let (#(#names,)*) = #adjoint;));
-                for (name, part) in names.iter().zip(parts) {
-                    if let Some(operand) = part {
-                        self.partials[*operand].push(name.clone());
-                    }
-                }
+                self.hand_out(&names, parts);
             }
             NodeKind::Elements { parts, vec } => {
                 let names = slot_names("__c", id, parts);
-                if *vec {
-                    let n = parts.len();
-                    self.code.extend(quote!(let [#(#names,)*] = ::adjoint::__private::vec_parts::<_, #n>(#adjoint);));
+                let n = parts.len();
+                let source = if *vec {
+                    quote!(::adjoint::__private::vec_parts::<_, #n>(#adjoint))
                 } else {
-                    self.code.extend(quote!(let [#(#names,)*] = #adjoint;));
-                }
-                for (name, part) in names.iter().zip(parts) {
-                    if let Some(operand) = part {
-                        self.partials[*operand].push(name.clone());
-                    }
-                }
+                    quote!(#adjoint)
+                };
+                self.code.extend(quote!(let [#(#names,)*] = #source;));
+                self.hand_out(&names, parts);
             }
             NodeKind::TupleStruct { parts } => {
                 self.code.extend(quote!(let mut #adjoint = #adjoint;));
-                for (i, part) in parts.iter().enumerate() {
-                    if let Some(operand) = part {
+                let names: Vec<TokenStream> = parts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, part)| {
                         let name = format_ident!("__c{}_{}", id, i);
-                        self.code.extend(quote!(let #name = ::adjoint::__private::take_component::<#i, _>(&mut #adjoint);));
-                        self.partials[*operand].push(quote!(#name));
-                    }
-                }
+                        if part.is_some() {
+                            self.code.extend(quote!(let #name = ::adjoint::__private::take_component::<#i, _>(&mut #adjoint);));
+                        }
+                        quote!(#name)
+                    })
+                    .collect();
+                self.hand_out(&names, parts);
             }
             NodeKind::Struct {
                 path,
@@ -222,11 +180,8 @@ impl Writer<'_> {
                 self.code.extend(
                     quote!(let #adjoint: <#path as ::adjoint::Differentiable>::Tangent = #adjoint;),
                 );
-                for (field, part) in fields.iter().zip(parts) {
-                    if let Some(operand) = part {
-                        self.partials[*operand].push(quote!(#adjoint.#field));
-                    }
-                }
+                let names: Vec<TokenStream> = fields.iter().map(|f| quote!(#adjoint.#f)).collect();
+                self.hand_out(&names, parts);
             }
             NodeKind::Index {
                 base,
@@ -252,12 +207,69 @@ impl Writer<'_> {
                 let names = slot_names("__r", id, carried);
                 self.code
                     .extend(quote!(let (#(#names,)*) = #pullback(#adjoint, (#(#accs,)*));));
-                for (name, entry) in names.iter().zip(carried) {
-                    if let Some(entry) = entry {
-                        self.partials[*entry].push(name.clone());
-                    }
-                }
+                self.hand_out(&names, carried);
             }
+        }
+    }
+
+    /// Gives each part its adjoint, named in `names`, as a partial.
+    fn hand_out(&mut self, names: &[TokenStream], parts: &[Option<NodeId>]) {
+        for (name, part) in names.iter().zip(parts) {
+            if let Some(operand) = part {
+                self.partials[*operand].push(name.clone());
+            }
+        }
+    }
+
+    /// A rule's pullback call, and its slots handed to the operands (inout slots through the
+    /// call's `&mut` tangents).
+    fn rule(
+        &mut self,
+        id: NodeId,
+        adjoint: &proc_macro2::Ident,
+        pullback: &proc_macro2::Ident,
+        slots: &[Option<NodeId>],
+        spans: &[proc_macro2::Span],
+        inout: &[usize],
+    ) {
+        let mut names = slot_names("__s", id, slots);
+        let mut io = Vec::new();
+        for &j in inout {
+            names[j] = quote!(_);
+            let acc = format_ident!("__io{}_{}", id, j);
+            if !self.inout_declared.contains(&(id, j)) {
+                self.code
+                    .extend(quote!(let mut #acc = ::adjoint::__private::zero();));
+            }
+            io.push(acc);
+        }
+        let call = if io.is_empty() {
+            quote!(#pullback(#adjoint))
+        } else {
+            quote!(#pullback(#adjoint, (#(&mut #io,)*)))
+        };
+        self.code.extend(quote!(let (#(#names,)*) = #call;));
+        for (j, (slot, span)) in slots.iter().zip(spans).enumerate() {
+            let Some(operand) = slot else { continue };
+            if inout.contains(&j) {
+                // The `&mut` tangent now holds the adjoint of the value before the call.
+                let acc = format_ident!("__io{}_{}", id, j);
+                self.partials[*operand].push(quote!(#acc));
+                continue;
+            }
+            // The braces carry the argument's span (the name keeps the macro's hygiene): a
+            // tangent that cannot flow back (a `#[no_derivative]` parameter) is reported at the
+            // argument. A field read converts to what its accessor takes (`Dropped` absorbs
+            // anything).
+            let name = format_ident!("__s{}_{}", id, j);
+            let arg = quote_spanned!(*span=> { #name });
+            let convert = if self.graph.nodes[*operand].field_read {
+                quote!(field_partial)
+            } else {
+                quote!(arg_tangent)
+            };
+            self.partials[*operand]
+                .push(quote_spanned!(*span=> ::adjoint::__private::#convert(#arg)));
         }
     }
 }
