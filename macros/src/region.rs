@@ -285,60 +285,40 @@ impl Lowering<'_> {
             payload: None,
             bound_as: Act::Inactive,
         };
-        let mut carried: Vec<usize> = (0..assigned.len())
+        let initially: Vec<usize> = (0..assigned.len())
             .filter(|&j| self.lookup(&assigned[j]).is_some_and(is_active))
             .collect();
         let all_deps = free.iter().map(|i| i.deps).fold(0, |a, d| a | d)
-            | carried
+            | initially
                 .iter()
                 .fold(0, |a, &j| a | self.deps_of(&assigned[j]));
-        let inputs_for = |carried: &[usize], this: &Self| -> Vec<Input> {
-            let mut inputs: Vec<Input> = carried
-                .iter()
-                .map(|&j| Input {
-                    name: assigned[j].clone(),
-                    outer: match this.lookup(&assigned[j]) {
-                        Some(Act::Active(id)) => Some(*id),
-                        _ => None,
-                    },
-                    deps: all_deps,
-                })
-                .collect();
-            inputs.extend(free.iter().cloned());
-            inputs
+        let vars = LoopVars {
+            assigned,
+            free,
+            all_deps,
         };
-        let analysed = loop {
-            let inputs = inputs_for(&carried, self);
-            let child = self.run_child(&arm, &inputs, &assigned, None);
-            let grown: Vec<usize> = (0..assigned.len())
-                .filter(|j| is_active(&child.finals[*j]) && !carried.contains(j))
-                .collect();
-            if grown.is_empty() {
-                break child;
-            }
-            carried.extend(grown);
-            carried.sort_unstable();
-        };
+        let (carried, analysed) = self.settle_carried(&arm, &vars, initially);
+        let LoopVars { assigned, free, .. } = &vars;
         if carried.is_empty() {
             for (j, name) in assigned.iter().enumerate() {
                 let act = analysed.finals[j].clone();
                 self.assign(name, if is_active(&act) { Act::Inactive } else { act });
             }
-            let inputs = inputs_for(&carried, self);
-            self.check_escapes(&arm, &inputs, &assigned, analysed.graph.nodes.len());
+            let inputs = vars.inputs(&carried, self);
+            self.check_escapes(&arm, &inputs, assigned, analysed.graph.nodes.len());
             return (original, Act::Inactive);
         }
         if scan::has_loop_exit(tokens) {
             let message = "this loop exits with a labelled `break`/`continue` or `break value`, which is not supported over active values yet: use a flag and plain `break`";
             let poison = Act::Poison(body.brace_token.span.join(), message.into());
-            for name in &assigned {
+            for name in assigned {
                 self.assign(name, poison.clone());
             }
             return (original, poison);
         }
-        let inputs = inputs_for(&carried, self);
+        let inputs = vars.inputs(&carried, self);
         let pullback = format_ident!("__pb{}", self.graph.nodes.len());
-        let (accumulated, acc_slots) = accumulators(&free);
+        let (accumulated, acc_slots) = accumulators(free);
         let acc_count = accumulated.len();
         let kind = NodeKind::Region {
             pullback: pullback.clone(),
@@ -361,7 +341,7 @@ impl Lowering<'_> {
             .map(|&j| analysed.finals[j].clone())
             .collect();
         let useful = activity::useful_from(&analysed.graph, &roots);
-        let child = self.run_child(&arm, &inputs, &assigned, Some(&useful));
+        let child = self.run_child(&arm, &inputs, assigned, Some(&useful));
         self.absorb(&child, &roots);
         let sinks: Vec<Sink> = (0..carried.len())
             .map(Sink::Return)
@@ -375,50 +355,121 @@ impl Lowering<'_> {
             acc_count,
             carried.len(),
         );
-        let ins: Vec<Ident> = (0..acc_count).map(|i| format_ident!("__in{}", i)).collect();
-        let (hoisted, stmts) = (&child.hoisted, &child.block.stmts);
-        let acc_ty = acc_type(acc_count);
+        let code = LoopCode {
+            pullback: pullback.clone(),
+            step,
+            ins: (0..acc_count).map(|i| format_ident!("__in{}", i)).collect(),
+            hoisted: child.hoisted,
+            stmts: child.block.stmts,
+            acc_ty: acc_type(acc_count),
+        };
         let carried_names: Vec<&String> = carried.iter().map(|&j| &assigned[j]).collect();
         let captured: Vec<&String> = carried_names
             .iter()
             .copied()
             .chain(free.iter().map(|i| &i.name))
             .collect();
-        if let Some(replay) = replay.filter(|_| {
+        let expr = match replay.filter(|_| {
             exit_check.is_empty()
                 && accumulates_only(body, &carried_names)
                 && (self.refs_capturable || !captured.iter().any(|n| self.ref_names.contains(n)))
         }) {
-            // Recomputation: the loop only adds into its carried variables, so their adjoints
-            // are the same in every iteration and the iterations can be differentiated in any
-            // order. The forward pass runs the loop on values; the pullback runs it again,
-            // differentiating each iteration as it goes: nothing is stored per iteration.
-            let Replay { pattern, range } = replay;
-            let names: Vec<Ident> = captured.iter().map(|n| format_ident!("{}", n)).collect();
-            let caps: Vec<Ident> = (0..names.len())
-                .map(|k| format_ident!("__cap{}", k))
+            Some(replay) => code.replayed(replay, body, &captured),
+            None => code.taped(setup, header, exit_check),
+        };
+        self.hoisted.push(pullback);
+        (expr, Act::Inactive)
+    }
+
+    /// Grows the carried set from the variables active before the loop until a lowering of
+    /// the body makes no further assigned variable active (a variable becomes active in one
+    /// iteration and is read in the next); returns the set and that lowering.
+    fn settle_carried(
+        &self,
+        arm: &Arm,
+        vars: &LoopVars,
+        mut carried: Vec<usize>,
+    ) -> (Vec<usize>, Child) {
+        loop {
+            let inputs = vars.inputs(&carried, self);
+            let child = self.run_child(arm, &inputs, &vars.assigned, None);
+            let grown: Vec<usize> = (0..vars.assigned.len())
+                .filter(|j| is_active(&child.finals[*j]) && !carried.contains(j))
                 .collect();
-            let expr = parse_quote!(({
-                let __adjoint_range = #range;
-                #(let #caps = ::core::clone::Clone::clone(&#names);)*
-                for #pattern in ::core::clone::Clone::clone(&__adjoint_range) #body
-                #pullback = move |__seed, __acc: #acc_ty| {
-                    let (#(#ins,)*) = __acc;
-                    #(#[allow(unused_mut)] let mut #names = #caps;)*
-                    let mut __carry = __seed;
-                    for #pattern in __adjoint_range {
-                        #(let #hoisted;)*
-                        { #(#stmts)* };
-                        let __step = #step;
-                        __carry = __step(__carry, (#(&mut *#ins,)*));
-                    }
-                    __carry
-                };
-            }));
-            self.hoisted.push(pullback);
-            return (expr, Act::Inactive);
+            if grown.is_empty() {
+                return (carried, child);
+            }
+            carried.extend(grown);
+            carried.sort_unstable();
         }
-        let expr = parse_quote!(({
+    }
+
+    fn deps_of(&self, name: &str) -> u128 {
+        match self.lookup(name) {
+            Some(Act::Active(id)) => self.graph.nodes[*id].deps,
+            _ => 0,
+        }
+    }
+}
+
+/// A `for` loop over a range, which the pullback can run again.
+pub struct Replay {
+    pub pattern: TokenStream,
+    pub range: Expr,
+}
+
+/// The outer variables a loop body assigns and the active ones it only reads.
+struct LoopVars {
+    assigned: Vec<String>,
+    free: Vec<Input>,
+    /// What every carried variable may depend on: the union over all inputs, since an
+    /// iteration can mix them into any carried variable.
+    all_deps: u128,
+}
+
+impl LoopVars {
+    /// The region's inputs: the `carried` assigned variables first, then the free ones.
+    fn inputs(&self, carried: &[usize], lowering: &Lowering) -> Vec<Input> {
+        let mut inputs: Vec<Input> = carried
+            .iter()
+            .map(|&j| Input {
+                name: self.assigned[j].clone(),
+                outer: match lowering.lookup(&self.assigned[j]) {
+                    Some(Act::Active(id)) => Some(*id),
+                    _ => None,
+                },
+                deps: self.all_deps,
+            })
+            .collect();
+        inputs.extend(self.free.iter().cloned());
+        inputs
+    }
+}
+
+/// A lowered loop body, ready to be emitted: its statements, its reverse step `step`
+/// (`|carry, acc| -> carry`) and the pullback variable the loop's pullback is stored in.
+struct LoopCode {
+    pullback: Ident,
+    step: TokenStream,
+    ins: Vec<Ident>,
+    hoisted: Vec<Ident>,
+    stmts: Vec<Stmt>,
+    acc_ty: TokenStream,
+}
+
+impl LoopCode {
+    /// Taping: each iteration pushes its step closure, holding that iteration's residuals;
+    /// the pullback runs the closures in reverse.
+    fn taped(self, setup: TokenStream, header: TokenStream, exit_check: TokenStream) -> Expr {
+        let LoopCode {
+            pullback,
+            step,
+            ins,
+            hoisted,
+            stmts,
+            acc_ty,
+        } = self;
+        parse_quote!(({
             #setup
             #header {
                 #(let #hoisted;)*
@@ -434,23 +485,46 @@ impl Lowering<'_> {
                 }
                 __carry
             };
-        }));
-        self.hoisted.push(pullback);
-        (expr, Act::Inactive)
+        }))
     }
 
-    fn deps_of(&self, name: &str) -> u128 {
-        match self.lookup(name) {
-            Some(Act::Active(id)) => self.graph.nodes[*id].deps,
-            _ => 0,
-        }
+    /// Recomputation: the loop only adds into its carried variables, so their adjoints are the
+    /// same in every iteration and the iterations can be differentiated in any order. The
+    /// forward pass runs the loop on values; the pullback runs it again over copies of the
+    /// `captured` variables, differentiating each iteration as it goes: nothing is stored per
+    /// iteration.
+    fn replayed(self, replay: Replay, body: &Block, captured: &[&String]) -> Expr {
+        let LoopCode {
+            pullback,
+            step,
+            ins,
+            hoisted,
+            stmts,
+            acc_ty,
+        } = self;
+        let Replay { pattern, range } = replay;
+        let names: Vec<Ident> = captured.iter().map(|n| format_ident!("{}", n)).collect();
+        let caps: Vec<Ident> = (0..names.len())
+            .map(|k| format_ident!("__cap{}", k))
+            .collect();
+        parse_quote!(({
+            let __adjoint_range = #range;
+            #(let #caps = ::core::clone::Clone::clone(&#names);)*
+            for #pattern in ::core::clone::Clone::clone(&__adjoint_range) #body
+            #pullback = move |__seed, __acc: #acc_ty| {
+                let (#(#ins,)*) = __acc;
+                #(#[allow(unused_mut)] let mut #names = #caps;)*
+                let mut __carry = __seed;
+                for #pattern in __adjoint_range {
+                    #(let #hoisted;)*
+                    { #(#stmts)* };
+                    let __step = #step;
+                    __carry = __step(__carry, (#(&mut *#ins,)*));
+                }
+                __carry
+            };
+        }))
     }
-}
-
-/// A `for` loop over a range, which the pullback can run again.
-pub struct Replay {
-    pub pattern: TokenStream,
-    pub range: Expr,
 }
 
 /// Whether the body changes the carried variables only by `v += e` / `v -= e` with `e` not
