@@ -144,16 +144,7 @@ impl Lowering<'_> {
         rebuild: impl FnOnce(Vec<TokenStream>) -> Expr,
     ) -> (Expr, Act) {
         let tokens: TokenStream = arms.iter().map(|a| a.block.to_token_stream()).collect();
-        let mut inputs = self.inputs_of(tokens.clone(), &[]);
-        for (name, id) in arms.iter().filter_map(|a| a.payload.clone()) {
-            if !inputs.iter().any(|i| i.name == name) {
-                inputs.push(Input {
-                    name,
-                    outer: Some(id),
-                    deps: self.graph.nodes[id].deps,
-                });
-            }
-        }
+        let inputs = self.branch_inputs(&arms, tokens.clone());
         let assigned = self.assigned_outer(tokens);
         let first: Vec<Child> = arms
             .iter()
@@ -163,18 +154,12 @@ impl Lowering<'_> {
         let out_vars: Vec<usize> = (0..assigned.len())
             .filter(|&j| first.iter().any(|c| is_active(&c.finals[j])))
             .collect();
-        let poison_of = |acts: Vec<&Act>| {
-            acts.into_iter()
-                .find(|a| matches!(a, Act::Poison(..)))
-                .cloned()
-        };
         if !result_active && out_vars.is_empty() {
             for (j, name) in assigned.iter().enumerate() {
-                let act = poison_of(first.iter().map(|c| &c.finals[j]).collect())
-                    .unwrap_or(Act::Inactive);
+                let act = first_poison(first.iter().map(|c| &c.finals[j]));
                 self.assign(name, act);
             }
-            let tail = poison_of(first.iter().map(|c| &c.tail).collect()).unwrap_or(Act::Inactive);
+            let tail = first_poison(first.iter().map(|c| &c.tail));
             for (arm, analysed) in arms.iter().zip(&first) {
                 self.check_escapes(arm, &inputs, &assigned, analysed.graph.nodes.len());
             }
@@ -197,9 +182,7 @@ impl Lowering<'_> {
         for (j, name) in assigned.iter().enumerate() {
             let act = match out_vars.iter().position(|&v| v == j) {
                 Some(k) => self.component(id, offset + k),
-                None => {
-                    poison_of(first.iter().map(|c| &c.finals[j]).collect()).unwrap_or(Act::Inactive)
-                }
+                None => first_poison(first.iter().map(|c| &c.finals[j])),
             };
             self.assign(name, act);
         }
@@ -237,6 +220,23 @@ impl Lowering<'_> {
         }));
         self.hoisted.push(pullback);
         (expr, result)
+    }
+
+    /// The inputs of a branch: the active names its arms read, plus the payload an arm's
+    /// `Some(v)`/`Ok(v)` pattern binds from an active scrutinee (its tangent is the
+    /// scrutinee's).
+    fn branch_inputs(&self, arms: &[Arm], tokens: TokenStream) -> Vec<Input> {
+        let mut inputs = self.inputs_of(tokens, &[]);
+        for (name, id) in arms.iter().filter_map(|a| a.payload.clone()) {
+            if !inputs.iter().any(|i| i.name == name) {
+                inputs.push(Input {
+                    name,
+                    outer: Some(id),
+                    deps: self.graph.nodes[id].deps,
+                });
+            }
+        }
+        inputs
     }
 
     /// A region with no active output is emitted unchanged, but active values may still leave
@@ -525,6 +525,14 @@ impl LoopCode {
             };
         }))
     }
+}
+
+/// What a variable (or value) that is inactive in every arm is after the branch: poisoned if
+/// any arm poisoned it, so its error is reported where it is used, else inactive.
+fn first_poison<'a>(mut acts: impl Iterator<Item = &'a Act>) -> Act {
+    acts.find(|a| matches!(a, Act::Poison(..)))
+        .cloned()
+        .unwrap_or(Act::Inactive)
 }
 
 /// Whether the body changes the carried variables only by `v += e` / `v -= e` with `e` not
