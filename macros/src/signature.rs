@@ -205,94 +205,25 @@ pub fn analyse(
     let mut params = Vec::new();
     let mut has_receiver = false;
     for (index, (arg, &no_derivative)) in sig.inputs.iter().zip(excluded).enumerate() {
-        let param = match arg {
-            FnArg::Receiver(r) => {
-                has_receiver = true;
-                let (value_ty, is_mut) = value_type(&r.ty);
-                let decl = quote!(#r);
-                (
-                    String::from("self"),
-                    decl,
-                    quote!(self),
-                    None,
-                    value_ty,
-                    is_mut,
-                    r.span(),
-                )
-            }
-            FnArg::Typed(t) => {
-                if let Type::ImplTrait(_) = &*t.ty {
-                    errors.push(
-                        t.ty.span(),
-                        "`impl Trait` parameters are not supported by #[differentiable]: use a named generic parameter (`fn f<T: Float>(x: T)`)",
-                    );
-                }
-                let (value_ty, is_mut) = value_type(&t.ty);
-                let ty = &t.ty;
-                match &*t.pat {
-                    Pat::Ident(p) if p.subpat.is_none() => {
-                        let ident = &p.ident;
-                        let name = ident.to_string();
-                        // Keeps `mut x`: the body may assign the parameter.
-                        let mutability = &p.mutability;
-                        (
-                            name,
-                            quote!(#mutability #ident: #ty),
-                            quote!(#ident),
-                            None,
-                            value_ty,
-                            is_mut,
-                            t.span(),
-                        )
-                    }
-                    pat => {
-                        let arg = format_ident!("__arg{}", index);
-                        let name = quote!(#pat).to_string();
-                        (
-                            name,
-                            quote!(#arg: #ty),
-                            quote!(#arg),
-                            Some(pat.clone()),
-                            value_ty,
-                            is_mut,
-                            t.span(),
-                        )
-                    }
-                }
-            }
-        };
-        let (name, decl, pass, pattern, value_ty, is_mut, span) = param;
-        let ty_for_default = match arg {
-            FnArg::Typed(t) => (*t.ty).clone(),
-            FnArg::Receiver(r) => (*r.ty).clone(),
-        };
+        has_receiver |= matches!(arg, FnArg::Receiver(_));
+        let declared = declared(arg, index, errors);
         let wrt = match &args.wrt {
-            Some(list) => list.iter().any(|w| w == &name),
-            None => !no_derivative && !obviously_non_differentiable(&ty_for_default),
+            Some(list) => list.iter().any(|w| w == &declared.name),
+            None => !no_derivative && !obviously_non_differentiable(&declared.ty),
         };
-        if wrt && args.wrt.is_some() && obviously_non_differentiable(&ty_for_default) {
-            errors.push(
-                ty_for_default.span(),
-                format!(
-                    "`{name}` has type `{}`, which is not differentiable (integers, `bool`, `char` and strings have no derivative): remove it from `wrt(...)`",
-                    quote!(#ty_for_default)
-                ),
-            );
+        if wrt {
+            check_wrt(&declared, args.wrt.is_some(), no_derivative, errors);
         }
-        if wrt && no_derivative {
-            errors.push(
-                span,
-                format!("`{name}` is both in `wrt(...)` and `#[no_derivative]`"),
-            );
-        }
-        if wrt && is_mut && (name == "self" || pattern.is_some()) {
-            errors.push(
-                span,
-                format!(
-                    "`{name}` is a `&mut` receiver or pattern: differentiating through it (inout) is not supported yet; take it by `&` and return the new value, or mark it `#[no_derivative]`"
-                ),
-            );
-        }
+        let Declared {
+            name,
+            decl,
+            pass,
+            pattern,
+            value_ty,
+            is_mut,
+            span,
+            ty: ty_for_default,
+        } = declared;
         let inout = wrt && is_mut;
         // The uniform companion takes an inout parameter by value and returns its final value,
         // so that no pullback borrows the caller's variable.
@@ -320,48 +251,8 @@ pub fn analyse(
             span,
         });
     }
-    if let Some(list) = &args.wrt {
-        for w in list {
-            if !params.iter().any(|p| w == &p.name) {
-                errors.push(
-                    w.span(),
-                    format!(
-                        "`wrt` names `{w}`, which is not a parameter of `{}`",
-                        sig.ident
-                    ),
-                );
-            }
-        }
-    }
-    let ret = match &sig.output {
-        ReturnType::Type(_, ty) => {
-            if let Type::ImplTrait(_) = &**ty {
-                errors.push(
-                    ty.span(),
-                    "an `impl Trait` result is not differentiable: name the result type",
-                );
-            }
-            if obviously_non_differentiable(ty) {
-                errors.push(
-                    ty.span(),
-                    format!(
-                        "`{}` returns `{}`, which is not differentiable: a differentiable function returns floats, tuples of them, or another `Differentiable` type",
-                        sig.ident,
-                        quote!(#ty)
-                    ),
-                );
-            }
-            (**ty).clone()
-        }
-        ReturnType::Default if params.iter().any(|p| p.inout) => syn::parse_quote!(()),
-        ReturnType::Default => {
-            errors.push(
-                sig.ident.span(),
-                format!("`{}` returns `()`: a differentiable function must return a differentiable value or update a `&mut` parameter", sig.ident),
-            );
-            return None;
-        }
-    };
+    check_wrt_names(sig, args, &params, errors);
+    let ret = result_type(sig, &params, errors)?;
     let generics = sig.generics.params.iter().filter_map(|g| match g {
         GenericParam::Type(t) => Some(t.ident.clone()),
         GenericParam::Const(c) => Some(c.ident.clone()),
@@ -405,5 +296,160 @@ fn check_qualifiers(sig: &Signature, errors: &mut Errors) {
     }
     if let Some(v) = &sig.variadic {
         errors.push(v.span(), "variadic functions cannot be #[differentiable]");
+    }
+}
+
+/// A parameter as declared: how the companions name, receive and pass it.
+struct Declared {
+    name: String,
+    decl: TokenStream,
+    pass: TokenStream,
+    pattern: Option<Pat>,
+    value_ty: Type,
+    is_mut: bool,
+    span: Span,
+    ty: Type,
+}
+
+/// Reads parameter `index`: `self` receivers, `x: T` (keeping `mut x`: the body may assign
+/// it), and patterns, which get a fresh name `__argN` and are destructured in the body.
+fn declared(arg: &FnArg, index: usize, errors: &mut Errors) -> Declared {
+    match arg {
+        FnArg::Receiver(r) => {
+            let (value_ty, is_mut) = value_type(&r.ty);
+            Declared {
+                name: String::from("self"),
+                decl: quote!(#r),
+                pass: quote!(self),
+                pattern: None,
+                value_ty,
+                is_mut,
+                span: r.span(),
+                ty: (*r.ty).clone(),
+            }
+        }
+        FnArg::Typed(t) => {
+            if let Type::ImplTrait(_) = &*t.ty {
+                errors.push(
+                    t.ty.span(),
+                    "`impl Trait` parameters are not supported by #[differentiable]: use a named generic parameter (`fn f<T: Float>(x: T)`)",
+                );
+            }
+            let (value_ty, is_mut) = value_type(&t.ty);
+            let ty = &t.ty;
+            let (name, decl, pass, pattern) = match &*t.pat {
+                Pat::Ident(p) if p.subpat.is_none() => {
+                    let ident = &p.ident;
+                    let mutability = &p.mutability;
+                    (
+                        ident.to_string(),
+                        quote!(#mutability #ident: #ty),
+                        quote!(#ident),
+                        None,
+                    )
+                }
+                pat => {
+                    let arg = format_ident!("__arg{}", index);
+                    (
+                        quote!(#pat).to_string(),
+                        quote!(#arg: #ty),
+                        quote!(#arg),
+                        Some(pat.clone()),
+                    )
+                }
+            };
+            Declared {
+                name,
+                decl,
+                pass,
+                pattern,
+                value_ty,
+                is_mut,
+                span: t.span(),
+                ty: (**ty).clone(),
+            }
+        }
+    }
+}
+
+/// Errors for a differentiated parameter that cannot be: a type with no derivative named in
+/// `wrt(...)`, one also marked `#[no_derivative]`, or a `&mut` receiver or pattern (inout).
+fn check_wrt(param: &Declared, declared_wrt: bool, no_derivative: bool, errors: &mut Errors) {
+    let Declared { name, ty, span, .. } = param;
+    let span = *span;
+    if declared_wrt && obviously_non_differentiable(ty) {
+        errors.push(
+            ty.span(),
+            format!(
+                "`{name}` has type `{}`, which is not differentiable (integers, `bool`, `char` and strings have no derivative): remove it from `wrt(...)`",
+                quote!(#ty)
+            ),
+        );
+    }
+    if no_derivative {
+        errors.push(
+            span,
+            format!("`{name}` is both in `wrt(...)` and `#[no_derivative]`"),
+        );
+    }
+    if param.is_mut && (name == "self" || param.pattern.is_some()) {
+        errors.push(
+            span,
+            format!(
+                "`{name}` is a `&mut` receiver or pattern: differentiating through it (inout) is not supported yet; take it by `&` and return the new value, or mark it `#[no_derivative]`"
+            ),
+        );
+    }
+}
+
+/// The result type, with errors for results that are not differentiable; a function without
+/// one is differentiable only through its `&mut` (inout) parameters, and its result is `()`.
+fn result_type(sig: &Signature, params: &[Param], errors: &mut Errors) -> Option<Type> {
+    let ret = match &sig.output {
+        ReturnType::Type(_, ty) => {
+            if let Type::ImplTrait(_) = &**ty {
+                errors.push(
+                    ty.span(),
+                    "an `impl Trait` result is not differentiable: name the result type",
+                );
+            }
+            if obviously_non_differentiable(ty) {
+                errors.push(
+                    ty.span(),
+                    format!(
+                        "`{}` returns `{}`, which is not differentiable: a differentiable function returns floats, tuples of them, or another `Differentiable` type",
+                        sig.ident,
+                        quote!(#ty)
+                    ),
+                );
+            }
+            (**ty).clone()
+        }
+        ReturnType::Default if params.iter().any(|p| p.inout) => syn::parse_quote!(()),
+        ReturnType::Default => {
+            errors.push(
+                sig.ident.span(),
+                format!("`{}` returns `()`: a differentiable function must return a differentiable value or update a `&mut` parameter", sig.ident),
+            );
+            return None;
+        }
+    };
+    Some(ret)
+}
+
+/// Errors for names in `wrt(...)` that are not parameters.
+fn check_wrt_names(sig: &Signature, args: &DiffArgs, params: &[Param], errors: &mut Errors) {
+    if let Some(list) = &args.wrt {
+        for w in list {
+            if !params.iter().any(|p| w == &p.name) {
+                errors.push(
+                    w.span(),
+                    format!(
+                        "`wrt` names `{w}`, which is not a parameter of `{}`",
+                        sig.ident
+                    ),
+                );
+            }
+        }
     }
 }
