@@ -40,8 +40,61 @@ pub fn expand(input: TokenStream) -> TokenStream {
             .to_compile_error();
     };
     let named = matches!(data.fields, Fields::Named(_));
-    let fields: Vec<Field> = data
-        .fields
+    let fields = read_fields(&data.fields);
+    let name = &input.ident;
+    let tangent = format_ident!("{}Tangent", name, span = name.span());
+    let mut where_clause = input
+        .generics
+        .where_clause
+        .clone()
+        .unwrap_or_else(|| parse_quote!(where));
+    for f in fields.iter().filter(|f| f.differentiable) {
+        let ty = &f.ty;
+        where_clause
+            .predicates
+            .push(parse_quote_spanned!(ty.span()=> #ty: ::adjoint::Differentiable));
+    }
+    let diff: Vec<&Field> = fields.iter().filter(|f| f.differentiable).collect();
+    let tangent_def = tangent_struct(
+        &tangent,
+        &input.vis,
+        &input.generics,
+        &where_clause,
+        &fields,
+        named,
+    );
+    let shape = Shape {
+        name,
+        tangent: &tangent,
+        generics: &input.generics,
+        where_clause: &where_clause,
+        fields: &fields,
+        named,
+    };
+    let tangent_impls = shape.tangent_impls();
+    let differentiable = shape.differentiable_impl();
+    let accessors = accessors(
+        name,
+        &tangent,
+        &input.generics,
+        &where_clause,
+        &fields,
+        named,
+    );
+    let parameters = parameters_impl(name, &input.generics, &where_clause, &diff);
+    quote! {
+        #tangent_def
+        #tangent_impls
+        #differentiable
+        #accessors
+        #parameters
+    }
+}
+
+/// The fields in declaration order; `#[no_derivative]` ones are kept (the tangent struct keeps
+/// their positions) but not differentiated.
+fn read_fields(fields: &Fields) -> Vec<Field> {
+    fields
         .iter()
         .enumerate()
         .map(|(i, f)| {
@@ -61,143 +114,145 @@ pub fn expand(input: TokenStream) -> TokenStream {
                 differentiable,
             }
         })
-        .collect();
-    let name = &input.ident;
-    let tangent = format_ident!("{}Tangent", name, span = name.span());
-    let vis = &input.vis;
-    let (impl_generics, ty_generics, _) = input.generics.split_for_impl();
-    let mut where_clause = input
-        .generics
-        .where_clause
-        .clone()
-        .unwrap_or_else(|| parse_quote!(where));
-    for f in fields.iter().filter(|f| f.differentiable) {
-        let ty = &f.ty;
-        where_clause
-            .predicates
-            .push(parse_quote_spanned!(ty.span()=> #ty: ::adjoint::Differentiable));
+        .collect()
+}
+
+/// What the impls of a derive are written from: the struct, its tangent struct's name, the
+/// where clause with a `Differentiable` bound per differentiated field, and the fields.
+struct Shape<'a> {
+    name: &'a Ident,
+    tangent: &'a Ident,
+    generics: &'a syn::Generics,
+    where_clause: &'a syn::WhereClause,
+    fields: &'a [Field],
+    named: bool,
+}
+
+impl Shape<'_> {
+    /// The members of the differentiated fields.
+    fn members(&self) -> Vec<&TokenStream> {
+        self.fields
+            .iter()
+            .filter(|f| f.differentiable)
+            .map(|f| &f.member)
+            .collect()
     }
-    let diff: Vec<&Field> = fields.iter().filter(|f| f.differentiable).collect();
-    let members: Vec<&TokenStream> = diff.iter().map(|f| &f.member).collect();
-    let tangent_def = tangent_struct(
-        &tangent,
-        vis,
-        &input.generics,
-        &where_clause,
-        &fields,
-        named,
-    );
-    let zero_fields = tangent_fields(&fields, named, |_| quote!(::adjoint::TangentVector::zero()));
-    let plus_fields = tangent_fields(
-        &fields,
-        named,
-        |m| quote!(::adjoint::TangentVector::plus(self.#m, other.#m)),
-    );
-    let scaled_fields = tangent_fields(
-        &fields,
-        named,
-        |m| quote!(::adjoint::TangentVector::scaled(self.#m, factor)),
-    );
-    let clone_fields = tangent_fields(
-        &fields,
-        named,
-        |m| quote!(::core::clone::Clone::clone(&self.#m)),
-    );
-    let zero_tangent_fields = tangent_fields(
-        &fields,
-        named,
-        |m| quote!(::adjoint::Differentiable::zero_tangent(&self.#m)),
-    );
-    let labels: Vec<&String> = diff.iter().map(|f| &f.label).collect();
-    let tangent_name = tangent.to_string();
-    let accessors = accessors(
-        name,
-        &tangent,
-        &input.generics,
-        &where_clause,
-        &fields,
-        named,
-    );
-    let parameters = parameters_impl(name, &input.generics, &where_clause, &diff);
-    let mut debug_where = where_clause.clone();
-    for f in &diff {
-        let ty = &f.ty;
-        debug_where
-            .predicates
-            .push(parse_quote!(<#ty as ::adjoint::Differentiable>::Tangent: ::core::fmt::Debug));
+
+    /// `Self { f: make(f), .. }` (or `Self(..)`) over the tangent's fields.
+    fn each(&self, make: impl Fn(&TokenStream) -> TokenStream) -> TokenStream {
+        tangent_fields(self.fields, self.named, make)
     }
-    quote! {
-        #tangent_def
 
-        impl #impl_generics ::core::clone::Clone for #tangent #ty_generics #where_clause {
-            fn clone(&self) -> Self {
-                Self #clone_fields
+    /// The tangent struct's `Clone`, `Debug`, `TangentVector` (field by field: zero, plus,
+    /// plus_assign, scaled) and the operators `+`, `+=`, `-` and `* f64` built on them.
+    fn tangent_impls(&self) -> TokenStream {
+        let Shape {
+            tangent,
+            where_clause,
+            ..
+        } = self;
+        let (impl_generics, ty_generics, _) = self.generics.split_for_impl();
+        let members = self.members();
+        let labels = self
+            .fields
+            .iter()
+            .filter(|f| f.differentiable)
+            .map(|f| &f.label);
+        let tangent_name = tangent.to_string();
+        let zero_fields = self.each(|_| quote!(::adjoint::TangentVector::zero()));
+        let plus_fields = self.each(|m| quote!(::adjoint::TangentVector::plus(self.#m, other.#m)));
+        let scaled_fields =
+            self.each(|m| quote!(::adjoint::TangentVector::scaled(self.#m, factor)));
+        let clone_fields = self.each(|m| quote!(::core::clone::Clone::clone(&self.#m)));
+        let mut debug_where = (*where_clause).clone();
+        for f in self.fields.iter().filter(|f| f.differentiable) {
+            let ty = &f.ty;
+            debug_where.predicates.push(
+                parse_quote!(<#ty as ::adjoint::Differentiable>::Tangent: ::core::fmt::Debug),
+            );
+        }
+        quote! {
+            impl #impl_generics ::core::clone::Clone for #tangent #ty_generics #where_clause {
+                fn clone(&self) -> Self {
+                    Self #clone_fields
+                }
+            }
+
+            impl #impl_generics ::core::fmt::Debug for #tangent #ty_generics #debug_where {
+                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    let mut s = f.debug_struct(#tangent_name);
+                    #(s.field(#labels, &self.#members);)*
+                    s.finish()
+                }
+            }
+
+            impl #impl_generics ::adjoint::TangentVector for #tangent #ty_generics #where_clause {
+                fn zero() -> Self {
+                    Self #zero_fields
+                }
+                fn plus(self, other: Self) -> Self {
+                    Self #plus_fields
+                }
+                fn plus_assign(&mut self, other: Self) {
+                    #(::adjoint::TangentVector::plus_assign(&mut self.#members, other.#members);)*
+                }
+                fn scaled(self, factor: f64) -> Self {
+                    Self #scaled_fields
+                }
+            }
+
+            impl #impl_generics ::core::ops::Add for #tangent #ty_generics #where_clause {
+                type Output = Self;
+                fn add(self, other: Self) -> Self {
+                    ::adjoint::TangentVector::plus(self, other)
+                }
+            }
+
+            impl #impl_generics ::core::ops::AddAssign for #tangent #ty_generics #where_clause {
+                fn add_assign(&mut self, other: Self) {
+                    ::adjoint::TangentVector::plus_assign(self, other);
+                }
+            }
+
+            impl #impl_generics ::core::ops::Sub for #tangent #ty_generics #where_clause {
+                type Output = Self;
+                fn sub(self, other: Self) -> Self {
+                    ::adjoint::TangentVector::plus(self, ::adjoint::TangentVector::scaled(other, -1.0))
+                }
+            }
+
+            impl #impl_generics ::core::ops::Mul<f64> for #tangent #ty_generics #where_clause {
+                type Output = Self;
+                fn mul(self, factor: f64) -> Self {
+                    ::adjoint::TangentVector::scaled(self, factor)
+                }
             }
         }
+    }
 
-        impl #impl_generics ::core::fmt::Debug for #tangent #ty_generics #debug_where {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                let mut s = f.debug_struct(#tangent_name);
-                #(s.field(#labels, &self.#members);)*
-                s.finish()
+    /// `impl Differentiable for Name`: `move_by` and `zero_tangent` field by field.
+    fn differentiable_impl(&self) -> TokenStream {
+        let Shape {
+            name,
+            tangent,
+            where_clause,
+            ..
+        } = self;
+        let (impl_generics, ty_generics, _) = self.generics.split_for_impl();
+        let members = self.members();
+        let zero_tangent_fields =
+            self.each(|m| quote!(::adjoint::Differentiable::zero_tangent(&self.#m)));
+        quote! {
+            impl #impl_generics ::adjoint::Differentiable for #name #ty_generics #where_clause {
+                type Tangent = #tangent #ty_generics;
+                fn move_by(&mut self, tangent: &Self::Tangent) {
+                    #(::adjoint::Differentiable::move_by(&mut self.#members, &tangent.#members);)*
+                }
+                fn zero_tangent(&self) -> Self::Tangent {
+                    #tangent #zero_tangent_fields
+                }
             }
         }
-
-        impl #impl_generics ::adjoint::TangentVector for #tangent #ty_generics #where_clause {
-            fn zero() -> Self {
-                Self #zero_fields
-            }
-            fn plus(self, other: Self) -> Self {
-                Self #plus_fields
-            }
-            fn plus_assign(&mut self, other: Self) {
-                #(::adjoint::TangentVector::plus_assign(&mut self.#members, other.#members);)*
-            }
-            fn scaled(self, factor: f64) -> Self {
-                Self #scaled_fields
-            }
-        }
-
-        impl #impl_generics ::core::ops::Add for #tangent #ty_generics #where_clause {
-            type Output = Self;
-            fn add(self, other: Self) -> Self {
-                ::adjoint::TangentVector::plus(self, other)
-            }
-        }
-
-        impl #impl_generics ::core::ops::AddAssign for #tangent #ty_generics #where_clause {
-            fn add_assign(&mut self, other: Self) {
-                ::adjoint::TangentVector::plus_assign(self, other);
-            }
-        }
-
-        impl #impl_generics ::core::ops::Sub for #tangent #ty_generics #where_clause {
-            type Output = Self;
-            fn sub(self, other: Self) -> Self {
-                ::adjoint::TangentVector::plus(self, ::adjoint::TangentVector::scaled(other, -1.0))
-            }
-        }
-
-        impl #impl_generics ::core::ops::Mul<f64> for #tangent #ty_generics #where_clause {
-            type Output = Self;
-            fn mul(self, factor: f64) -> Self {
-                ::adjoint::TangentVector::scaled(self, factor)
-            }
-        }
-
-        impl #impl_generics ::adjoint::Differentiable for #name #ty_generics #where_clause {
-            type Tangent = #tangent #ty_generics;
-            fn move_by(&mut self, tangent: &Self::Tangent) {
-                #(::adjoint::Differentiable::move_by(&mut self.#members, &tangent.#members);)*
-            }
-            fn zero_tangent(&self) -> Self::Tangent {
-                #tangent #zero_tangent_fields
-            }
-        }
-
-        #accessors
-
-        #parameters
     }
 }
 
