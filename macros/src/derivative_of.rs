@@ -10,11 +10,11 @@ use crate::attr::DiffArgs;
 use crate::diag::Errors;
 use crate::item::FnItem;
 use crate::names;
-use crate::signature;
+use crate::signature::{self, FnSignature};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{FnArg, Path, ReturnType, Type};
+use syn::{FnArg, Ident, Path, ReturnType, Type};
 
 /// Expands `#[derivative_of(path)] fn rule(..) -> (R, impl FnOnce(..) -> ..) { .. }`.
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
@@ -49,10 +49,23 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         return quote!(#item #errors);
     };
     let f = &target.segments.last().expect("a path has a segment").ident;
+    let alias = alias(&item, &sig, f);
+    let uniform = uniform(&item, &sig, f, &value_ty);
+    let check = signature_check(&item, &target, f, &value_ty);
+    quote! {
+        #item
+        #alias
+        #uniform
+        #check
+    }
+}
+
+/// `f_vjp` forwarding to the rule, when the rule has another name.
+fn alias(item: &FnItem, sig: &FnSignature, f: &Ident) -> Option<TokenStream> {
     let vjp = names::public(f);
     let rule = &item.sig.ident;
     let vis = &item.vis;
-    let alias = (rule != &vjp).then(|| {
+    (rule != &vjp).then(|| {
         let mut public = item.sig.clone();
         public.ident = vjp.clone();
         let pass = sig.params.iter().map(|p| &p.pass);
@@ -62,7 +75,16 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             #[allow(clippy::all)]
             #vis #public { #rule #turbofish (#(#pass),*) }
         }
-    });
+    })
+}
+
+/// The uniform companion `f_vjp::__full(params.., needs)` that generated code calls: it runs
+/// the rule, and its pullback returns the tangents in slots (`NoTangent` for parameters not
+/// differentiated), skipping the rule's pullback when no tangent is needed.
+fn uniform(item: &FnItem, sig: &FnSignature, f: &Ident, value_ty: &Type) -> TokenStream {
+    let vjp = names::public(f);
+    let rule = &item.sig.ident;
+    let vis = &item.vis;
     let generics = &item.sig.generics;
     let where_clause = &item.sig.generics.where_clause;
     let decls = sig.params.iter().map(|p| &p.decl);
@@ -99,25 +121,15 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
             quote!(::adjoint::__private::NoTangent)
         }
     });
-    let param_types = item.sig.inputs.iter().map(|a| match a {
-        FnArg::Typed(t) => &*t.ty,
-        FnArg::Receiver(r) => &*r.ty,
-    });
     let turbofish = &sig.turbofish;
     let inner = names::full_in_module();
-    let check = format_ident!("__check_derivative_of_{}", f);
-    let sig_span = item.sig.span();
     // The tangents the rule's pullback must return, spanned at the pullback's declared output.
     let receive = {
         let nice = sig.nice_tangents();
-        let span = pullback_output_span(&item.sig.output).unwrap_or(sig_span);
+        let span = pullback_output_span(&item.sig.output).unwrap_or(item.sig.span());
         quote_spanned!(span=> let __received: #nice = __pullback(__seed);)
     };
-    let signature_check =
-        quote_spanned!(sig_span=> let _: fn(#(#param_types),*) -> #value_ty = #target;);
     quote! {
-        #item
-        #alias
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
         #vis struct #vjp {}
@@ -137,10 +149,26 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
                 })
             }
         }
+    }
+}
+
+/// A function that coerces `f` to `fn(params..) -> R` with the rule's parameter and value
+/// types, so that a rule whose signature does not match `f` fails to compile.
+fn signature_check(item: &FnItem, target: &Path, f: &Ident, value_ty: &Type) -> TokenStream {
+    let generics = &item.sig.generics;
+    let where_clause = &item.sig.generics.where_clause;
+    let param_types = item.sig.inputs.iter().map(|a| match a {
+        FnArg::Typed(t) => &*t.ty,
+        FnArg::Receiver(r) => &*r.ty,
+    });
+    let check = format_ident!("__check_derivative_of_{}", f);
+    let sig_span = item.sig.span();
+    let coerce = quote_spanned!(sig_span=> let _: fn(#(#param_types),*) -> #value_ty = #target;);
+    quote! {
         const _: () = {
             #[allow(dead_code, non_snake_case, clippy::all)]
             fn #check #generics () #where_clause {
-                #signature_check
+                #coerce
             }
         };
     }
