@@ -55,32 +55,19 @@ pub fn expand(input: TokenStream) -> TokenStream {
             .push(parse_quote_spanned!(ty.span()=> #ty: ::adjoint::Differentiable));
     }
     let diff: Vec<&Field> = fields.iter().filter(|f| f.differentiable).collect();
-    let tangent_def = tangent_struct(
-        &tangent,
-        &input.vis,
-        &input.generics,
-        &where_clause,
-        &fields,
-        named,
-    );
     let shape = Shape {
         name,
         tangent: &tangent,
+        vis: &input.vis,
         generics: &input.generics,
         where_clause: &where_clause,
         fields: &fields,
         named,
     };
+    let tangent_def = tangent_struct(&shape);
     let tangent_impls = shape.tangent_impls();
     let differentiable = shape.differentiable_impl();
-    let accessors = accessors(
-        name,
-        &tangent,
-        &input.generics,
-        &where_clause,
-        &fields,
-        named,
-    );
+    let accessors = accessors(&shape);
     let parameters = parameters_impl(name, &input.generics, &where_clause, &diff);
     quote! {
         #tangent_def
@@ -119,9 +106,11 @@ fn read_fields(fields: &Fields) -> Vec<Field> {
 
 /// What the impls of a derive are written from: the struct, its tangent struct's name, the
 /// where clause with a `Differentiable` bound per differentiated field, and the fields.
+#[derive(Clone, Copy)]
 struct Shape<'a> {
     name: &'a Ident,
     tangent: &'a Ident,
+    vis: &'a syn::Visibility,
     generics: &'a syn::Generics,
     where_clause: &'a syn::WhereClause,
     fields: &'a [Field],
@@ -308,14 +297,16 @@ fn parameters_impl(
 }
 
 /// The tangent struct's definition.
-fn tangent_struct(
-    tangent: &Ident,
-    vis: &syn::Visibility,
-    generics: &syn::Generics,
-    where_clause: &syn::WhereClause,
-    fields: &[Field],
-    named: bool,
-) -> TokenStream {
+fn tangent_struct(shape: &Shape) -> TokenStream {
+    let Shape {
+        tangent,
+        vis,
+        generics,
+        where_clause,
+        fields,
+        named,
+        ..
+    } = *shape;
     let params = &generics.params;
     let doc = format!(
         " The tangent of [`{}`]: one tangent per differentiated field.",
@@ -373,14 +364,54 @@ fn tangent_fields(
 
 /// Field reads of an active value: accessor rules for named fields, `Component<I>` for tuple
 /// fields.
-fn accessors(
-    name: &Ident,
-    tangent: &Ident,
-    generics: &syn::Generics,
-    where_clause: &syn::WhereClause,
-    fields: &[Field],
-    named: bool,
-) -> TokenStream {
+fn accessors(shape: &Shape) -> TokenStream {
+    if shape.named {
+        field_accessors(shape)
+    } else {
+        components(shape)
+    }
+}
+
+/// `Component<I>` on the tangent of a tuple struct for each differentiated field: the rule of
+/// reading `t.I` is the generic component rule.
+fn components(shape: &Shape) -> TokenStream {
+    let Shape {
+        tangent,
+        generics,
+        where_clause,
+        fields,
+        ..
+    } = *shape;
+    let (impl_generics, ty_generics, _) = generics.split_for_impl();
+    let parts = fields.iter().enumerate().filter(|(_, f)| f.differentiable).map(|(i, f)| {
+        let (ty, member) = (&f.ty, &f.member);
+        quote! {
+            impl #impl_generics ::adjoint::__private::Component<#i> for #tangent #ty_generics #where_clause {
+                type Part = <#ty as ::adjoint::Differentiable>::Tangent;
+                fn from_component(part: Self::Part) -> Self {
+                    let mut t = <Self as ::adjoint::TangentVector>::zero();
+                    t.#member = part;
+                    t
+                }
+                fn take_component(&mut self) -> Self::Part {
+                    ::core::mem::replace(&mut self.#member, ::adjoint::TangentVector::zero())
+                }
+            }
+        }
+    });
+    quote!(#(#parts)*)
+}
+
+/// For each named field `w`, the hidden accessor rule `__field_w_vjp_full(&self, needs)`.
+fn field_accessors(shape: &Shape) -> TokenStream {
+    let Shape {
+        name,
+        tangent,
+        generics,
+        where_clause,
+        fields,
+        ..
+    } = *shape;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
     let captured: Vec<TokenStream> = generics
         .params
@@ -391,25 +422,6 @@ fn accessors(
             syn::GenericParam::Lifetime(l) => l.lifetime.to_token_stream(),
         })
         .collect();
-    if !named {
-        let parts = fields.iter().enumerate().filter(|(_, f)| f.differentiable).map(|(i, f)| {
-            let (ty, member) = (&f.ty, &f.member);
-            quote! {
-                impl #impl_generics ::adjoint::__private::Component<#i> for #tangent #ty_generics #where_clause {
-                    type Part = <#ty as ::adjoint::Differentiable>::Tangent;
-                    fn from_component(part: Self::Part) -> Self {
-                        let mut t = <Self as ::adjoint::TangentVector>::zero();
-                        t.#member = part;
-                        t
-                    }
-                    fn take_component(&mut self) -> Self::Part {
-                        ::core::mem::replace(&mut self.#member, ::adjoint::TangentVector::zero())
-                    }
-                }
-            }
-        });
-        return quote!(#(#parts)*);
-    }
     let methods = fields.iter().filter(|f| f.differentiable).map(|f| {
         let (ty, member) = (&f.ty, &f.member);
         let method = names::full_method(&format_ident!("__field_{}", f.label, span = Span::call_site()));
