@@ -450,16 +450,7 @@ impl<'u> Lowering<'u> {
     pub(crate) fn expr(&mut self, e: &Expr) -> (Expr, Act) {
         match e {
             Expr::Lit(_) => (e.clone(), Act::Inactive),
-            Expr::Path(p) => {
-                let act = match (&p.qself, p.path.get_ident()) {
-                    (None, Some(id)) => self
-                        .lookup(&id.to_string())
-                        .cloned()
-                        .unwrap_or(Act::Inactive),
-                    _ => Act::Inactive,
-                };
-                (e.clone(), act)
-            }
+            Expr::Path(p) => (e.clone(), self.path_activity(p)),
             Expr::Paren(p) => {
                 let (inner, act) = self.expr(&p.expr);
                 let mut out = p.clone();
@@ -472,19 +463,7 @@ impl<'u> Lowering<'u> {
                 out.expr = Box::new(inner);
                 (Expr::Group(out), act)
             }
-            Expr::Reference(r) => {
-                let (inner, act) = self.expr(&r.expr);
-                let mut out = r.clone();
-                out.expr = Box::new(inner);
-                let act = match act {
-                    Act::Active(_) if r.mutability.is_some() => Act::Poison(
-                        r.span(),
-                        "`&mut` of an active value is not supported yet: pass it by value and return the new value".into(),
-                    ),
-                    a => a,
-                };
-                (Expr::Reference(out), act)
-            }
+            Expr::Reference(r) => self.reference(r),
             Expr::Unary(u) => self.unary(u),
             Expr::Binary(b) => self.binary(b),
             Expr::Assign(a) => self.assignment(a),
@@ -506,44 +485,7 @@ impl<'u> Lowering<'u> {
             }
             Expr::If(i) => self.if_else(i),
             Expr::Match(m) => self.match_arms(m),
-            Expr::ForLoop(f) if f.label.is_none() => {
-                let (iter, act) = self.expr(&f.expr);
-                if is_active(&act) {
-                    return match over_indices(f) {
-                        Some(indexed) => self.expr(&Expr::ForLoop(indexed)),
-                        None => {
-                            let message = "this `for` loop over an active collection is not supported: write `for x in xs.iter()`, `for x in &xs`, or loop over indices and read `xs[i]`";
-                            for name in scan::assigned(f.body.to_token_stream()) {
-                                self.assign(
-                                    &name.to_string(),
-                                    Act::Poison(f.expr.span(), message.into()),
-                                );
-                            }
-                            (e.clone(), Act::Poison(f.expr.span(), message.into()))
-                        }
-                    };
-                }
-                let (attrs, pat) = (&f.attrs, &f.pat);
-                // The tape is allocated once, with the iterator's length when it is known.
-                let setup = quote! {
-                    let __adjoint_iter = ::core::iter::IntoIterator::into_iter(#iter);
-                    let mut __tape = ::adjoint::__private::tape(::core::iter::Iterator::size_hint(&__adjoint_iter).0);
-                };
-                let header = quote!(#(#attrs)* for #pat in __adjoint_iter);
-                // `for w in ws.iter()` / `for w in &ws` over data binds references.
-                let saved = self.ref_names.clone();
-                if let (Pat::Ident(p), true) = (&*f.pat, iterates_by_reference(&f.expr)) {
-                    self.ref_names.push(p.ident.to_string());
-                }
-                let replay = matches!(&*f.expr, Expr::Range(_)).then(|| crate::region::Replay {
-                    pattern: quote!(#(#attrs)* #pat),
-                    range: iter.clone(),
-                });
-                let bound = crate::lower::pattern_names(&f.pat);
-                let lowered = self.lower_loop(&f.body, bound, e.clone(), header, setup, replay);
-                self.ref_names = saved;
-                lowered
-            }
+            Expr::ForLoop(f) if f.label.is_none() => self.for_loop(f, e),
             Expr::Loop(l) if l.label.is_none() && crate::region::ends_with_break_check(&l.body) => {
                 self.lower_loop(
                     &l.body,
@@ -573,6 +515,74 @@ impl<'u> Lowering<'u> {
             }
             other => self.opaque(other),
         }
+    }
+
+    /// `for pat in iter { body }`: a loop over indices when `iter` is an active collection
+    /// that can be indexed, else a taped loop (replayed when `iter` is a range; see
+    /// [`Lowering::lower_loop`]).
+    fn for_loop(&mut self, f: &syn::ExprForLoop, e: &Expr) -> (Expr, Act) {
+        let (iter, act) = self.expr(&f.expr);
+        if is_active(&act) {
+            return match over_indices(f) {
+                Some(indexed) => self.expr(&Expr::ForLoop(indexed)),
+                None => {
+                    let message = "this `for` loop over an active collection is not supported: write `for x in xs.iter()`, `for x in &xs`, or loop over indices and read `xs[i]`";
+                    for name in scan::assigned(f.body.to_token_stream()) {
+                        self.assign(
+                            &name.to_string(),
+                            Act::Poison(f.expr.span(), message.into()),
+                        );
+                    }
+                    (e.clone(), Act::Poison(f.expr.span(), message.into()))
+                }
+            };
+        }
+        let (attrs, pat) = (&f.attrs, &f.pat);
+        // The tape is allocated once, with the iterator's length when it is known.
+        let setup = quote! {
+            let __adjoint_iter = ::core::iter::IntoIterator::into_iter(#iter);
+            let mut __tape = ::adjoint::__private::tape(::core::iter::Iterator::size_hint(&__adjoint_iter).0);
+        };
+        let header = quote!(#(#attrs)* for #pat in __adjoint_iter);
+        // `for w in ws.iter()` / `for w in &ws` over data binds references.
+        let saved = self.ref_names.clone();
+        if let (Pat::Ident(p), true) = (&*f.pat, iterates_by_reference(&f.expr)) {
+            self.ref_names.push(p.ident.to_string());
+        }
+        let replay = matches!(&*f.expr, Expr::Range(_)).then(|| crate::region::Replay {
+            pattern: quote!(#(#attrs)* #pat),
+            range: iter.clone(),
+        });
+        let bound = pattern_names(&f.pat);
+        let lowered = self.lower_loop(&f.body, bound, e.clone(), header, setup, replay);
+        self.ref_names = saved;
+        lowered
+    }
+
+    /// A variable's activity; other paths (constants, functions) are inactive.
+    fn path_activity(&self, p: &syn::ExprPath) -> Act {
+        match (&p.qself, p.path.get_ident()) {
+            (None, Some(id)) => self
+                .lookup(&id.to_string())
+                .cloned()
+                .unwrap_or(Act::Inactive),
+            _ => Act::Inactive,
+        }
+    }
+
+    /// `&x` has the activity of `x`; `&mut` of an active value is rejected.
+    fn reference(&mut self, r: &syn::ExprReference) -> (Expr, Act) {
+        let (inner, act) = self.expr(&r.expr);
+        let mut out = r.clone();
+        out.expr = Box::new(inner);
+        let act = match act {
+            Act::Active(_) if r.mutability.is_some() => Act::Poison(
+                r.span(),
+                "`&mut` of an active value is not supported yet: pass it by value and return the new value".into(),
+            ),
+            a => a,
+        };
+        (Expr::Reference(out), act)
     }
 
     pub(crate) fn unary(&mut self, u: &syn::ExprUnary) -> (Expr, Act) {
