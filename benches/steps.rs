@@ -98,107 +98,29 @@ fn batch(shape: &[usize]) -> (Tensor, Tensor) {
     )
 }
 
-/// The MLP 784-512-512-10 of `examples/mnist_mlp.rs`.
-#[derive(Differentiable)]
-struct Mlp {
-    w1: Tensor,
-    b1: Tensor,
-    w2: Tensor,
-    b2: Tensor,
-    w3: Tensor,
-    b3: Tensor,
-}
+/// The MLP and CNN of the MNIST examples, the same definitions.
+#[path = "../examples/common/models.rs"]
+mod models;
 
-#[differentiable]
-impl Mlp {
-    fn new() -> Mlp {
-        Mlp {
-            w1: init(&[784, 512], 784, 1),
-            b1: init(&[512], 784, 2),
-            w2: init(&[512, 512], 512, 3),
-            b2: init(&[512], 512, 4),
-            w3: init(&[512, 10], 512, 5),
-            b3: init(&[10], 512, 6),
-        }
-    }
-
-    #[differentiable]
-    fn loss(&self, #[no_derivative] x: &Tensor, #[no_derivative] labels: &Tensor) -> Tensor {
-        let h1 = (x.matmul(&self.w1) + &self.b1).relu();
-        let h2 = (h1.matmul(&self.w2) + &self.b2).relu();
-        (h2.matmul(&self.w3) + &self.b3).cross_entropy(labels)
-    }
-}
-
-/// The CNN of `examples/mnist_cnn.rs`.
-#[derive(Differentiable)]
-struct Cnn {
-    conv1_w: Tensor,
-    conv1_b: Tensor,
-    conv2_w: Tensor,
-    conv2_b: Tensor,
-    fc1_w: Tensor,
-    fc1_b: Tensor,
-    fc2_w: Tensor,
-    fc2_b: Tensor,
-}
-
-#[differentiable]
-impl Cnn {
-    fn new() -> Cnn {
-        Cnn {
-            conv1_w: init(&[32, 1, 3, 3], 9, 11),
-            conv1_b: init(&[32], 9, 12),
-            conv2_w: init(&[64, 32, 3, 3], 288, 13),
-            conv2_b: init(&[64], 288, 14),
-            fc1_w: init(&[9216, 128], 9216, 15),
-            fc1_b: init(&[128], 9216, 16),
-            fc2_w: init(&[128, 10], 128, 17),
-            fc2_b: init(&[10], 128, 18),
-        }
-    }
-
-    #[differentiable]
-    fn loss(&self, #[no_derivative] x: &Tensor, #[no_derivative] labels: &Tensor) -> Tensor {
-        let h1 = x
-            .conv2d_with_bias(&self.conv1_w, &self.conv1_b, Conv2d::default())
-            .relu();
-        let h2 = h1
-            .conv2d_with_bias(&self.conv2_w, &self.conv2_b, Conv2d::default())
-            .relu();
-        let pooled = h2.max_pool2d([2, 2], Conv2d::stride(2)).flatten_from(1);
-        let h3 = (pooled.matmul(&self.fc1_w) + &self.fc1_b).relu();
-        (h3.matmul(&self.fc2_w) + &self.fc2_b).cross_entropy(labels)
-    }
-}
-
-#[differentiable]
-fn mlp_loss(model: &Mlp, #[no_derivative] x: &Tensor, #[no_derivative] labels: &Tensor) -> Tensor {
-    model.loss(x, labels)
-}
-
-#[differentiable]
-fn cnn_loss(model: &Cnn, #[no_derivative] x: &Tensor, #[no_derivative] labels: &Tensor) -> Tensor {
-    model.loss(x, labels)
-}
+use models::{Cnn, Mlp};
 
 const F32: usize = 4;
 
 fn mlp(c: &mut Criterion) {
     adjoint::tensor::keep_freed_memory();
-    let mut model = Mlp::new();
+    let mut model = Mlp::new(0);
     let (x, labels) = batch(&[128, 784]);
     // A hand-written backward pass keeps the two hidden ReLU outputs (inputs of the next
     // matmuls, and their own masks) and the softmax probabilities; `x` is the caller's.
     report_residuals("mlp", (2 * 128 * 512 + 128 * 10) * F32, || {
-        mlp_loss_vjp(&model, &x, &labels)
+        model.loss_vjp(&x, &labels)
     });
     let mut group = c.benchmark_group("steps");
     group.sample_size(50);
     group.throughput(Throughput::Elements(410_800_000));
     group.bench_function("mlp", |b| {
         b.iter(|| {
-            let (loss, grad) = value_with_gradient(mlp_loss_vjp(&model, &x, &labels));
+            let (loss, grad) = value_with_gradient(model.loss_vjp(&x, &labels));
             model.move_by(&grad.scaled(-0.01));
             black_box(loss)
         })
@@ -208,19 +130,19 @@ fn mlp(c: &mut Criterion) {
 
 fn cnn(c: &mut Criterion) {
     adjoint::tensor::keep_freed_memory();
-    let mut model = Cnn::new();
+    let mut model = Cnn::new(0);
     let (x, labels) = batch(&[64, 1, 28, 28]);
     // Strictly needed: the first ReLU output (input of conv2, and its own mask), the pooled
     // maxima (input of fc1; with a one-byte argmax per window they give the pool and second
     // ReLU gradients), the fc1 ReLU output and the softmax probabilities.
     let needed = (64 * 32 * 26 * 26 + 64 * 9216 + 64 * 128 + 64 * 10) * F32 + 64 * 9216;
-    report_residuals("cnn", needed, || cnn_loss_vjp(&model, &x, &labels));
+    report_residuals("cnn", needed, || model.loss_vjp(&x, &labels));
     let mut group = c.benchmark_group("steps");
     group.sample_size(20);
     group.throughput(Throughput::Elements(4_580_000_000));
     group.bench_function("cnn", |b| {
         b.iter(|| {
-            let (loss, grad) = value_with_gradient(cnn_loss_vjp(&model, &x, &labels));
+            let (loss, grad) = value_with_gradient(model.loss_vjp(&x, &labels));
             model.move_by(&grad.scaled(-0.01));
             black_box(loss)
         })
