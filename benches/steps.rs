@@ -1,7 +1,8 @@
 //! One full training step of each workload of issue 6, timed against `bench/` (PyTorch eager,
 //! JAX jit) by `bench/run.sh`. Shapes, dtypes and FLOP counts as in `BASELINES.md`:
 //!
-//! * `mlp`: one SGD step (forward, softmax cross-entropy, backward, update) of the
+//! * `mlp`: one SGD step (forward, softmax cross-entropy, backward, the fused in-place update
+//!   of [`Sgd`](adjoint::optim::Sgd), as PyTorch's `p.add_(g, alpha=-lr)`) of the
 //!   784-512-512-10 ReLU MLP at batch 128 (410.8 MFLOP);
 //! * `cnn`: one SGD step of the PyTorch `examples/mnist` net without dropout at batch 64
 //!   (conv 1→32 3×3, ReLU, conv 32→64 3×3, ReLU, max-pool 2, linear 9216→128, ReLU,
@@ -16,6 +17,7 @@
 //!
 //! Run with `cargo bench --bench steps` (`bench/run.sh` runs it next to PyTorch and JAX).
 
+use adjoint::optim::{Optimizer, Sgd};
 use adjoint::prelude::*;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -109,6 +111,7 @@ const F32: usize = 4;
 fn mlp(c: &mut Criterion) {
     adjoint::tensor::keep_freed_memory();
     let mut model = Mlp::new(0);
+    let mut optimizer = Sgd::new(0.01);
     let (x, labels) = batch(&[128, 784]);
     // A hand-written backward pass keeps the two hidden ReLU outputs (inputs of the next
     // matmuls, and their own masks) and the softmax probabilities; `x` is the caller's.
@@ -121,7 +124,7 @@ fn mlp(c: &mut Criterion) {
     group.bench_function("mlp", |b| {
         b.iter(|| {
             let (loss, grad) = value_with_gradient(model.loss_vjp(&x, &labels));
-            model.move_by(&grad.scaled(-0.01));
+            optimizer.step(&mut model, &grad);
             black_box(loss)
         })
     });
@@ -131,6 +134,7 @@ fn mlp(c: &mut Criterion) {
 fn cnn(c: &mut Criterion) {
     adjoint::tensor::keep_freed_memory();
     let mut model = Cnn::new(0);
+    let mut optimizer = Sgd::new(0.01);
     let (x, labels) = batch(&[64, 1, 28, 28]);
     // Strictly needed: the first ReLU output (input of conv2, and its own mask), the pooled
     // maxima (input of fc1; with a one-byte argmax per window they give the pool and second
@@ -143,7 +147,7 @@ fn cnn(c: &mut Criterion) {
     group.bench_function("cnn", |b| {
         b.iter(|| {
             let (loss, grad) = value_with_gradient(model.loss_vjp(&x, &labels));
-            model.move_by(&grad.scaled(-0.01));
+            optimizer.step(&mut model, &grad);
             black_box(loss)
         })
     });
