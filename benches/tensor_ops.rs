@@ -9,9 +9,7 @@
 //! * `elementwise`: `relu(x · 2 + 1)` forward and its pullback on 2²⁰ elements, in GB/s of
 //!   memory traffic (each op reads its inputs and writes its output once).
 //!
-//! * `mlp_step`: one SGD step of the 784-512-512-10 ReLU MLP of `BASELINES.md` at batch 128
-//!   (forward, softmax cross-entropy, backward through `#[differentiable]`, update); 410.8 MFLOP.
-//!
+//! Whole training steps (the MNIST MLP and CNN) are in `benches/steps.rs`, next to PyTorch.
 //! Run with `cargo bench --bench tensor_ops`.
 
 use adjoint::prelude::*;
@@ -89,62 +87,5 @@ fn elementwise(c: &mut Criterion) {
     group.finish();
 }
 
-#[differentiable]
-#[allow(clippy::too_many_arguments)]
-fn mlp_loss(
-    w1: &Tensor,
-    b1: &Tensor,
-    w2: &Tensor,
-    b2: &Tensor,
-    w3: &Tensor,
-    b3: &Tensor,
-    #[no_derivative] x: &Tensor,
-    #[no_derivative] labels: &Tensor,
-) -> Tensor {
-    let h1 = (x.matmul(w1) + b1).relu();
-    let h2 = (h1.matmul(w2) + b2).relu();
-    let logits = h2.matmul(w3) + b3;
-    logits.cross_entropy(labels)
-}
-
-fn mlp_step(c: &mut Criterion) {
-    let mut group = c.benchmark_group("mlp_step");
-    group.throughput(Throughput::Elements(410_800_000));
-    let dims = [784, 512, 512, 10];
-    let mut params: Vec<Tensor> = Vec::new();
-    for (i, d) in dims.windows(2).enumerate() {
-        let scale = (1.0 / d[0] as f64).sqrt();
-        params.push(Tensor::rand_uniform(
-            &[d[0], d[1]],
-            -scale,
-            scale,
-            10 + i as u64,
-        ));
-        params.push(Tensor::zeros(&[d[1]]));
-    }
-    let x = Tensor::rand_uniform(&[128, 784], 0.0, 1.0, 20);
-    let labels = Tensor::from_vec((0..128_u32).map(|i| i % 10).collect::<Vec<_>>(), &[128]);
-    group.bench_function("784-512-512-10 batch 128", |b| {
-        b.iter(|| {
-            let p = &params;
-            let (loss, g) = value_with_gradient(mlp_loss_vjp(
-                &p[0], &p[1], &p[2], &p[3], &p[4], &p[5], &x, &labels,
-            ));
-            let grads = [g.0, g.1, g.2, g.3, g.4, g.5];
-            for (p, g) in params.iter_mut().zip(grads) {
-                p.move_by(&g.scaled(-0.01));
-            }
-            black_box(loss)
-        })
-    });
-    group.finish();
-}
-
-criterion_group!(
-    benches,
-    conv2d,
-    softmax_cross_entropy,
-    elementwise,
-    mlp_step
-);
+criterion_group!(benches, conv2d, softmax_cross_entropy, elementwise);
 criterion_main!(benches);
