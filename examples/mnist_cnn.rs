@@ -71,8 +71,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let schedule = StepLr::new(args.lr, sampler.batches_per_epoch(), args.gamma);
     let mut optimizer = Sgd::new(args.lr).momentum(args.momentum);
     let mut step = 0;
-    let started = Instant::now();
-    let (mut losses, mut accuracies) = (Vec::new(), Vec::new());
+    let mut history = common::History::start();
     for epoch in 1..=args.epochs {
         let epoch_start = Instant::now();
         let loss = common::epoch(epoch, &mut sampler, args.batch_size, |indices| {
@@ -84,23 +83,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(value.to_scalar())
         })?;
         let acc = 100.0 * common::accuracy(&mnist.test, 500, &IMAGE, |x| model.logits(x))?;
-        losses.push(loss);
-        accuracies.push(acc);
-        println!(
-            "epoch {epoch:2}  train loss {loss:.4}  test accuracy {acc:.2}%  ({:.1} s)",
-            epoch_start.elapsed().as_secs_f64()
-        );
+        history.record(epoch, loss, acc, epoch_start);
     }
-    println!(
-        "trained {} epochs in {:.1} s",
-        args.epochs,
-        started.elapsed().as_secs_f64()
-    );
-    common::plot(&args.plot, &losses, &accuracies)?;
-    adjoint::checkpoint::save(&model, &args.weights)?;
-    println!(
-        "training curve written to {}, weights to {}",
-        args.plot, args.weights
-    );
+    history.finish(&model, &args.plot, &args.weights)?;
     Ok(())
 }

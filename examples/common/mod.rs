@@ -9,6 +9,7 @@ pub mod models;
 use adjoint::data::{BatchSampler, DataError, Normalization, Split};
 use adjoint::prelude::*;
 use indicatif::{ProgressBar, ProgressStyle};
+use std::error::Error;
 use std::time::Instant;
 
 /// A batch as tensors: the images (f32) reshaped to `[n, ..image]` — `image` is `[784]` for an
@@ -35,8 +36,8 @@ pub fn epoch(
     number: usize,
     sampler: &mut BatchSampler,
     batch_size: usize,
-    mut step: impl FnMut(&[usize]) -> Result<f64, Box<dyn std::error::Error>>,
-) -> Result<f64, Box<dyn std::error::Error>> {
+    mut step: impl FnMut(&[usize]) -> Result<f64, Box<dyn Error>>,
+) -> Result<f64, Box<dyn Error>> {
     let bar = ProgressBar::new(sampler.batches_per_epoch() as u64);
     bar.set_style(
         ProgressStyle::with_template("epoch {prefix} [{bar:30}] {pos}/{len} {msg}")?
@@ -80,6 +81,54 @@ pub fn accuracy(
     Ok(correct as f64 / test.len() as f64)
 }
 
+/// The per-epoch training loss and test accuracy of a run.
+pub struct History {
+    losses: Vec<f64>,
+    accuracies: Vec<f64>,
+    started: Instant,
+}
+
+impl History {
+    /// An empty history; the run's clock starts now.
+    pub fn start() -> History {
+        History {
+            losses: Vec::new(),
+            accuracies: Vec::new(),
+            started: Instant::now(),
+        }
+    }
+
+    /// Records epoch `epoch` (mean training loss, test accuracy in %, started at `since`) and
+    /// prints it.
+    pub fn record(&mut self, epoch: usize, loss: f64, accuracy: f64, since: Instant) {
+        self.losses.push(loss);
+        self.accuracies.push(accuracy);
+        println!(
+            "epoch {epoch:2}  train loss {loss:.4}  test accuracy {accuracy:.2}%  ({:.1} s)",
+            since.elapsed().as_secs_f64()
+        );
+    }
+
+    /// Prints the total time, plots the curves to `plot` (SVG) and saves `model` to
+    /// `weights` (safetensors).
+    pub fn finish(
+        &self,
+        model: &impl adjoint::Parameters,
+        plot: &str,
+        weights: &str,
+    ) -> Result<(), Box<dyn Error>> {
+        println!(
+            "trained {} epochs in {:.1} s",
+            self.losses.len(),
+            self.started.elapsed().as_secs_f64()
+        );
+        self::plot(plot, &self.losses, &self.accuracies)?;
+        adjoint::checkpoint::save(model, weights)?;
+        println!("training curve written to {plot}, weights to {weights}");
+        Ok(())
+    }
+}
+
 /// Rejects any `--device` but `cpu`: the CUDA backend is not implemented yet.
 pub fn check_device(device: &str) -> Result<(), String> {
     if device == "cpu" {
@@ -92,11 +141,7 @@ pub fn check_device(device: &str) -> Result<(), String> {
 }
 
 /// Writes the per-epoch training loss and test accuracy (%) as an SVG line chart.
-pub fn plot(
-    path: &str,
-    losses: &[f64],
-    accuracies: &[f64],
-) -> Result<(), Box<dyn std::error::Error>> {
+fn plot(path: &str, losses: &[f64], accuracies: &[f64]) -> Result<(), Box<dyn Error>> {
     use plotters::prelude::*;
     let root = SVGBackend::new(path, (800, 400)).into_drawing_area();
     root.fill(&WHITE)?;
