@@ -161,6 +161,23 @@ impl<B: Backend> Tensor<B> {
         Tensor::from_storage(B::cast(&self.storage, dtype), self.shape.clone())
     }
 
+    /// A copy of the tensor on `device` of backend `B2` (same shape and dtype), through the
+    /// host: `x.to_device::<Cuda>(&gpu)` uploads, `y.to_device::<Cpu>(&Cpu)` downloads.
+    ///
+    /// ```
+    /// use adjoint_core::tensor::{Cpu, Tensor};
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]);
+    /// assert_eq!(x.to_device::<Cpu>(&Cpu), x);
+    /// ```
+    pub fn to_device<B2: Backend>(&self, device: &B2::Device) -> Tensor<B2> {
+        let storage = match self.dtype() {
+            DType::F32 => B2::upload_f32(device, &self.to_vec_f32()),
+            DType::F64 => B2::upload_f64(device, &self.to_vec_f64(), DType::F64),
+            DType::U32 => B2::upload_u32(device, &self.to_vec_u32()),
+        };
+        Tensor::from_storage(storage, self.shape.clone())
+    }
+
     /// Whether both tensors share one buffer.
     pub fn shares_storage_with(&self, other: &Self) -> bool {
         Arc::ptr_eq(&self.storage, &other.storage)

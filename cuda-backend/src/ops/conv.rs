@@ -1,0 +1,311 @@
+//! Convolution as `im2col` + cuBLAS, and the unfolding kernels.
+//!
+//! With `G` groups, `O` output channels (`og = O/G` per group), `ck = C/G·kh·kw` column rows
+//! per group and `l = oh·ow` output pixels:
+//!
+//! * forward: columns `[N, C·kh·kw, l]`, then per group one GEMM batched over the images,
+//!   `Y[n, g] = W_g · cols[n, g]` (`W_g` repeated with batch stride 0);
+//! * input tangent: `cols̄[n, g] = W_gᵀ · Ȳ[n, g]`, folded back by `col2im`;
+//! * weight tangent: the columns unfolded as `[C·kh·kw, N·l]` and `Ȳ` permuted to `[O, N·l]`,
+//!   so that `W̄_g = Ȳ_g · cols_gᵀ` is one GEMM over the whole batch (no reduction over
+//!   images afterwards).
+
+use super::float_map;
+use super::float_map2;
+use super::layout::permute;
+use super::matmul::Gemm;
+use crate::CudaStorage;
+use crate::compile::Module;
+use crate::device::{DeviceState, grid};
+use crate::launch::{count, launch};
+use crate::storage::{Float, alloc};
+use adjoint_backend::{Conv2dGeometry, Conv2dSpec};
+use cudarc::driver::{CudaSlice, DeviceRepr};
+
+/// The geometry as the kernels take it. Mirrors `struct Geometry` in `kernels/conv.cu`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+struct Geometry {
+    batch: u32,
+    channels: u32,
+    height: u32,
+    width: u32,
+    kernel: [u32; 2],
+    stride: [u32; 2],
+    padding: [u32; 2],
+    dilation: [u32; 2],
+    out: [u32; 2],
+}
+
+// SAFETY: a `#[repr(C)]` struct of `u32`s with no padding, laid out as the kernels' `Geometry`.
+unsafe impl DeviceRepr for Geometry {}
+
+impl Geometry {
+    fn new(g: &Conv2dGeometry) -> Geometry {
+        let out = g.output().expect("conv: geometry validated by the caller");
+        let c = |v: usize| count(v, "conv2d");
+        let pair = |[a, b]: [usize; 2]| [c(a), c(b)];
+        Geometry {
+            batch: c(g.batch),
+            channels: c(g.channels),
+            height: c(g.input[0]),
+            width: c(g.input[1]),
+            kernel: pair(g.kernel),
+            stride: pair(g.stride),
+            padding: pair(g.padding),
+            dilation: pair(g.dilation),
+            out: pair(out),
+        }
+    }
+
+    /// Output pixels per image.
+    fn pixels(&self) -> usize {
+        self.out[0] as usize * self.out[1] as usize
+    }
+
+    /// Column rows (`C·kh·kw`).
+    fn rows(&self) -> usize {
+        self.channels as usize * self.kernel[0] as usize * self.kernel[1] as usize
+    }
+}
+
+/// Where column element `(n, r, l)` goes: `n·batch_stride + r·row_stride + l`.
+#[derive(Clone, Copy)]
+enum ColumnLayout {
+    /// `[N, C·kh·kw, l]`, the layout of [`im2col`].
+    ImageMajor,
+    /// `[C·kh·kw, N, l]`: each row holds the whole batch.
+    RowMajor,
+}
+
+fn unfold<T: Float>(
+    state: &DeviceState,
+    x: &CudaSlice<T>,
+    g: &Geometry,
+    fill: f64,
+    layout: ColumnLayout,
+) -> CudaSlice<T> {
+    let (rows, l, batch) = (g.rows(), g.pixels(), g.batch as usize);
+    let total = batch * rows * l;
+    let mut cols = alloc::<T>(&state.stream, total, "im2col");
+    let n = count(total, "im2col");
+    if n == 0 {
+        return cols;
+    }
+    let (batch_stride, row_stride) = match layout {
+        ColumnLayout::ImageMajor => (count(rows * l, "im2col"), count(l, "im2col")),
+        ColumnLayout::RowMajor => (count(l, "im2col"), count(batch * l, "im2col")),
+    };
+    // im2col_T(const T* x, T* cols, Geometry g, double fill, u32 batch_stride, u32 row_stride)
+    launch!(state, Module::Conv, "im2col", T::SUFFIX, grid(n), "im2col";
+        x, &mut cols, g, &fill, &batch_stride, &row_stride);
+    cols
+}
+
+fn fold<T: Float>(state: &DeviceState, cols: &CudaSlice<T>, g: &Geometry) -> CudaSlice<T> {
+    let total = g.batch as usize * g.channels as usize * g.height as usize * g.width as usize;
+    let mut x = alloc::<T>(&state.stream, total, "col2im");
+    let n = count(total, "col2im");
+    if n > 0 {
+        // col2im_T(const T* cols, T* x, Geometry g)
+        launch!(state, Module::Conv, "col2im", T::SUFFIX, grid(n), "col2im"; cols, &mut x, g);
+    }
+    x
+}
+
+/// Columns `[N, C·kh·kw, oh·ow]` of NCHW `x`; padding reads `fill`.
+pub(crate) fn im2col(x: &CudaStorage, g: &Conv2dGeometry, fill: f64) -> CudaStorage {
+    let geometry = Geometry::new(g);
+    float_map!(x, "im2col", |v| {
+        unfold(
+            x.device.state(),
+            v,
+            &geometry,
+            fill,
+            ColumnLayout::ImageMajor,
+        )
+    })
+}
+
+/// The columns summed back into NCHW (the adjoint of [`im2col`]).
+pub(crate) fn col2im(cols: &CudaStorage, g: &Conv2dGeometry) -> CudaStorage {
+    let geometry = Geometry::new(g);
+    float_map!(cols, "col2im", |v| fold(cols.device.state(), v, &geometry))
+}
+
+/// Sizes of one grouped convolution.
+struct Sizes {
+    groups: usize,
+    /// Output channels per group.
+    og: usize,
+    /// Column rows per group.
+    ck: usize,
+    /// Output pixels per image.
+    l: usize,
+    out_channels: usize,
+    rows: usize,
+}
+
+fn sizes(s: &Conv2dSpec, g: &Geometry) -> Sizes {
+    Sizes {
+        groups: s.groups,
+        og: s.out_channels / s.groups,
+        ck: g.rows() / s.groups,
+        l: g.pixels(),
+        out_channels: s.out_channels,
+        rows: g.rows(),
+    }
+}
+
+/// NCHW `x` convolved with `w` (`[O, C/G, kh, kw]`): `[N, O, oh, ow]`.
+pub(crate) fn conv2d(x: &CudaStorage, w: &CudaStorage, spec: &Conv2dSpec) -> CudaStorage {
+    float_map2!(x, w, "conv2d", |xv, wv| forward(
+        x.device.state(),
+        xv,
+        wv,
+        spec
+    ))
+}
+
+fn forward<T: Float>(
+    state: &DeviceState,
+    x: &CudaSlice<T>,
+    w: &CudaSlice<T>,
+    spec: &Conv2dSpec,
+) -> CudaSlice<T> {
+    let g = Geometry::new(&spec.geometry);
+    let s = sizes(spec, &g);
+    let batch = g.batch as usize;
+    let mut y = alloc::<T>(&state.stream, batch * s.out_channels * s.l, "conv2d");
+    if y.is_empty() {
+        return y;
+    }
+    let cols = unfold(state, x, &g, 0.0, ColumnLayout::ImageMajor);
+    for group in 0..s.groups {
+        Gemm {
+            batch,
+            m: s.og,
+            k: s.ck,
+            n: s.l,
+            lhs_transposed: false,
+            rhs_transposed: false,
+            lhs_stride: 0,
+            rhs_stride: s.rows * s.l,
+            out_stride: s.out_channels * s.l,
+            beta: 0.0,
+        }
+        .run(
+            state,
+            &w.slice(group * s.og * s.ck..),
+            &cols.slice(group * s.ck * s.l..),
+            &mut y.slice_mut(group * s.og * s.l..),
+        );
+    }
+    y
+}
+
+/// The input tangent of [`conv2d`] for output tangent `dy`.
+pub(crate) fn conv2d_backward_input(
+    dy: &CudaStorage,
+    w: &CudaStorage,
+    spec: &Conv2dSpec,
+) -> CudaStorage {
+    float_map2!(dy, w, "conv2d_backward_input", |dv, wv| {
+        backward_input(dy.device.state(), dv, wv, spec)
+    })
+}
+
+fn backward_input<T: Float>(
+    state: &DeviceState,
+    dy: &CudaSlice<T>,
+    w: &CudaSlice<T>,
+    spec: &Conv2dSpec,
+) -> CudaSlice<T> {
+    let g = Geometry::new(&spec.geometry);
+    let s = sizes(spec, &g);
+    let batch = g.batch as usize;
+    let mut cols = alloc::<T>(&state.stream, batch * s.rows * s.l, "conv2d_backward_input");
+    if !cols.is_empty() {
+        for group in 0..s.groups {
+            Gemm {
+                batch,
+                m: s.ck,
+                k: s.og,
+                n: s.l,
+                lhs_transposed: true,
+                rhs_transposed: false,
+                lhs_stride: 0,
+                rhs_stride: s.out_channels * s.l,
+                out_stride: s.rows * s.l,
+                beta: 0.0,
+            }
+            .run(
+                state,
+                &w.slice(group * s.og * s.ck..),
+                &dy.slice(group * s.og * s.l..),
+                &mut cols.slice_mut(group * s.ck * s.l..),
+            );
+        }
+    }
+    fold(state, &cols, &g)
+}
+
+/// The weight tangent of [`conv2d`] for input `x` and output tangent `dy`.
+pub(crate) fn conv2d_backward_weight(
+    x: &CudaStorage,
+    dy: &CudaStorage,
+    spec: &Conv2dSpec,
+) -> CudaStorage {
+    let g = Geometry::new(&spec.geometry);
+    let s = sizes(spec, &g);
+    let batch = g.batch as usize;
+    // Ȳ as [O, N, l]: each output channel's tangents of the whole batch side by side.
+    let dy_rows = permute(dy, &[batch, s.out_channels, s.l], &[1, 0, 2]);
+    float_map2!(x, &dy_rows, "conv2d_backward_weight", |xv, dv| {
+        backward_weight(x.device.state(), xv, dv, spec)
+    })
+}
+
+fn backward_weight<T: Float>(
+    state: &DeviceState,
+    x: &CudaSlice<T>,
+    dy_rows: &CudaSlice<T>,
+    spec: &Conv2dSpec,
+) -> CudaSlice<T> {
+    let g = Geometry::new(&spec.geometry);
+    let s = sizes(spec, &g);
+    let pixels = g.batch as usize * s.l;
+    let mut dw = alloc::<T>(
+        &state.stream,
+        s.out_channels * s.ck,
+        "conv2d_backward_weight",
+    );
+    if dw.is_empty() {
+        return dw;
+    }
+    if pixels == 0 {
+        return crate::storage::zeros(&state.stream, dw.len(), "conv2d_backward_weight");
+    }
+    let cols = unfold(state, x, &g, 0.0, ColumnLayout::RowMajor);
+    for group in 0..s.groups {
+        Gemm {
+            batch: 1,
+            m: s.og,
+            k: pixels,
+            n: s.ck,
+            lhs_transposed: false,
+            rhs_transposed: true,
+            lhs_stride: 0,
+            rhs_stride: 0,
+            out_stride: 0,
+            beta: 0.0,
+        }
+        .run(
+            state,
+            &dy_rows.slice(group * s.og * pixels..),
+            &cols.slice(group * s.ck * pixels..),
+            &mut dw.slice_mut(group * s.og * s.ck..),
+        );
+    }
+    dw
+}

@@ -1,0 +1,112 @@
+//! Unary and binary ops (broadcasting through strided index maps) and select.
+
+use super::{float_map, float_map2, layout};
+use crate::compile::Module;
+use crate::device::{DeviceState, grid};
+use crate::launch::{Strided, broadcast, count, launch};
+use crate::storage::{Buffer, Float, alloc};
+use crate::{CudaStorage, codes};
+use adjoint_backend::{BinaryOp, UnaryOp};
+use cudarc::driver::CudaSlice;
+
+/// `op` on every element.
+pub(crate) fn unary(op: UnaryOp, x: &CudaStorage) -> CudaStorage {
+    let (code, [a, b]) = codes::unary(op);
+    float_map!(x, "unary", |v| unary_typed(x.device.state(), v, code, a, b))
+}
+
+fn unary_typed<T: Float>(
+    state: &DeviceState,
+    x: &CudaSlice<T>,
+    code: u32,
+    a: f64,
+    b: f64,
+) -> CudaSlice<T> {
+    let n = count(x.len(), "unary");
+    let mut y = alloc::<T>(&state.stream, x.len(), "unary");
+    // unary_T(const T* x, T* y, u32 n, u32 op, double a, double b)
+    launch!(state, Module::Elementwise, "unary", T::SUFFIX, grid(n), "unary";
+        x, &mut y, &n, &code, &a, &b);
+    y
+}
+
+/// `op` with NumPy broadcasting of both operands to `out_shape`.
+pub(crate) fn binary(
+    op: BinaryOp,
+    (lhs, lhs_shape): (&CudaStorage, &[usize]),
+    (rhs, rhs_shape): (&CudaStorage, &[usize]),
+    out_shape: &[usize],
+) -> CudaStorage {
+    let (code, [a, b]) = codes::binary(op);
+    let map = Strided::new(
+        out_shape,
+        &[
+            &broadcast(lhs_shape, out_shape),
+            &broadcast(rhs_shape, out_shape),
+        ],
+    );
+    let len = out_shape.iter().product();
+    float_map2!(lhs, rhs, "binary", |l, r| {
+        binary_typed(lhs.device.state(), (l, r), len, code, [a, b], map)
+    })
+}
+
+fn binary_typed<T: Float>(
+    state: &DeviceState,
+    (lhs, rhs): (&CudaSlice<T>, &CudaSlice<T>),
+    len: usize,
+    code: u32,
+    [a, b]: [f64; 2],
+    map: Strided,
+) -> CudaSlice<T> {
+    let n = count(len, "binary");
+    let mut y = alloc::<T>(&state.stream, len, "binary");
+    // binary_T(const T* lhs, const T* rhs, T* y, u32 n, u32 op, double a, double b, Strided s)
+    launch!(state, Module::Elementwise, "binary", T::SUFFIX, grid(n), "binary";
+        lhs, rhs, &mut y, &n, &code, &a, &b, &map);
+    y
+}
+
+/// `mask != 0 ? on_true : on_false`, all three broadcast to `out_shape` (the mask is cast to
+/// the values' dtype first if it differs).
+pub(crate) fn select(
+    (mask, mask_shape): (&CudaStorage, &[usize]),
+    (on_true, true_shape): (&CudaStorage, &[usize]),
+    (on_false, false_shape): (&CudaStorage, &[usize]),
+    out_shape: &[usize],
+) -> CudaStorage {
+    let cast;
+    let mask = if mask.dtype() == on_true.dtype() {
+        mask
+    } else {
+        cast = layout::cast(mask, on_true.dtype());
+        &cast
+    };
+    let map = Strided::new(
+        out_shape,
+        &[
+            &broadcast(mask_shape, out_shape),
+            &broadcast(true_shape, out_shape),
+            &broadcast(false_shape, out_shape),
+        ],
+    );
+    let len = out_shape.iter().product();
+    float_map2!(on_true, on_false, "select", |t, f| {
+        select_typed(on_true.device.state(), (&mask.buf, t, f), len, map)
+    })
+}
+
+fn select_typed<T: Float>(
+    state: &DeviceState,
+    (mask, on_true, on_false): (&Buffer, &CudaSlice<T>, &CudaSlice<T>),
+    len: usize,
+    map: Strided,
+) -> CudaSlice<T> {
+    let mask = T::slice(mask).expect("select: the mask was cast to the values' dtype");
+    let n = count(len, "select");
+    let mut y = alloc::<T>(&state.stream, len, "select");
+    // select_T(const T* mask, const T* on_true, const T* on_false, T* y, u32 n, Strided s)
+    launch!(state, Module::Elementwise, "select", T::SUFFIX, grid(n), "select";
+        mask, on_true, on_false, &mut y, &n, &map);
+    y
+}

@@ -1,0 +1,119 @@
+//! Matrix products through cuBLAS's strided batched GEMM.
+//!
+//! cuBLAS is column-major; a row-major `C = A·B` is the column-major `Cᵀ = Bᵀ·Aᵀ`, so every
+//! product passes the right operand first and swaps `m` and `n`. No operand is copied or
+//! transposed in memory: transposition travels as cuBLAS's `op` flags.
+
+use super::float_map2;
+use crate::CudaStorage;
+use crate::device::DeviceState;
+use crate::storage::{Float, alloc, zeros};
+use adjoint_backend::MatmulSpec;
+use cudarc::cublas::sys::cublasOperation_t;
+use cudarc::cublas::{GemmConfig, StridedBatchedConfig};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
+use std::ffi::c_int;
+
+/// One row-major batched product `out[b] = β·out[b] + op(lhs[b])·op(rhs[b])` of
+/// `[m, k]·[k, n]`, with the batch strides of each operand (0 repeats a matrix).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Gemm {
+    pub batch: usize,
+    pub m: usize,
+    pub k: usize,
+    pub n: usize,
+    /// `lhs` is stored `[k, m]` (so it is used transposed).
+    pub lhs_transposed: bool,
+    /// `rhs` is stored `[n, k]`.
+    pub rhs_transposed: bool,
+    pub lhs_stride: usize,
+    pub rhs_stride: usize,
+    pub out_stride: usize,
+    pub beta: f64,
+}
+
+fn int(v: usize, what: &str) -> c_int {
+    c_int::try_from(v).unwrap_or_else(|_| panic!("matmul: {what} = {v} exceeds cuBLAS's int"))
+}
+
+impl Gemm {
+    /// Runs the product on the device's stream.
+    pub(crate) fn run<T: Float>(
+        &self,
+        state: &DeviceState,
+        lhs: &CudaView<'_, T>,
+        rhs: &CudaView<'_, T>,
+        out: &mut CudaViewMut<'_, T>,
+    ) {
+        let op = |t: bool| {
+            if t {
+                cublasOperation_t::CUBLAS_OP_T
+            } else {
+                cublasOperation_t::CUBLAS_OP_N
+            }
+        };
+        let cfg = StridedBatchedConfig {
+            gemm: GemmConfig {
+                transa: op(self.rhs_transposed),
+                transb: op(self.lhs_transposed),
+                m: int(self.n, "n"),
+                n: int(self.m, "m"),
+                k: int(self.k, "k"),
+                alpha: T::from_f64(1.0),
+                lda: int(if self.rhs_transposed { self.k } else { self.n }, "ld"),
+                ldb: int(if self.lhs_transposed { self.m } else { self.k }, "ld"),
+                beta: T::from_f64(self.beta),
+                ldc: int(self.n, "ld"),
+            },
+            batch_size: int(self.batch, "batch"),
+            stride_a: self.rhs_stride as i64,
+            stride_b: self.lhs_stride as i64,
+            stride_c: self.out_stride as i64,
+        };
+        let blas = state.blas();
+        // SAFETY: `m`, `n`, `k`, the leading dimensions and the batch strides describe
+        // matrices inside `lhs`, `rhs` and `out` (checked by the callers' shape validation),
+        // and cuBLAS runs on the device's stream, after the writes of its inputs.
+        unsafe { T::gemm(&blas, cfg, rhs, lhs, out) }
+            .unwrap_or_else(|e| panic!("CUDA matmul ({self:?}): {e}"));
+    }
+}
+
+/// The batched product described by `spec` (see [`MatmulSpec`]).
+pub(crate) fn matmul(lhs: &CudaStorage, rhs: &CudaStorage, spec: &MatmulSpec) -> CudaStorage {
+    float_map2!(lhs, rhs, "matmul", |a, b| {
+        matmul_typed(lhs.device.state(), a, b, spec)
+    })
+}
+
+fn matmul_typed<T: Float>(
+    state: &DeviceState,
+    lhs: &CudaSlice<T>,
+    rhs: &CudaSlice<T>,
+    s: &MatmulSpec,
+) -> CudaSlice<T> {
+    let len = s.batch * s.m * s.n;
+    if s.k == 0 || len == 0 {
+        return zeros(&state.stream, len, "matmul");
+    }
+    let mut out = alloc::<T>(&state.stream, len, "matmul");
+    Gemm {
+        batch: s.batch,
+        m: s.m,
+        k: s.k,
+        n: s.n,
+        lhs_transposed: s.lhs_transposed,
+        rhs_transposed: s.rhs_transposed,
+        lhs_stride: s.lhs_batch_stride,
+        rhs_stride: s.rhs_batch_stride,
+        out_stride: s.m * s.n,
+        beta: 0.0,
+    }
+    .run(
+        state,
+        &lhs.as_view(),
+        &rhs.as_view(),
+        &mut out.as_view_mut(),
+    );
+    out
+}

@@ -1,0 +1,525 @@
+//! Every primitive on the GPU against the CPU backend (the oracle), on the same inputs.
+//!
+//! Tolerances: `f64` results agree to 1e-12 relative (elementwise) or 1e-10 (sums and
+//! products, whose order differs); `f32` to 1e-5 elementwise and 1e-4 for sums and products.
+//! Without a GPU every test prints `skipped: no CUDA device (<reason>)` and passes.
+
+use adjoint_cpu::{Cpu, CpuStorage};
+use adjoint_cuda::{
+    Backend, BinaryOp, Conv2dGeometry, Conv2dSpec, Cuda, CudaDevice, CudaStorage, DType,
+    MatmulSpec, ReduceOp, UnaryOp, UpdateOp,
+};
+
+fn gpu() -> Option<CudaDevice> {
+    match CudaDevice::new(0) {
+        Ok(device) => Some(device),
+        Err(e) => {
+            println!("skipped: no CUDA device ({e})");
+            None
+        }
+    }
+}
+
+/// Uniform values in [-1, 1) (as the CPU backend draws them).
+fn rand(n: usize, seed: u64, dtype: DType) -> CpuStorage {
+    Cpu::random(&Cpu, n, seed, (-1.0, 1.0), false, dtype)
+}
+
+fn up(gpu: &CudaDevice, x: &CpuStorage) -> CudaStorage {
+    match x {
+        CpuStorage::F32(v) => Cuda::upload_f32(gpu, v),
+        CpuStorage::F64(v) => Cuda::upload_f64(gpu, v, DType::F64),
+        CpuStorage::U32(v) => Cuda::upload_u32(gpu, v),
+    }
+}
+
+/// Relative tolerance of `dtype` for elementwise results (`exact`) or accumulations.
+fn tol(dtype: DType, exact: bool) -> f64 {
+    match (dtype, exact) {
+        (DType::F64, true) => 1e-12,
+        (DType::F64, false) => 1e-10,
+        (_, true) => 1e-5,
+        (_, false) => 1e-4,
+    }
+}
+
+#[track_caller]
+fn same(what: &str, want: &CpuStorage, got: &CudaStorage, rel: f64) {
+    assert_eq!(want.dtype(), got.dtype(), "{what}: dtype");
+    let (want, got) = (want.to_f64(), Cuda::download_f64(got));
+    assert_eq!(want.len(), got.len(), "{what}: length");
+    for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+        let ok = (w.is_nan() && g.is_nan()) || w == g || (w - g).abs() <= rel * (1.0 + w.abs());
+        assert!(ok, "{what}: element {i}: CPU {w} vs CUDA {g}");
+    }
+}
+
+const FLOATS: [DType; 2] = [DType::F32, DType::F64];
+
+#[test]
+fn unary_ops() {
+    let Some(gpu) = gpu() else { return };
+    let ops = [
+        UnaryOp::Neg,
+        UnaryOp::Exp,
+        UnaryOp::Ln,
+        UnaryOp::Sqrt,
+        UnaryOp::Rsqrt,
+        UnaryOp::Recip,
+        UnaryOp::Abs,
+        UnaryOp::Sign,
+        UnaryOp::Tanh,
+        UnaryOp::Sigmoid,
+        UnaryOp::Relu,
+        UnaryOp::LeakyRelu(0.01),
+        UnaryOp::Gelu,
+        UnaryOp::Silu,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Powf(2.5),
+        UnaryOp::AddScalar(0.5),
+        UnaryOp::MulScalar(-3.0),
+        UnaryOp::DivScalarBy(2.0),
+        UnaryOp::Clamp(-0.5, 0.25),
+    ];
+    for dtype in FLOATS {
+        // Positive inputs for ln/sqrt/pow, mixed signs (and an exact 0) otherwise.
+        let mixed = Cpu::upload_f64(&Cpu, &[-0.7, 0.0, 0.3, 1.5, -2.0, 0.9, -0.1, 4.0], dtype);
+        let positive = Cpu::unary(UnaryOp::Abs, &mixed);
+        let positive = Cpu::unary(UnaryOp::AddScalar(0.1), &positive);
+        for op in ops {
+            let x = match op {
+                UnaryOp::Ln | UnaryOp::Sqrt | UnaryOp::Rsqrt | UnaryOp::Powf(_) => &positive,
+                _ => &mixed,
+            };
+            let got = Cuda::unary(op, &up(&gpu, x));
+            same(
+                &format!("{op:?} {dtype:?}"),
+                &Cpu::unary(op, x),
+                &got,
+                tol(dtype, true),
+            );
+        }
+    }
+}
+
+#[test]
+fn binary_ops_with_broadcasting() {
+    let Some(gpu) = gpu() else { return };
+    let ops = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Max,
+        BinaryOp::Min,
+        BinaryOp::Pow,
+        BinaryOp::Eq,
+        BinaryOp::Lt,
+        BinaryOp::Le,
+        BinaryOp::Gt,
+        BinaryOp::Ge,
+        BinaryOp::ReluGrad,
+        BinaryOp::LeakyReluGrad(0.2),
+        BinaryOp::TanhGrad,
+        BinaryOp::SigmoidGrad,
+        BinaryOp::GeluGrad,
+        BinaryOp::SiluGrad,
+        BinaryOp::ClampGrad(-0.5, 0.5),
+    ];
+    let shapes: [(&[usize], &[usize], &[usize]); 4] = [
+        (&[3, 4], &[3, 4], &[3, 4]),
+        (&[2, 3, 4], &[4], &[2, 3, 4]),
+        (&[2, 1, 4], &[3, 1], &[2, 3, 4]),
+        (&[5, 1], &[1, 6], &[5, 6]),
+    ];
+    for dtype in FLOATS {
+        for (ls, rs, out) in shapes {
+            let a = rand(ls.iter().product(), 1, dtype);
+            let b = rand(rs.iter().product(), 2, dtype);
+            // Pow needs a positive base.
+            let a_pos = Cpu::unary(UnaryOp::AddScalar(1.5), &a);
+            for op in ops {
+                let a = if op == BinaryOp::Pow { &a_pos } else { &a };
+                let want = Cpu::binary(op, (a, ls), (&b, rs), out);
+                let got = Cuda::binary(op, (&up(&gpu, a), ls), (&up(&gpu, &b), rs), out);
+                same(
+                    &format!("{op:?} {ls:?}x{rs:?} {dtype:?}"),
+                    &want,
+                    &got,
+                    tol(dtype, true),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn select_broadcasts_mask_and_branches() {
+    let Some(gpu) = gpu() else { return };
+    for dtype in FLOATS {
+        let mask = Cpu::upload_f64(&Cpu, &[1.0, 0.0, 1.0], dtype);
+        let t = rand(6, 3, dtype);
+        let f = rand(2, 4, dtype);
+        let (ms, ts, fs, out): (&[usize], &[usize], &[usize], &[usize]) =
+            (&[1, 3], &[2, 3], &[2, 1], &[2, 3]);
+        let want = Cpu::select((&mask, ms), (&t, ts), (&f, fs), out);
+        let got = Cuda::select(
+            (&up(&gpu, &mask), ms),
+            (&up(&gpu, &t), ts),
+            (&up(&gpu, &f), fs),
+            out,
+        );
+        same("select", &want, &got, 0.0);
+    }
+}
+
+#[test]
+fn reductions_over_axis_sets_and_argmax() {
+    let Some(gpu) = gpu() else { return };
+    let shape = [3, 5, 70];
+    for dtype in FLOATS {
+        let x = rand(shape.iter().product(), 5, dtype);
+        let xg = up(&gpu, &x);
+        for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
+            for axes in [&[0][..], &[1], &[2], &[0, 2], &[0, 1, 2], &[]] {
+                let want = Cpu::reduce(op, &x, &shape, axes);
+                let got = Cuda::reduce(op, &xg, &shape, axes);
+                same(
+                    &format!("{op:?} over {axes:?}"),
+                    &want,
+                    &got,
+                    tol(dtype, false),
+                );
+            }
+        }
+        for axis in 0..3 {
+            let want = Cpu::argmax(&x, &shape, axis);
+            same("argmax", &want, &Cuda::argmax(&xg, &shape, axis), 0.0);
+        }
+    }
+    // A long reduction (many blocks of partial sums in one output).
+    let long = rand(1 << 20, 6, DType::F64);
+    let want = Cpu::reduce(ReduceOp::Sum, &long, &[1 << 20], &[0]);
+    let got = Cuda::reduce(ReduceOp::Sum, &up(&gpu, &long), &[1 << 20], &[0]);
+    same("sum of 2^20", &want, &got, 1e-10);
+}
+
+#[test]
+fn matmul_with_transposes_and_shared_operands() {
+    let Some(gpu) = gpu() else { return };
+    let (batch, m, k, n) = (3, 33, 17, 9);
+    for dtype in FLOATS {
+        for (lt, rt, lhs_stride) in [
+            (false, false, m * k),
+            (true, false, 0),
+            (false, true, m * k),
+            (true, true, 0),
+        ] {
+            let a = rand(batch * m * k, 7, dtype);
+            let b = rand(batch * k * n, 8, dtype);
+            let spec = MatmulSpec {
+                batch,
+                m,
+                k,
+                n,
+                lhs_batch_stride: lhs_stride,
+                rhs_batch_stride: k * n,
+                lhs_transposed: lt,
+                rhs_transposed: rt,
+            };
+            let want = Cpu::matmul(&a, &b, &spec);
+            let got = Cuda::matmul(&up(&gpu, &a), &up(&gpu, &b), &spec);
+            same(&format!("matmul {spec:?}"), &want, &got, tol(dtype, false));
+        }
+    }
+}
+
+#[test]
+fn layout_ops() {
+    let Some(gpu) = gpu() else { return };
+    let shape = [2, 3, 4];
+    for dtype in [DType::F32, DType::F64, DType::U32] {
+        let x = Cpu::cast(&rand(24, 9, DType::F64), DType::F64);
+        let x = Cpu::cast(
+            &Cpu::unary(UnaryOp::MulScalar(10.0), &Cpu::unary(UnaryOp::Abs, &x)),
+            dtype,
+        );
+        let xg = up(&gpu, &x);
+        for perm in [[0, 1, 2], [2, 0, 1], [1, 2, 0], [2, 1, 0]] {
+            same(
+                "permute",
+                &Cpu::permute(&x, &shape, &perm),
+                &Cuda::permute(&xg, &shape, &perm),
+                0.0,
+            );
+        }
+        let small = Cpu::narrow(&x, &shape, 1, 1, 1);
+        let small_shape = [2, 1, 4];
+        same(
+            "broadcast",
+            &Cpu::broadcast(&small, &small_shape, &[3, 2, 5, 4]),
+            &Cuda::broadcast(&up(&gpu, &small), &small_shape, &[3, 2, 5, 4]),
+            0.0,
+        );
+        for axis in 0..3 {
+            same(
+                "narrow",
+                &Cpu::narrow(&x, &shape, axis, 1, 1),
+                &Cuda::narrow(&xg, &shape, axis, 1, 1),
+                0.0,
+            );
+            let mut other = shape;
+            other[axis] = 1;
+            let y = Cpu::narrow(&x, &shape, axis, 0, 1);
+            let yg = up(&gpu, &y);
+            same(
+                "cat",
+                &Cpu::cat(&[(&x, &shape), (&y, &other), (&x, &shape)], axis),
+                &Cuda::cat(&[(&xg, &shape), (&yg, &other), (&xg, &shape)], axis),
+                0.0,
+            );
+        }
+        for to in [DType::F32, DType::F64, DType::U32] {
+            same("cast", &Cpu::cast(&x, to), &Cuda::cast(&xg, to), 0.0);
+        }
+        same(
+            "fill",
+            &Cpu::fill(&Cpu, 7, 2.5, dtype),
+            &Cuda::fill(&gpu, 7, 2.5, dtype),
+            0.0,
+        );
+        same(
+            "zeros",
+            &Cpu::fill(&Cpu, 7, 0.0, dtype),
+            &Cuda::fill(&gpu, 7, 0.0, dtype),
+            0.0,
+        );
+        same(
+            "arange",
+            &Cpu::arange(&Cpu, 1.0, 0.5, 9, dtype),
+            &Cuda::arange(&gpu, 1.0, 0.5, 9, dtype),
+            0.0,
+        );
+    }
+    // Float to u32 saturates like Rust's `as`.
+    let odd = Cpu::upload_f64(&Cpu, &[-3.0, f64::NAN, 1e12, 7.9], DType::F64);
+    same(
+        "saturating cast",
+        &Cpu::cast(&odd, DType::U32),
+        &Cuda::cast(&up(&gpu, &odd), DType::U32),
+        0.0,
+    );
+}
+
+#[test]
+fn gather_scatter_and_one_hot() {
+    let Some(gpu) = gpu() else { return };
+    let shape = [2, 5, 3];
+    let ids = Cpu::upload_u32(&Cpu, &[4, 0, 4, 2]);
+    let idsg = up(&gpu, &ids);
+    for dtype in FLOATS {
+        let x = rand(30, 10, dtype);
+        for axis in 0..3 {
+            let ids = if axis == 1 {
+                ids.clone()
+            } else {
+                Cpu::upload_u32(&Cpu, &[1, 0, 1])
+            };
+            let idsg = up(&gpu, &ids);
+            let want = Cpu::index_select(&x, &shape, axis, &ids);
+            same(
+                "index_select",
+                &want,
+                &Cuda::index_select(&up(&gpu, &x), &shape, axis, &idsg),
+                0.0,
+            );
+            let want_add = Cpu::index_add(&want, &shape, axis, &ids);
+            let got_add = Cuda::index_add(&up(&gpu, &want), &shape, axis, &idsg);
+            same("index_add", &want_add, &got_add, tol(dtype, false));
+        }
+        same(
+            "one_hot",
+            &Cpu::one_hot(&ids, 6, dtype),
+            &Cuda::one_hot(&idsg, 6, dtype),
+            0.0,
+        );
+    }
+    assert_eq!(Cuda::max_id(&idsg), Some(4));
+    assert_eq!(Cuda::max_id(&Cuda::upload_u32(&gpu, &[])), None);
+}
+
+fn conv_spec(groups: usize, stride: usize, padding: usize, dilation: usize) -> Conv2dSpec {
+    Conv2dSpec {
+        geometry: Conv2dGeometry {
+            batch: 3,
+            channels: 4,
+            input: [9, 8],
+            kernel: [3, 2],
+            stride: [stride, stride],
+            padding: [padding, padding + 1],
+            dilation: [dilation, dilation],
+        },
+        out_channels: 6,
+        groups,
+    }
+}
+
+#[test]
+fn convolution_forward_and_backward() {
+    let Some(gpu) = gpu() else { return };
+    for dtype in FLOATS {
+        for spec in [
+            conv_spec(1, 1, 0, 1),
+            conv_spec(2, 2, 1, 1),
+            conv_spec(1, 1, 2, 2),
+        ] {
+            let g = spec.geometry;
+            let [oh, ow] = g.output().unwrap();
+            let x = rand(g.batch * g.channels * 72, 11, dtype);
+            let w = rand(spec.out_channels * g.channels / spec.groups * 6, 12, dtype);
+            let dy = rand(g.batch * spec.out_channels * oh * ow, 13, dtype);
+            let (xg, wg, dyg) = (up(&gpu, &x), up(&gpu, &w), up(&gpu, &dy));
+            let t = tol(dtype, false);
+            same(
+                "im2col",
+                &Cpu::im2col(&x, &g, -1.5),
+                &Cuda::im2col(&xg, &g, -1.5),
+                0.0,
+            );
+            let cols = Cpu::im2col(&x, &g, 0.0);
+            same(
+                "col2im",
+                &Cpu::col2im(&cols, &g),
+                &Cuda::col2im(&up(&gpu, &cols), &g),
+                t,
+            );
+            same(
+                "conv2d",
+                &Cpu::conv2d(&x, &w, &spec),
+                &Cuda::conv2d(&xg, &wg, &spec),
+                t,
+            );
+            same(
+                "conv2d_backward_input",
+                &Cpu::conv2d_backward_input(&dy, &w, &spec),
+                &Cuda::conv2d_backward_input(&dyg, &wg, &spec),
+                t,
+            );
+            same(
+                "conv2d_backward_weight",
+                &Cpu::conv2d_backward_weight(&x, &dy, &spec),
+                &Cuda::conv2d_backward_weight(&xg, &dyg, &spec),
+                t,
+            );
+        }
+    }
+}
+
+#[test]
+fn random_draws_are_seeded_and_distributed() {
+    let Some(gpu) = gpu() else { return };
+    let n = 1 << 16;
+    for dtype in FLOATS {
+        let u = Cuda::download_f64(&Cuda::random(&gpu, n, 7, (-2.0, 3.0), false, dtype));
+        assert_eq!(
+            u,
+            Cuda::download_f64(&Cuda::random(&gpu, n, 7, (-2.0, 3.0), false, dtype))
+        );
+        assert!(u.iter().all(|&v| (-2.0..3.0).contains(&v)));
+        let mean = u.iter().sum::<f64>() / n as f64;
+        // Mean of U[-2, 3) is 0.5, its standard error here 5/sqrt(12 n) ≈ 0.0056.
+        assert!((mean - 0.5).abs() < 0.03, "uniform mean {mean}");
+        let z = Cuda::download_f64(&Cuda::random(&gpu, n, 8, (1.0, 2.0), true, dtype));
+        let mean = z.iter().sum::<f64>() / n as f64;
+        let var = z.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n as f64;
+        assert!(
+            (mean - 1.0).abs() < 0.05 && (var - 4.0).abs() < 0.15,
+            "normal {mean} {var}"
+        );
+    }
+}
+
+#[test]
+fn optimizer_steps_in_place() {
+    let Some(gpu) = gpu() else { return };
+    let sgd = |first_step, nesterov| UpdateOp::Sgd {
+        lr: 0.1,
+        momentum: 0.9,
+        dampening: 0.1,
+        weight_decay: 0.01,
+        nesterov,
+        first_step,
+    };
+    let ops = [
+        sgd(true, false),
+        sgd(false, true),
+        UpdateOp::Sgd {
+            lr: 0.5,
+            momentum: 0.0,
+            dampening: 0.0,
+            weight_decay: 0.0,
+            nesterov: false,
+            first_step: true,
+        },
+        UpdateOp::Adam {
+            lr: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.01,
+            decoupled: true,
+            bias_correction1: 0.19,
+            bias_correction2: 0.002,
+        },
+        UpdateOp::Adam {
+            lr: 1e-3,
+            beta1: 0.9,
+            beta2: 0.999,
+            eps: 1e-8,
+            weight_decay: 0.01,
+            decoupled: false,
+            bias_correction1: 0.1,
+            bias_correction2: 0.001,
+        },
+    ];
+    for dtype in FLOATS {
+        for op in ops {
+            let (mut p, g) = (rand(50, 14, dtype), rand(50, 15, dtype));
+            let (mut s0, mut s1) = (
+                rand(50, 16, dtype),
+                Cpu::unary(UnaryOp::Abs, &rand(50, 17, dtype)),
+            );
+            let (mut pg, gg, mut s0g, mut s1g) =
+                (up(&gpu, &p), up(&gpu, &g), up(&gpu, &s0), up(&gpu, &s1));
+            Cpu::update(op, &mut p, &g, &mut [&mut s0, &mut s1][..op.state_len()]);
+            Cuda::update(
+                op,
+                &mut pg,
+                &gg,
+                &mut [&mut s0g, &mut s1g][..op.state_len()],
+            );
+            let t = tol(dtype, true);
+            same(&format!("{op:?} param"), &p, &pg, t);
+            same(&format!("{op:?} state 0"), &s0, &s0g, t);
+            same(&format!("{op:?} state 1"), &s1, &s1g, t);
+        }
+    }
+}
+
+#[test]
+fn opening_a_device_twice_gives_the_same_device() {
+    let Some(gpu) = gpu() else { return };
+    assert_eq!(CudaDevice::new(0).unwrap(), gpu);
+    assert_eq!(Cuda::device(&Cuda::fill(&gpu, 3, 1.0, DType::F32)), gpu);
+    assert!(format!("{gpu:?}").starts_with("CudaDevice(0, "));
+    gpu.synchronize().unwrap();
+}
+
+#[test]
+fn a_missing_device_is_an_error_not_a_panic() {
+    // With a GPU: ordinal 1000 does not exist. Without: the driver is missing. Either way an
+    // error that names the problem.
+    let err = CudaDevice::new(1000).unwrap_err().to_string();
+    assert!(err.starts_with("no CUDA device"), "{err}");
+}
