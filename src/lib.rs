@@ -156,6 +156,26 @@ pub use adjoint_core::*;
 
 pub mod data;
 
+/// The CUDA backend ([`adjoint_cuda`]): `Tensor<Cuda>` lives on an NVIDIA GPU.
+///
+/// Nothing of CUDA is needed to build: the driver, cuBLAS and NVRTC load when a device is
+/// opened, and [`CudaDevice::new`](cuda::CudaDevice::new) says what is missing.
+///
+/// ```no_run
+/// use adjoint::cuda::{Cuda, CudaDevice};
+/// use adjoint::prelude::*;
+///
+/// let gpu = CudaDevice::new(0)?;
+/// let x = Tensor::<Cuda>::from_vec_on(vec![1.0f32, 2.0, 3.0], &[3], &gpu);
+/// let y = (&x * &x).sum_all();
+/// assert_eq!(y.to_scalar(), 14.0);
+/// let back: Tensor = y.to_device(&Cpu);
+/// # Ok::<(), adjoint::cuda::CudaError>(())
+/// ```
+pub mod cuda {
+    pub use adjoint_cuda::{Cuda, CudaDevice, CudaError, CudaStorage};
+}
+
 /// Generates the reverse-mode derivative of a function: see the [crate documentation](crate).
 ///
 /// Arguments: `wrt(x, y)` picks the differentiated parameters; `associated` marks an associated

@@ -14,8 +14,9 @@
 //! * **Memory** is allocated in stream order from the device's pool (`cuMemAllocAsync`),
 //!   which keeps freed blocks for reuse. All work of a device is queued on one stream, so a
 //!   training step runs without host synchronization; the host waits only where it reads
-//!   values back (a download, such as reading the loss) and in [`Backend::max_id`], which
-//!   validates ids.
+//!   values back (a download, such as reading the loss). Ids are validated without a round
+//!   trip when they were uploaded from the host ([`Backend::max_id`] then answers from the
+//!   maximum taken during the upload); ids computed on the device are read back to check.
 //!
 //! The [`Backend`] trait is infallible: a driver failure in the middle of an op (out of
 //! memory, a faulted kernel) panics with the op's name and the driver's error.
@@ -96,7 +97,10 @@ impl Backend for Cuda {
         upload(device, data)
     }
     fn upload_u32(device: &CudaDevice, data: &[u32]) -> CudaStorage {
-        upload(device, data)
+        CudaStorage {
+            uploaded_max: data.iter().copied().max(),
+            ..upload(device, data)
+        }
     }
     fn download_f64(s: &CudaStorage) -> Vec<f64> {
         match &s.buf {

@@ -15,6 +15,10 @@ use std::sync::Arc;
 pub struct CudaStorage {
     pub(crate) device: CudaDevice,
     pub(crate) buf: Buffer,
+    /// The largest id of a `u32` buffer uploaded from the host, taken from the host copy
+    /// during the upload, so that validating ids (labels of a batch) needs no device round
+    /// trip. `None` for buffers computed on the device.
+    pub(crate) uploaded_max: Option<u32>,
 }
 
 /// The typed buffer inside a [`CudaStorage`].
@@ -26,7 +30,11 @@ pub(crate) enum Buffer {
 
 impl CudaStorage {
     pub(crate) fn new(device: CudaDevice, buf: Buffer) -> CudaStorage {
-        CudaStorage { device, buf }
+        CudaStorage {
+            device,
+            buf,
+            uploaded_max: None,
+        }
     }
 
     /// The element type.

@@ -346,6 +346,13 @@ fn gather_scatter_and_one_hot() {
         );
     }
     assert_eq!(Cuda::max_id(&idsg), Some(4));
+    // Ids computed on the device are reduced there: argmax along a row of 5.
+    let scores = rand(40, 18, DType::F32);
+    let argmax = Cuda::argmax(&up(&gpu, &scores), &[8, 5], 1);
+    assert_eq!(
+        Cuda::max_id(&argmax),
+        Cpu::max_id(&Cpu::argmax(&scores, &[8, 5], 1))
+    );
     assert_eq!(Cuda::max_id(&Cuda::upload_u32(&gpu, &[])), None);
 }
 

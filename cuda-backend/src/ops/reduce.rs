@@ -98,11 +98,15 @@ pub(crate) fn argmax(x: &CudaStorage, shape: &[usize], axis: usize) -> CudaStora
     CudaStorage::new(x.device, crate::storage::Buffer::U32(ids))
 }
 
-/// The largest id, `None` for no ids. Reads one value back, so it waits for the device.
+/// The largest id, `None` for no ids: known without the device for ids uploaded from the
+/// host, else reduced on the device and read back (which waits for the device).
 pub(crate) fn max_id(ids: &CudaStorage) -> Option<u32> {
     let v = ids.ids("max_id");
     if v.is_empty() {
         return None;
+    }
+    if let Some(max) = ids.uploaded_max {
+        return Some(max);
     }
     let state = ids.device.state();
     let n = count(v.len(), "max_id");
