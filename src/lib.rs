@@ -224,8 +224,8 @@ pub use adjoint_macros::Differentiable;
 pub mod prelude {
     pub use crate::{Differentiable, derivative_of, differentiable};
     pub use adjoint_core::{
-        Conv2d, Cpu, DType, Tensor, TensorTangent, cross_entropy, cross_entropy_vjp, mse, mse_vjp,
-        nll, nll_vjp,
+        Backend, Conv2d, Cpu, DType, Tensor, TensorTangent, cross_entropy, cross_entropy_vjp, mse,
+        mse_vjp, nll, nll_vjp,
     };
     pub use adjoint_core::{
         Float, FloatMath, TangentVector, UnitSeed, gradient, value_with_gradient,
