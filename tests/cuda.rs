@@ -112,7 +112,7 @@ fn plumbing<B: Backend>(
     let joined = Tensor::cat(&[s.clone(), a.exp()], 0);
     let picked = joined.index_select(0, ids).narrow(1, 1, 2);
     let e = a.embedding(ids).unsqueeze(0).squeeze(0).permute(&[1, 0]);
-    let t = a.t().matmul(&a).reshape(&[2, 8]);
+    let t = a.t().matmul(a).reshape(&[2, 8]);
     picked.sum_all() + e.log_softmax(0).mean_all() + a.var(&[1], false).sum_all() + t.sum_all()
 }
 
