@@ -97,60 +97,31 @@ pub(crate) trait Element:
     fn slice_mut(buf: &mut Buffer) -> Option<&mut CudaSlice<Self>>;
 }
 
-impl Element for f32 {
-    const SUFFIX: &'static str = "f32";
-    fn wrap(slice: CudaSlice<f32>) -> Buffer {
-        Buffer::F32(slice)
-    }
-    fn slice(buf: &Buffer) -> Option<&CudaSlice<f32>> {
-        match buf {
-            Buffer::F32(s) => Some(s),
-            _ => None,
+macro_rules! element_impl {
+    ($t:ty, $variant:ident, $suffix:literal) => {
+        impl Element for $t {
+            const SUFFIX: &'static str = $suffix;
+            fn wrap(slice: CudaSlice<$t>) -> Buffer {
+                Buffer::$variant(slice)
+            }
+            fn slice(buf: &Buffer) -> Option<&CudaSlice<$t>> {
+                match buf {
+                    Buffer::$variant(s) => Some(s),
+                    _ => None,
+                }
+            }
+            fn slice_mut(buf: &mut Buffer) -> Option<&mut CudaSlice<$t>> {
+                match buf {
+                    Buffer::$variant(s) => Some(s),
+                    _ => None,
+                }
+            }
         }
-    }
-    fn slice_mut(buf: &mut Buffer) -> Option<&mut CudaSlice<f32>> {
-        match buf {
-            Buffer::F32(s) => Some(s),
-            _ => None,
-        }
-    }
+    };
 }
-impl Element for f64 {
-    const SUFFIX: &'static str = "f64";
-    fn wrap(slice: CudaSlice<f64>) -> Buffer {
-        Buffer::F64(slice)
-    }
-    fn slice(buf: &Buffer) -> Option<&CudaSlice<f64>> {
-        match buf {
-            Buffer::F64(s) => Some(s),
-            _ => None,
-        }
-    }
-    fn slice_mut(buf: &mut Buffer) -> Option<&mut CudaSlice<f64>> {
-        match buf {
-            Buffer::F64(s) => Some(s),
-            _ => None,
-        }
-    }
-}
-impl Element for u32 {
-    const SUFFIX: &'static str = "u32";
-    fn wrap(slice: CudaSlice<u32>) -> Buffer {
-        Buffer::U32(slice)
-    }
-    fn slice(buf: &Buffer) -> Option<&CudaSlice<u32>> {
-        match buf {
-            Buffer::U32(s) => Some(s),
-            _ => None,
-        }
-    }
-    fn slice_mut(buf: &mut Buffer) -> Option<&mut CudaSlice<u32>> {
-        match buf {
-            Buffer::U32(s) => Some(s),
-            _ => None,
-        }
-    }
-}
+element_impl!(f32, F32, "f32");
+element_impl!(f64, F64, "f64");
+element_impl!(u32, U32, "u32");
 
 /// A float element type: cuBLAS has its GEMM.
 pub(crate) trait Float: Element {

@@ -181,27 +181,39 @@ fn forward<T: Float>(
         return y;
     }
     let cols = unfold(state, x, &g, 0.0, ColumnLayout::ImageMajor);
-    for group in 0..s.groups {
-        Gemm {
-            batch,
-            m: s.og,
-            k: s.ck,
-            n: s.l,
-            lhs_transposed: false,
-            rhs_transposed: false,
-            lhs_stride: 0,
-            rhs_stride: s.rows * s.l,
-            out_stride: s.out_channels * s.l,
-            beta: 0.0,
-        }
-        .run(
+    let gemm = Gemm {
+        batch,
+        m: s.og,
+        k: s.ck,
+        n: s.l,
+        lhs_transposed: false,
+        rhs_transposed: false,
+        lhs_stride: 0,
+        rhs_stride: s.rows * s.l,
+        out_stride: s.out_channels * s.l,
+        beta: 0.0,
+    };
+    let steps = [s.og * s.ck, s.ck * s.l, s.og * s.l];
+    per_group(state, s.groups, &gemm, (w, &cols, &mut y), steps);
+    y
+}
+
+/// Runs `gemm` once per group, each operand advanced by its `steps` entry per group.
+fn per_group<T: Float>(
+    state: &DeviceState,
+    groups: usize,
+    gemm: &Gemm,
+    (lhs, rhs, out): (&CudaSlice<T>, &CudaSlice<T>, &mut CudaSlice<T>),
+    [lhs_step, rhs_step, out_step]: [usize; 3],
+) {
+    for group in 0..groups {
+        gemm.run(
             state,
-            &w.slice(group * s.og * s.ck..),
-            &cols.slice(group * s.ck * s.l..),
-            &mut y.slice_mut(group * s.og * s.l..),
+            &lhs.slice(group * lhs_step..),
+            &rhs.slice(group * rhs_step..),
+            &mut out.slice_mut(group * out_step..),
         );
     }
-    y
 }
 
 /// The input tangent of [`conv2d`] for output tangent `dy`.
@@ -226,26 +238,20 @@ fn backward_input<T: Float>(
     let batch = g.batch as usize;
     let mut cols = alloc::<T>(&state.stream, batch * s.rows * s.l, "conv2d_backward_input");
     if !cols.is_empty() {
-        for group in 0..s.groups {
-            Gemm {
-                batch,
-                m: s.ck,
-                k: s.og,
-                n: s.l,
-                lhs_transposed: true,
-                rhs_transposed: false,
-                lhs_stride: 0,
-                rhs_stride: s.out_channels * s.l,
-                out_stride: s.rows * s.l,
-                beta: 0.0,
-            }
-            .run(
-                state,
-                &w.slice(group * s.og * s.ck..),
-                &dy.slice(group * s.og * s.l..),
-                &mut cols.slice_mut(group * s.ck * s.l..),
-            );
-        }
+        let gemm = Gemm {
+            batch,
+            m: s.ck,
+            k: s.og,
+            n: s.l,
+            lhs_transposed: true,
+            rhs_transposed: false,
+            lhs_stride: 0,
+            rhs_stride: s.out_channels * s.l,
+            out_stride: s.rows * s.l,
+            beta: 0.0,
+        };
+        let steps = [s.og * s.ck, s.og * s.l, s.ck * s.l];
+        per_group(state, s.groups, &gemm, (w, dy, &mut cols), steps);
     }
     fold(state, &cols, &g)
 }
@@ -287,25 +293,19 @@ fn backward_weight<T: Float>(
         return crate::storage::zeros(&state.stream, dw.len(), "conv2d_backward_weight");
     }
     let cols = unfold(state, x, &g, 0.0, ColumnLayout::RowMajor);
-    for group in 0..s.groups {
-        Gemm {
-            batch: 1,
-            m: s.og,
-            k: pixels,
-            n: s.ck,
-            lhs_transposed: false,
-            rhs_transposed: true,
-            lhs_stride: 0,
-            rhs_stride: 0,
-            out_stride: 0,
-            beta: 0.0,
-        }
-        .run(
-            state,
-            &dy_rows.slice(group * s.og * pixels..),
-            &cols.slice(group * s.ck * pixels..),
-            &mut dw.slice_mut(group * s.og * s.ck..),
-        );
-    }
+    let gemm = Gemm {
+        batch: 1,
+        m: s.og,
+        k: pixels,
+        n: s.ck,
+        lhs_transposed: false,
+        rhs_transposed: true,
+        lhs_stride: 0,
+        rhs_stride: 0,
+        out_stride: 0,
+        beta: 0.0,
+    };
+    let steps = [s.og * pixels, s.ck * pixels, s.og * s.ck];
+    per_group(state, s.groups, &gemm, (dy_rows, &cols, &mut dw), steps);
     dw
 }

@@ -70,6 +70,8 @@ impl Gemm {
             stride_b: self.lhs_stride as i64,
             stride_c: self.out_stride as i64,
         };
+        // cuBLAS runs in the calling thread's current context, which must be the device's.
+        crate::storage::check(state.stream.context().bind_to_thread(), "matmul");
         let blas = state.blas();
         // SAFETY: `m`, `n`, `k`, the leading dimensions and the batch strides describe
         // matrices inside `lhs`, `rhs` and `out` (checked by the callers' shape validation),
