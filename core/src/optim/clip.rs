@@ -1,6 +1,6 @@
 //! Global-norm gradient clipping: [`clip_grad_norm`], as `torch.nn.utils.clip_grad_norm_`.
 
-use crate::tensor::Backend;
+use crate::tensor::{Backend, DType, Tensor};
 use crate::{ParamPath, Parameters, TangentVector};
 
 /// The global L2 norm of a model's gradient over all its parameter tensors,
@@ -10,20 +10,26 @@ use crate::{ParamPath, Parameters, TangentVector};
 /// ```
 ///
 /// Symbolic-zero gradients count as zeros. Each tensor's sum of squares is reduced on its
-/// device in its dtype and the sum over tensors is taken in `f64` (PyTorch takes the norm of
+/// device in its dtype and the sum over tensors is taken in `f64` on the device (PyTorch takes the norm of
 /// the per-tensor norms in the gradients' dtype: the two agree to the dtype's rounding).
 ///
 /// `model` is only read: it is `&mut` because [`Parameters::visit_mut`] is the walk that
 /// pairs each parameter with its part of `grad` (a derived tangent struct has no walk of its
 /// own). Scalar (non-tensor) fields of the model are not parameters and do not count.
 pub fn grad_norm<B: Backend, M: Parameters<B>>(model: &mut M, grad: &M::Tangent) -> f64 {
-    let mut sum_sq = 0.0;
+    // The per-tensor sums stay on the device (as f64) until the one read at the end: on a
+    // GPU the norm costs one synchronization, not one per parameter.
+    let mut sum_sq: Option<Tensor<B>> = None;
     model.visit_mut(grad, &mut ParamPath::new(), &mut |_, _, g| {
         if let Some(g) = g {
-            sum_sq += (g * g).sum_all().to_scalar();
+            let s = (g * g).sum_all().to_dtype(DType::F64);
+            sum_sq = Some(match sum_sq.take() {
+                Some(total) => total + s,
+                None => s,
+            });
         }
     });
-    sum_sq.sqrt()
+    sum_sq.map_or(0.0, |s| s.to_scalar().sqrt())
 }
 
 /// Rescales `grad` so that its global L2 norm is at most `max_norm`, and returns the norm it
