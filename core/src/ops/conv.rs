@@ -9,7 +9,8 @@
 //! `b[o]` and `b̄ = Σ_{n,i,j} ȳ`.
 //!
 //! `max_pool2d` takes the maximum of each window (padding never wins); its tangent goes to the
-//! window's maximal elements, split evenly on a tie (PyTorch picks one). `avg_pool2d` takes the
+//! window's first maximal element, as in PyTorch, and the rule keeps only that element's index
+//! per output (not the windows). `avg_pool2d` takes the
 //! mean of each window, counting padding as zeros (PyTorch's `count_include_pad=True`).
 
 use super::slot;
@@ -257,8 +258,7 @@ impl<B: Backend> Tensor<B> {
         let fill = if max { f64::NEG_INFINITY } else { 0.0 };
         let (cols, unfold_pb) = self.unfold(planes, fill, need);
         let (y, reduce_pb): (Self, Pb<B>) = if max {
-            let (y, pb) = cols.max_vjp_full(&[1], false, [need, false, false]);
-            (y, Box::new(move |d| pb(d).0))
+            (cols.max(&[1], false), max_tangent(&cols, need))
         } else {
             let (y, pb) = cols.mean_vjp_full(&[1], false, [need, false, false]);
             (y, Box::new(move |d| pb(d).0))
@@ -311,6 +311,21 @@ impl<B: Backend> Tensor<B> {
     ) {
         self.pool_rule(kernel, options, false, needs)
     }
+}
+
+/// The pullback of the maximum over axis 1 of `cols` (`[P, taps, L]`): the tangent of each
+/// window goes to its first maximal tap (as PyTorch's max pooling does). The only residual is
+/// the winning tap of each window (one value per output, as floats: exact below 2²⁴ taps),
+/// not the columns.
+fn max_tangent<B: Backend>(cols: &Tensor<B>, need: bool) -> Pb<B> {
+    if !need {
+        return Box::new(|_| TensorTangent::Zero);
+    }
+    let taps = cols.shape()[1];
+    let winner = cols.argmax(1).to_dtype(cols.dtype()).unsqueeze(1);
+    let tap = Tensor::arange_on(0.0, taps as f64, 1.0, cols.dtype(), &cols.device())
+        .reshape(&[1, taps, 1]);
+    Box::new(move |d| d.map(|d| winner.eq_mask(&tap).mul(&d.unsqueeze(1))))
 }
 
 #[cfg(test)]
@@ -379,6 +394,24 @@ mod tests {
         assert_eq!(
             x.avg_pool2d([2, 2], Conv2d::stride(2)).to_vec_f64(),
             vec![2.5, 4.5, 10.5, 12.5]
+        );
+    }
+
+    #[test]
+    fn max_pool_tangent_goes_to_the_first_maximum_of_a_window() {
+        // Windows [[1, 3], [3, 0]] and [[2, 2], [2, 2]]: ties go to the first in row-major
+        // order, as in PyTorch.
+        let x = Tensor::from_vec(
+            vec![1.0_f64, 3.0, 2.0, 2.0, 3.0, 0.0, 2.0, 2.0],
+            &[1, 1, 2, 4],
+        );
+        let (y, pb) = x.max_pool2d_vjp_full([2, 2], Conv2d::stride(2), [true, false, false]);
+        assert_eq!(y.to_vec_f64(), vec![3.0, 2.0]);
+        let d = Tensor::from_vec(vec![10.0_f64, 20.0], &[1, 1, 1, 2]);
+        let dx = pb(crate::TensorTangent::Dense(d)).0.unwrap();
+        assert_eq!(
+            dx.to_vec_f64(),
+            vec![0.0, 10.0, 20.0, 0.0, 0.0, 0.0, 0.0, 0.0]
         );
     }
 
