@@ -1,7 +1,12 @@
 """The workloads of `benches/steps.rs` in PyTorch eager, 2 threads, f32 (f64 for Rosenbrock).
 
 Prints one JSON object: workload -> median seconds per step, plus `sgemm_gflops`, the best
-2-thread SGEMM rate of torch at n = 1024 and 2048. Run by `bench/run.sh`."""
+2-thread SGEMM rate of torch at n = 1024 and 2048. Run by `bench/run.sh`.
+
+With `--device cuda`: the MLP and CNN steps only, on GPU 0 with torch's default settings and
+threads, each timed step followed by `torch.cuda.synchronize()` (as adjoint's CUDA steps end by
+reading the loss); no SGEMM rate. Run by `scripts/gpu-check.sh`."""
+import argparse
 import json
 import sys
 
@@ -10,14 +15,13 @@ import torch.nn.functional as F
 
 from common import median_seconds
 
-torch.set_num_threads(2)
-torch.manual_seed(0)
 LR = 0.01
+CPU = torch.device("cpu")
 
 
-def init(shape, fan_in, dtype=torch.float32):
+def init(shape, fan_in, dtype=torch.float32, device=CPU):
     bound = fan_in ** -0.5
-    return torch.empty(shape, dtype=dtype).uniform_(-bound, bound).requires_grad_()
+    return torch.empty(shape, dtype=dtype, device=device).uniform_(-bound, bound).requires_grad_()
 
 
 def sgd_step(params, loss_fn):
@@ -30,12 +34,13 @@ def sgd_step(params, loss_fn):
     return loss
 
 
-def mlp():
+def mlp(device=CPU):
     # Weights [in, out] and x @ W, as in the Rust version.
-    params = [init((784, 512), 784), init((512,), 784), init((512, 512), 512),
-              init((512,), 512), init((512, 10), 512), init((10,), 512)]
-    x = torch.rand(128, 784)
-    labels = torch.arange(128) % 10
+    shapes = [((784, 512), 784), ((512,), 784), ((512, 512), 512), ((512,), 512),
+              ((512, 10), 512), ((10,), 512)]
+    params = [init(shape, fan_in, device=device) for shape, fan_in in shapes]
+    x = torch.rand(128, 784, device=device)
+    labels = torch.arange(128, device=device) % 10
 
     def loss():
         w1, b1, w2, b2, w3, b3 = params
@@ -46,12 +51,12 @@ def mlp():
     return lambda: sgd_step(params, loss)
 
 
-def cnn():
-    params = [init((32, 1, 3, 3), 9), init((32,), 9), init((64, 32, 3, 3), 288),
-              init((64,), 288), init((9216, 128), 9216), init((128,), 9216),
-              init((128, 10), 128), init((10,), 128)]
-    x = torch.rand(64, 1, 28, 28)
-    labels = torch.arange(64) % 10
+def cnn(device=CPU):
+    shapes = [((32, 1, 3, 3), 9), ((32,), 9), ((64, 32, 3, 3), 288), ((64,), 288),
+              ((9216, 128), 9216), ((128,), 9216), ((128, 10), 128), ((10,), 128)]
+    params = [init(shape, fan_in, device=device) for shape, fan_in in shapes]
+    x = torch.rand(64, 1, 28, 28, device=device)
+    labels = torch.arange(64, device=device) % 10
 
     def loss():
         c1w, c1b, c2w, c2b, f1w, f1b, f2w, f2b = params
@@ -98,11 +103,36 @@ def sgemm_gflops():
     return best
 
 
-if __name__ == "__main__":
+def synchronized(step):
+    """`step` followed by waiting for the GPU's queued work."""
+    def call():
+        step()
+        torch.cuda.synchronize()
+
+    return call
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    args = parser.parse_args()
+    torch.manual_seed(0)
+    if args.device == "cuda":
+        gpu = torch.device("cuda")
+        workloads = [("mlp", lambda: synchronized(mlp(gpu))),
+                     ("cnn", lambda: synchronized(cnn(gpu)))]
+    else:
+        torch.set_num_threads(2)
+        workloads = [("mlp", mlp), ("cnn", cnn), ("rnn", rnn),
+                     ("rosen2", lambda: rosen(2)), ("rosen100", lambda: rosen(100))]
     out = {}
-    for name, make in [("mlp", mlp), ("cnn", cnn), ("rnn", rnn),
-                       ("rosen2", lambda: rosen(2)), ("rosen100", lambda: rosen(100))]:
+    for name, make in workloads:
         out[name] = median_seconds(make())
         print(f"torch {name}: {out[name] * 1e3:.3f} ms", file=sys.stderr)
-    out["sgemm_gflops"] = sgemm_gflops()
+    if args.device == "cpu":
+        out["sgemm_gflops"] = sgemm_gflops()
     print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

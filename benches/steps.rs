@@ -11,12 +11,16 @@
 //!   hidden 32, input 16, 100 steps, batch 1 (502 tensor ops in the forward pass);
 //! * `rosen2` / `rosen100`: the 2-D and 100-D Rosenbrock gradients in f64, scalar code.
 //!
-//! Before timing, the MLP and CNN groups print the bytes the forward pass keeps alive for the
+//! Before timing, the MLP and CNN steps print the bytes the forward pass keeps alive for the
 //! backward pass (measured by a counting global allocator: live heap bytes after `loss_vjp`
 //! minus before) next to the activations strictly needed by a hand-written backward pass.
 //!
 //! Run with `cargo bench --bench steps` (`bench/run.sh` runs it next to PyTorch and JAX).
+//! With `ADJOINT_BENCH_DEVICE=cuda` the MLP and CNN steps run on GPU 0 instead (no memory
+//! report: the tensors are in device memory); `scripts/gpu-check.sh` runs them next to
+//! `bench/steps_torch.py --device cuda`. The other workloads always run on the CPU.
 
+use adjoint::cuda::{Cuda, CudaDevice};
 use adjoint::optim::{Optimizer, Sgd};
 use adjoint::prelude::*;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -85,72 +89,98 @@ fn report_residuals<R>(name: &str, needed: usize, forward: impl FnOnce() -> R) {
 // Models
 // ---------------------------------------------------------------------------------------------
 
-/// PyTorch's default initialization of `nn.Linear` / `nn.Conv2d`: uniform in ±1/√fan_in.
-fn init(shape: &[usize], fan_in: usize, seed: u64) -> Tensor {
-    let bound = 1.0 / (fan_in as f64).sqrt();
-    Tensor::rand_uniform(shape, -bound, bound, seed)
-}
-
-/// A batch of synthetic data: inputs in [0, 1) and labels `i mod 10`.
-fn batch(shape: &[usize]) -> (Tensor, Tensor) {
-    let n = shape[0] as u32;
-    (
-        Tensor::rand_uniform(shape, 0.0, 1.0, 99),
-        Tensor::from_vec((0..n).map(|i| i % 10).collect::<Vec<_>>(), &[shape[0]]),
-    )
-}
-
 /// The MLP and CNN of the MNIST examples, the same definitions.
 #[path = "../examples/common/models.rs"]
 mod models;
 
 use models::{Cnn, Mlp};
 
+/// The shape of an MLP batch.
+const MLP_BATCH: [usize; 2] = [128, 784];
+/// The shape of a CNN batch.
+const CNN_BATCH: [usize; 4] = [64, 1, 28, 28];
+
 const F32: usize = 4;
 
-fn mlp(c: &mut Criterion) {
+/// A batch of synthetic data on `device`: inputs in [0, 1) and labels `i mod 10`.
+fn batch<B: Backend>(shape: &[usize], device: &B::Device) -> (Tensor<B>, Tensor<B>) {
+    let n = shape[0];
+    let labels: Vec<u32> = (0..n as u32).map(|i| i % 10).collect();
+    (
+        Tensor::rand_uniform(shape, 0.0, 1.0, 99).to_device(device),
+        Tensor::from_vec_on(labels, &[n], device),
+    )
+}
+
+/// The MLP and CNN steps on the device that `ADJOINT_BENCH_DEVICE` names: `cuda` for GPU 0,
+/// `cpu` (the default) for the CPU, where the host memory the forward passes keep is printed
+/// first.
+fn model_steps(c: &mut Criterion) {
     adjoint::tensor::keep_freed_memory();
-    let mut model = Mlp::new(0);
-    let mut optimizer = Sgd::new(0.01);
-    let (x, labels) = batch(&[128, 784]);
+    match std::env::var("ADJOINT_BENCH_DEVICE").as_deref() {
+        Err(_) | Ok("cpu") => {
+            report_model_residuals();
+            model_steps_on::<Cpu>(c, &Cpu);
+        }
+        Ok("cuda") => model_steps_on_cuda(c),
+        Ok(other) => panic!("ADJOINT_BENCH_DEVICE={other}: expected `cpu` or `cuda`"),
+    }
+}
+
+/// The MLP and CNN steps on GPU 0.
+fn model_steps_on_cuda(c: &mut Criterion) {
+    let device = CudaDevice::new(0).unwrap_or_else(|e| panic!("ADJOINT_BENCH_DEVICE=cuda: {e}"));
+    model_steps_on::<Cuda>(c, &device);
+}
+
+/// Prints the heap bytes the MLP and CNN forward passes keep for their backward passes, on
+/// the CPU, against those a hand-written backward pass needs.
+fn report_model_residuals() {
+    let (mlp, (x, labels)) = (Mlp::<Cpu>::new_on(0, &Cpu), batch(&MLP_BATCH, &Cpu));
     // A hand-written backward pass keeps the two hidden ReLU outputs (inputs of the next
     // matmuls, and their own masks) and the softmax probabilities; `x` is the caller's.
     report_residuals("mlp", (2 * 128 * 512 + 128 * 10) * F32, || {
-        model.loss_vjp(&x, &labels)
+        mlp.loss_vjp(&x, &labels)
     });
-    let mut group = c.benchmark_group("steps");
-    group.sample_size(50);
-    group.throughput(Throughput::Elements(410_800_000));
-    group.bench_function("mlp", |b| {
-        b.iter(|| {
-            let (loss, grad) = value_with_gradient(model.loss_vjp(&x, &labels));
-            optimizer.step(&mut model, &grad);
-            black_box(loss)
-        })
-    });
-    group.finish();
-}
-
-fn cnn(c: &mut Criterion) {
-    adjoint::tensor::keep_freed_memory();
-    let mut model = Cnn::new(0);
-    let mut optimizer = Sgd::new(0.01);
-    let (x, labels) = batch(&[64, 1, 28, 28]);
+    let (cnn, (x, labels)) = (Cnn::<Cpu>::new_on(0, &Cpu), batch(&CNN_BATCH, &Cpu));
     // Strictly needed: the first ReLU output (input of conv2, and its own mask), the pooled
     // maxima (input of fc1; with a one-byte argmax per window they give the pool and second
     // ReLU gradients), the fc1 ReLU output and the softmax probabilities.
     let needed = (64 * 32 * 26 * 26 + 64 * 9216 + 64 * 128 + 64 * 10) * F32 + 64 * 9216;
-    report_residuals("cnn", needed, || model.loss_vjp(&x, &labels));
+    report_residuals("cnn", needed, || cnn.loss_vjp(&x, &labels));
+}
+
+/// Times one SGD step of the MLP and of the CNN on `device`. Each timed step ends by reading
+/// the loss, which waits for the step's work (the update included) on a GPU.
+fn model_steps_on<B: Backend>(c: &mut Criterion, device: &B::Device) {
     let mut group = c.benchmark_group("steps");
+
+    let mut mlp = Mlp::<B>::new_on(0, device);
+    let mut optimizer = Sgd::new(0.01);
+    let (x, labels) = batch(&MLP_BATCH, device);
+    group.sample_size(50);
+    group.throughput(Throughput::Elements(410_800_000));
+    group.bench_function("mlp", |b| {
+        b.iter(|| {
+            let (loss, grad) = value_with_gradient(mlp.loss_vjp(&x, &labels));
+            optimizer.step(&mut mlp, &grad);
+            black_box(loss.to_scalar())
+        })
+    });
+
+    let mut cnn = Cnn::<B>::new_on(0, device);
+    let mut optimizer = Sgd::new(0.01);
+    let (x, labels) = batch(&CNN_BATCH, device);
     group.sample_size(20);
     group.throughput(Throughput::Elements(4_580_000_000));
     group.bench_function("cnn", |b| {
         b.iter(|| {
-            let (loss, grad) = value_with_gradient(model.loss_vjp(&x, &labels));
-            optimizer.step(&mut model, &grad);
-            black_box(loss)
+            let (loss, grad) = value_with_gradient(cnn.loss_vjp(&x, &labels));
+            optimizer.step(&mut cnn, &grad);
+            black_box(loss.to_scalar())
         })
     });
+
     group.finish();
 }
 
@@ -161,6 +191,12 @@ fn cnn(c: &mut Criterion) {
 const HIDDEN: usize = 32;
 const INPUT: usize = 16;
 const STEPS: usize = 100;
+
+/// PyTorch's default initialization of `nn.Linear` / `nn.Conv2d`: uniform in ±1/√fan_in.
+fn init(shape: &[usize], fan_in: usize, seed: u64) -> Tensor {
+    let bound = 1.0 / (fan_in as f64).sqrt();
+    Tensor::rand_uniform(shape, -bound, bound, seed)
+}
 
 /// h ← tanh(h·W + x_t·U + b) from h = 0 over the rows of `xs`; the loss is Σ h_T².
 #[differentiable(wrt(w, u, b))]
@@ -223,5 +259,5 @@ fn rosenbrock(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, mlp, cnn, rnn, rosenbrock);
+criterion_group!(benches, model_steps, rnn, rosenbrock);
 criterion_main!(benches);

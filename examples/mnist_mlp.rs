@@ -3,6 +3,7 @@
 //!
 //! ```sh
 //! cargo run --release --example mnist_mlp -- --epochs 10
+//! cargo run --release --example mnist_mlp -- --device cuda
 //! ```
 //!
 //! The data ships in `data/mnist/`; `--data DIR` reads any folder of the four IDX files
@@ -14,7 +15,10 @@ use adjoint::data::Mnist;
 use adjoint::optim::{Optimizer, Sgd};
 use adjoint::prelude::*;
 use clap::Parser;
+use common::Device;
 use common::models::Mlp;
+use std::error::Error;
+use std::process::ExitCode;
 use std::time::Instant;
 
 /// Command line.
@@ -36,9 +40,9 @@ struct Args {
     /// Folder with the four IDX files (gzipped or plain).
     #[arg(long, default_value = "data/mnist")]
     data: String,
-    /// `cpu`, or `cuda` once the CUDA backend exists.
-    #[arg(long, default_value = "cpu")]
-    device: String,
+    /// Where to train: `cpu`, or `cuda` (GPU 0).
+    #[arg(long, value_enum, default_value_t = Device::Cpu)]
+    device: Device,
     /// Where to write the training curve (SVG).
     #[arg(long, default_value = "mnist_mlp.svg")]
     plot: String,
@@ -50,26 +54,29 @@ struct Args {
 /// The shape of one image as the MLP reads it.
 const IMAGE: [usize; 1] = [784];
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> ExitCode {
     let args = Args::parse();
-    common::check_device(&args.device)?;
-    adjoint::tensor::keep_freed_memory();
-    let mnist = Mnist::load(&args.data)?;
-    let mut model = Mlp::new(args.seed);
-    let mut optimizer = Sgd::new(args.lr);
-    let mut sampler = mnist.train.sampler(args.batch_size, args.seed)?;
-    let mut history = common::History::start();
-    for epoch in 1..=args.epochs {
-        let epoch_start = Instant::now();
-        let loss = common::epoch(epoch, &mut sampler, args.batch_size, |indices| {
-            let (x, labels) = common::tensors(&mnist.train, indices, &IMAGE)?;
-            let (value, grad) = value_with_gradient(model.loss_vjp(&x, &labels));
-            optimizer.step(&mut model, &grad);
-            Ok(value.to_scalar())
-        })?;
-        let acc = 100.0 * common::accuracy(&mnist.test, 1000, &IMAGE, |x| model.logits(x))?;
-        history.record(epoch, loss, acc, epoch_start);
+    common::run(args.device, &args)
+}
+
+impl common::Train for Args {
+    fn train<B: Backend>(&self, device: &B::Device) -> Result<(), Box<dyn Error>> {
+        let mnist = Mnist::load(&self.data)?;
+        let mut model = Mlp::<B>::new_on(self.seed, device);
+        let mut optimizer = Sgd::new(self.lr);
+        let mut sampler = mnist.train.sampler(self.batch_size, self.seed)?;
+        let mut history = common::History::start();
+        for epoch in 1..=self.epochs {
+            let epoch_start = Instant::now();
+            let loss = common::epoch(epoch, &mut sampler, self.batch_size, |indices| {
+                let (x, labels) = common::tensors(&mnist.train, indices, &IMAGE, device)?;
+                let (loss, grad) = value_with_gradient(model.loss_vjp(&x, &labels));
+                optimizer.step(&mut model, &grad);
+                Ok(loss)
+            })?;
+            let acc = common::accuracy(&mnist.test, 1000, &IMAGE, device, |x| model.logits(x))?;
+            history.record(epoch, loss, 100.0 * acc, epoch_start);
+        }
+        history.finish(&model, &self.plot, &self.weights)
     }
-    history.finish(&model, &args.plot, &args.weights)?;
-    Ok(())
 }

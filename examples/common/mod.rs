@@ -1,4 +1,5 @@
-//! What the MNIST examples share: the models, turning a batch into tensors, the training
+//! What the MNIST examples share: the models, the `--device` choice that runs a training
+//! written once for every backend, turning a batch into tensors on the device, the training
 //! epoch with its progress bar, test accuracy and the training-curve plot.
 
 // Each example uses one of the two models.
@@ -6,37 +7,98 @@
 
 pub mod models;
 
+use adjoint::Parameters;
+use adjoint::cuda::{Cuda, CudaDevice};
 use adjoint::data::{BatchSampler, DataError, Normalization, Split};
 use adjoint::prelude::*;
 use indicatif::{ProgressBar, ProgressStyle};
 use std::error::Error;
+use std::process::ExitCode;
 use std::time::Instant;
 
-/// A batch as tensors: the images (f32) reshaped to `[n, ..image]` — `image` is `[784]` for an
-/// MLP, `[1, 28, 28]` for a CNN — and the labels `[n]` (u32).
-pub fn tensors(
+/// Where to train (`--device`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Device {
+    /// The CPU backend.
+    Cpu,
+    /// The CUDA backend, on GPU 0.
+    Cuda,
+}
+
+/// A training run written once, generic over the backend; [`run`] starts it on a device.
+pub trait Train {
+    /// Trains on `device`, a device of backend `B`.
+    fn train<B: Backend>(&self, device: &B::Device) -> Result<(), Box<dyn Error>>;
+}
+
+/// Runs `job` on `device`, after [`keep_freed_memory`](adjoint::tensor::keep_freed_memory)
+/// as training programs do. An error (a missing GPU among them) is printed, and the exit
+/// status is then a failure.
+pub fn run(device: Device, job: &impl Train) -> ExitCode {
+    adjoint::tensor::keep_freed_memory();
+    let result = match device {
+        Device::Cpu => job.train::<Cpu>(&Cpu),
+        Device::Cuda => train_on_cuda(job),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs `job` on GPU 0 with the CUDA backend.
+fn train_on_cuda(job: &impl Train) -> Result<(), Box<dyn Error>> {
+    let device = CudaDevice::new(0).map_err(|e| format!("--device cuda: {e}"))?;
+    job.train::<Cuda>(&device)
+}
+
+/// The images of a batch as a tensor `[n, ..image]` on `device` — `image` is `[784]` for an
+/// MLP, `[1, 28, 28]` for a CNN — and the labels on the host.
+fn images<B: Backend>(
     split: &Split,
     indices: &[usize],
     image: &[usize],
-) -> Result<(Tensor, Tensor), DataError> {
+    device: &B::Device,
+) -> Result<(Tensor<B>, Vec<u32>), DataError> {
     let batch = split.batch(indices, Normalization::Standard)?;
-    let n = batch.shape[0];
-    let labels: Vec<u32> = batch.labels.iter().map(|&l| u32::from(l)).collect();
-    let shape: Vec<usize> = std::iter::once(n).chain(image.iter().copied()).collect();
-    Ok((
-        Tensor::from_vec(batch.images, &shape),
-        Tensor::from_vec(labels, &[n]),
-    ))
+    let shape: Vec<usize> = std::iter::once(batch.shape[0])
+        .chain(image.iter().copied())
+        .collect();
+    let labels = batch.labels.iter().map(|&l| u32::from(l)).collect();
+    Ok((Tensor::from_vec_on(batch.images, &shape, device), labels))
 }
+
+/// A batch as tensors on `device`, each uploaded once: the images (f32) of shape
+/// `[n, ..image]` and the labels `[n]` (u32).
+pub fn tensors<B: Backend>(
+    split: &Split,
+    indices: &[usize],
+    image: &[usize],
+    device: &B::Device,
+) -> Result<(Tensor<B>, Tensor<B>), DataError> {
+    let (x, labels) = images(split, indices, image, device)?;
+    let n = labels.len();
+    Ok((x, Tensor::from_vec_on(labels, &[n], device)))
+}
+
+/// Steps between two readings of the loss for the progress bar, as the `log_interval` of
+/// PyTorch's MNIST example: reading a value from a GPU waits for the work queued before it.
+const REPORT_EVERY: usize = 10;
 
 /// One pass over the training set: `step(indices)` trains on a batch and returns its loss.
 /// Shows a progress bar with the running mean loss and throughput, and returns the epoch's
 /// mean loss.
-pub fn epoch(
+///
+/// The losses are summed on the device and read every [`REPORT_EVERY`] steps, so that the
+/// host can prepare the next batches while a GPU still computes.
+pub fn epoch<B: Backend>(
     number: usize,
     sampler: &mut BatchSampler,
     batch_size: usize,
-    mut step: impl FnMut(&[usize]) -> Result<f64, Box<dyn Error>>,
+    mut step: impl FnMut(&[usize]) -> Result<Tensor<B>, Box<dyn Error>>,
 ) -> Result<f64, Box<dyn Error>> {
     let bar = ProgressBar::new(sampler.batches_per_epoch() as u64);
     bar.set_style(
@@ -45,37 +107,49 @@ pub fn epoch(
     );
     bar.set_prefix(number.to_string());
     let started = Instant::now();
-    let (mut total, mut count) = (0.0, 0);
+    let mut total: Option<Tensor<B>> = None;
+    let mut count = 0;
     for indices in sampler.epoch() {
-        total += step(indices)?;
+        let loss = step(indices)?;
+        total = Some(match total {
+            Some(sum) => sum + loss,
+            None => loss,
+        });
         count += 1;
-        if count % 10 == 0 {
+        if count % REPORT_EVERY == 0 {
+            let mean = mean_of(total.as_ref(), count);
             let rate = (count * batch_size) as f64 / started.elapsed().as_secs_f64();
-            bar.set_message(format!("loss {:.4}  {rate:.0} img/s", total / count as f64));
+            bar.set_message(format!("loss {mean:.4}  {rate:.0} img/s"));
         }
         bar.inc(1);
     }
     bar.finish_and_clear();
-    Ok(total / count as f64)
+    Ok(mean_of(total.as_ref(), count))
+}
+
+/// `total / count` read from the device; NaN for no steps.
+fn mean_of<B: Backend>(total: Option<&Tensor<B>>, count: usize) -> f64 {
+    total.map_or(f64::NAN, |sum| sum.to_scalar() / count as f64)
 }
 
 /// Fraction of the test set that `logits` classifies correctly, in chunks of `chunk` images
-/// of shape `image`.
-pub fn accuracy(
+/// of shape `image` uploaded to `device`.
+pub fn accuracy<B: Backend>(
     test: &Split,
     chunk: usize,
     image: &[usize],
-    logits: impl Fn(&Tensor) -> Tensor,
+    device: &B::Device,
+    logits: impl Fn(&Tensor<B>) -> Tensor<B>,
 ) -> Result<f64, DataError> {
     let mut correct = 0;
     let indices: Vec<usize> = (0..test.len()).collect();
     for chunk in indices.chunks(chunk) {
-        let (x, labels) = tensors(test, chunk, image)?;
+        let (x, labels) = images(test, chunk, image, device)?;
         let predicted = logits(&x).argmax(-1).to_vec_u32();
         correct += predicted
             .iter()
-            .zip(labels.to_vec_u32())
-            .filter(|(p, l)| **p == *l)
+            .zip(&labels)
+            .filter(|(p, l)| p == l)
             .count();
     }
     Ok(correct as f64 / test.len() as f64)
@@ -111,9 +185,9 @@ impl History {
 
     /// Prints the total time, plots the curves to `plot` (SVG) and saves `model` to
     /// `weights` (safetensors).
-    pub fn finish(
+    pub fn finish<B: Backend>(
         &self,
-        model: &impl adjoint::Parameters,
+        model: &impl Parameters<B>,
         plot: &str,
         weights: &str,
     ) -> Result<(), Box<dyn Error>> {
@@ -126,17 +200,6 @@ impl History {
         adjoint::checkpoint::save(model, weights)?;
         println!("training curve written to {plot}, weights to {weights}");
         Ok(())
-    }
-}
-
-/// Rejects any `--device` but `cpu`: the CUDA backend is not implemented yet.
-pub fn check_device(device: &str) -> Result<(), String> {
-    if device == "cpu" {
-        Ok(())
-    } else {
-        Err(format!(
-            "--device {device}: only `cpu` is available in this build (the CUDA backend is not implemented yet)"
-        ))
     }
 }
 
