@@ -152,6 +152,26 @@ fn index_add_is_the_adjoint_of_index_select() {
 }
 
 #[test]
+fn argmax_along_any_axis_takes_the_first_maximum_and_the_first_nan() {
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    // Shape [2, 3, 2]; lanes along axis 1 (stride 2).
+    #[rustfmt::skip]
+    let v = [
+        1.0, -inf,   5.0, -inf,   5.0, -inf,
+        nan, 2.0,    0.0, nan,    nan, 2.0,
+    ];
+    for dtype in [DType::F32, DType::F64] {
+        let x = Cpu::upload_f64(&Cpu, &v, dtype);
+        let ids = Cpu::argmax(&x, &[2, 3, 2], 1);
+        assert_eq!(ids, CpuStorage::U32(vec![1, 0, 0, 1]), "{dtype:?}");
+        let ids = Cpu::argmax(&x, &[2, 3, 2], 2);
+        assert_eq!(ids, CpuStorage::U32(vec![0, 0, 0, 0, 1, 0]), "{dtype:?}");
+        let ids = Cpu::argmax(&x, &[2, 3, 2], 0);
+        assert_eq!(ids, CpuStorage::U32(vec![1, 1, 0, 1, 1, 1]), "{dtype:?}");
+    }
+}
+
+#[test]
 fn chunked_convolution_matches_naive_and_its_adjoints() {
     use crate::Conv2dSpec;
     // 33 images of 4×9×30×30 columns: the budget holds 16, so the last of 3 chunks has one image.

@@ -55,20 +55,49 @@ pub fn argmax(x: &CpuStorage, shape: &[usize], axis: usize) -> CpuStorage {
 }
 
 fn argmax_typed<T: Real>(data: &[T], shape: &[usize], axis: usize) -> Vec<u32> {
-    let v = view(data, shape);
-    let mut out = Vec::with_capacity(data.len() / shape[axis].max(1));
-    let lanes = v.lanes(Axis(axis));
-    // `lanes` iterates the other axes in row-major order, matching the keepdim output.
-    for lane in lanes {
-        let mut best = 0usize;
-        let mut best_value = T::neg_infinity();
-        for (i, &x) in lane.iter().enumerate() {
-            if x > best_value || (i == 0) || x.is_nan() && !best_value.is_nan() {
-                best = i;
-                best_value = x;
+    let len = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let outer: usize = shape[..axis].iter().product();
+    if len == 0 || inner == 0 {
+        return vec![0; outer * inner];
+    }
+    assert!(
+        len < 1 << 24,
+        "argmax: an axis of {len} elements is too long"
+    );
+    // Row-major sweeps over the `len` slices of `inner` contiguous values of each outer index
+    // (cache-friendly whatever the axis), in two passes that vectorize: the maximum of each
+    // lane (NaN wins), then the first position holding it, found with arithmetic on `T`
+    // (`hit·(1 − found)`) rather than branches. Indices stay exact in `T` below 2^24.
+    let mut out = Vec::with_capacity(outer * inner);
+    let (mut best, mut ids, mut found) = (
+        vec![T::zero(); inner],
+        vec![T::zero(); inner],
+        vec![T::zero(); inner],
+    );
+    for block in data.chunks(len * inner) {
+        best.copy_from_slice(&block[..inner]);
+        for slice in block.chunks(inner).skip(1) {
+            for (b, &x) in best.iter_mut().zip(slice) {
+                *b = if (x > *b) | x.is_nan() { x } else { *b };
             }
         }
-        out.push(best as u32);
+        ids.fill(T::zero());
+        found.fill(T::zero());
+        for (j, slice) in block.chunks(inner).enumerate() {
+            let j = T::from(j).expect("checked above");
+            for (((id, f), &b), &x) in ids.iter_mut().zip(&mut found).zip(&best).zip(slice) {
+                let hit = if (x == b) | (x.is_nan() & b.is_nan()) {
+                    T::one()
+                } else {
+                    T::zero()
+                };
+                let first = hit * (T::one() - *f);
+                *id = *id + first * j;
+                *f = *f + first;
+            }
+        }
+        out.extend(ids.iter().map(|&i| i.to_u32().expect("an index")));
     }
     out
 }
