@@ -120,7 +120,6 @@ fn gather<T: Copy>(
         }
     }
 }
-
 fn forward<T: Gemm>(x: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
     let d = dims(s);
     let mut y = vec![T::zero(); s.geometry.batch * s.out_channels * d.l];
@@ -141,12 +140,17 @@ fn forward<T: Gemm>(x: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
                     (tmp.as_mut_ptr(), [(b * d.l) as isize, 1]),
                 );
             }
-            for i in 0..b {
-                for o in 0..d.og {
-                    let dst = &mut y[((n0 + i) * s.out_channels + grp * d.og + o) * d.l..][..d.l];
-                    dst.copy_from_slice(&tmp[o * b * d.l + i * d.l..][..d.l]);
-                }
-            }
+            // Scatter `[og, b·l]` to the images' `[O, l]` blocks, image by image in parallel.
+            let tmp = &tmp;
+            y[n0 * s.out_channels * d.l..(n0 + b) * s.out_channels * d.l]
+                .par_chunks_mut(s.out_channels * d.l)
+                .enumerate()
+                .for_each(|(i, image)| {
+                    for o in 0..d.og {
+                        image[(grp * d.og + o) * d.l..][..d.l]
+                            .copy_from_slice(&tmp[o * b * d.l + i * d.l..][..d.l]);
+                    }
+                });
         }
     });
     y
@@ -175,14 +179,12 @@ fn backward_input<T: Gemm>(dy: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
                 );
             }
         }
-        for i in 0..b {
-            fold_image(
-                &dcols[i * d.l..],
-                &s.geometry,
-                &mut dx[(n0 + i) * d.image..][..d.image],
-                stride,
-            );
-        }
+        // Images are independent: fold them in parallel.
+        let dcols = &*dcols;
+        dx[n0 * d.image..(n0 + b) * d.image]
+            .par_chunks_mut(d.image)
+            .enumerate()
+            .for_each(|(i, image)| fold_image(&dcols[i * d.l..], &s.geometry, image, stride));
     });
     dx
 }
