@@ -106,7 +106,8 @@ pub(crate) fn compile(module: Module, arch: &str) -> Result<CompiledKernels, Cud
         arch: arch.to_string(),
         log,
     };
-    let program = Program::new(file, text).map_err(|e| fail(format!("{e:?}")))?;
+    let text = format!("{text}\n{}", layout_asserts(module));
+    let program = Program::new(file, &text).map_err(|e| fail(format!("{e:?}")))?;
     let options = [
         format!("--gpu-architecture={arch}"),
         "--std=c++17".to_string(),
@@ -124,6 +125,46 @@ pub(crate) fn compile(module: Module, arch: &str) -> Result<CompiledKernels, Cud
         cubin,
         log,
     })
+}
+
+/// A struct passed by value to kernels, as Rust lays it out: its kernel-side name, size and
+/// alignment.
+pub(crate) struct Mirror {
+    pub name: &'static str,
+    pub size: usize,
+    pub align: usize,
+}
+
+impl Mirror {
+    pub(crate) fn of<T>(name: &'static str) -> Mirror {
+        Mirror {
+            name,
+            size: std::mem::size_of::<T>(),
+            align: std::mem::align_of::<T>(),
+        }
+    }
+}
+
+/// `static_assert`s, appended to a kernel file, that the structs it takes by value have the
+/// size and alignment of their Rust mirrors: a field added or retyped on one side only fails
+/// the NVRTC compilation (in CI, without a GPU) instead of scrambling kernel arguments.
+fn layout_asserts(module: Module) -> String {
+    let mut mirrors = vec![crate::launch::mirror()];
+    match module {
+        Module::Conv => mirrors.push(crate::ops::conv::mirror()),
+        Module::Update => mirrors.push(crate::ops::update::mirror()),
+        _ => {}
+    }
+    mirrors
+        .iter()
+        .map(|m| {
+            format!(
+                "static_assert(sizeof({0}) == {1} && alignof({0}) == {2}, \
+                 \"struct {0} of the kernels differs from its Rust mirror\");\n",
+                m.name, m.size, m.align
+            )
+        })
+        .collect()
 }
 
 /// An NVRTC program, destroyed on drop.

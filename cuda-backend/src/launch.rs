@@ -16,8 +16,14 @@ pub(crate) struct Strided {
     strides: [[u32; MAX_RANK]; 3],
 }
 
-// SAFETY: a `#[repr(C)]` struct of `u32`s with no padding, laid out as the kernels' `Strided`.
+// SAFETY: a `#[repr(C)]` struct of `u32`s with no padding, laid out as the kernels' `Strided`
+// (the kernel compilation asserts the size and alignment, see `compile::layout_asserts`).
 unsafe impl DeviceRepr for Strided {}
+
+/// [`Strided`] as the kernels must see it.
+pub(crate) fn mirror() -> crate::compile::Mirror {
+    crate::compile::Mirror::of::<Strided>("Strided")
+}
 
 impl Strided {
     /// The map of the row-major iteration space `dims` into buffers with the given strides

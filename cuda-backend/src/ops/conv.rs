@@ -37,8 +37,14 @@ struct Geometry {
     out: [u32; 2],
 }
 
-// SAFETY: a `#[repr(C)]` struct of `u32`s with no padding, laid out as the kernels' `Geometry`.
+// SAFETY: a `#[repr(C)]` struct of `u32`s with no padding, laid out as the kernels' `Geometry`
+// (the kernel compilation asserts the size and alignment, see `compile::layout_asserts`).
 unsafe impl DeviceRepr for Geometry {}
+
+/// [`Geometry`] as the kernels must see it.
+pub(crate) fn mirror() -> crate::compile::Mirror {
+    crate::compile::Mirror::of::<Geometry>("Geometry")
+}
 
 impl Geometry {
     fn new(g: &Conv2dGeometry) -> Geometry {

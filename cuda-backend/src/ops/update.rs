@@ -26,8 +26,14 @@ struct UpdateParams {
 }
 
 // SAFETY: a `#[repr(C)]` struct of two `u32`s then `f64`s (no padding), laid out as the
-// kernel's `UpdateParams`.
+// kernel's `UpdateParams` (the kernel compilation asserts the size and alignment, see
+// `compile::layout_asserts`).
 unsafe impl DeviceRepr for UpdateParams {}
+
+/// [`UpdateParams`] as the kernels must see it.
+pub(crate) fn mirror() -> crate::compile::Mirror {
+    crate::compile::Mirror::of::<UpdateParams>("UpdateParams")
+}
 
 const FLAG_NESTEROV: u32 = 1;
 const FLAG_FIRST_STEP: u32 = 2;
