@@ -266,6 +266,21 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         spec: &Conv2dSpec,
     ) -> Self::Storage;
 
+    /// The softmax `yᵢ = e^(xᵢ − m) / Σⱼ e^(xⱼ − m)` (or, when `log`, the log-softmax
+    /// `yᵢ = xᵢ − m − ln Σⱼ e^(xⱼ − m)`), with `m` the maximum, along `axis` of `x` (of
+    /// `shape`), fused into one pass by backends that can: `None`, the default, lets the
+    /// caller compose it from [`reduce`](Backend::reduce), [`binary`](Backend::binary) and
+    /// [`unary`](Backend::unary) (what the CPU does; a GPU saves five kernel launches).
+    fn softmax(
+        x: &Self::Storage,
+        shape: &[usize],
+        axis: usize,
+        log: bool,
+    ) -> Option<Self::Storage> {
+        let _ = (x, shape, axis, log);
+        None
+    }
+
     /// The optimizer step `op`, in place: for every element `i`,
     /// `(param[i], s[i]) ← op.eval(param[i], grad[i], s[i])` with `s[i]` read from and written
     /// to the `op.state_len()` buffers of `state`. All buffers have the same length and float

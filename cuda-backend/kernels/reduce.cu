@@ -12,6 +12,22 @@ template <typename T> __device__ __forceinline__ T warp_reduce(u32 op, T v) {
     return v;
 }
 
+// Combines `v` across the block (all threads must call it; a multiple of 32 threads); every
+// thread gets the result. `partial` is the block's scratch of one value per warp.
+template <typename T> __device__ __forceinline__ T block_reduce(u32 op, T v, T* partial) {
+    const u32 lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
+    v = warp_reduce<T>(op, v);
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    v = lane < warps ? partial[lane] : reduce_identity<T>(op);
+    v = warp_reduce<T>(op, v);
+    if (lane == 0) partial[0] = v;
+    __syncthreads();
+    v = partial[0];
+    __syncthreads();
+    return v;
+}
+
 // `y[o] = op over r of x[kept(o) + reduced(r)]`: `kept` maps an output index to its base
 // offset (buffer 0), `reduced` maps an index of the `reduced_len` reduced elements to its
 // offset from that base (buffer 0). Launched with a multiple of 32 threads per block.
@@ -19,7 +35,6 @@ template <typename T>
 __device__ void reduce(const T* x, T* y, u32 outputs, u32 reduced_len, u32 op, Strided kept,
                        Strided reduced) {
     __shared__ T partial[REDUCE_THREADS / 32];
-    const u32 lane = threadIdx.x % 32, warp = threadIdx.x / 32, warps = blockDim.x / 32;
     for (u32 o = blockIdx.x; o < outputs; o += gridDim.x) {
         u32 base[1];
         strided_offsets<1>(kept, o, base);
@@ -29,15 +44,33 @@ __device__ void reduce(const T* x, T* y, u32 outputs, u32 reduced_len, u32 op, S
             strided_offsets<1>(reduced, r, off);
             acc = reduce_combine<T>(op, acc, x[base[0] + off[0]]);
         }
-        acc = warp_reduce<T>(op, acc);
-        if (lane == 0) partial[warp] = acc;
-        __syncthreads();
-        if (warp == 0) {
-            acc = lane < warps ? partial[lane] : reduce_identity<T>(op);
-            acc = warp_reduce<T>(op, acc);
-            if (lane == 0) y[o] = acc;
+        acc = block_reduce<T>(op, acc, partial);
+        if (threadIdx.x == 0) y[o] = acc;
+    }
+}
+
+// The softmax (`take_log` = 0) or log-softmax (`take_log` = 1) of each lane along the middle
+// axis of `x` viewed as `[outer, len, inner]`: one block per lane, which finds the lane's
+// maximum `m` and `s = Σ e^(x − m)` by block reductions, then writes `e^(x − m)/s` or
+// `x − m − ln s`.
+template <typename T>
+__device__ void softmax(const T* x, T* y, u32 outer, u32 len, u32 inner, u32 take_log) {
+    __shared__ T partial[REDUCE_THREADS / 32];
+    for (u32 lane = blockIdx.x; lane < outer * inner; lane += gridDim.x) {
+        const u32 o = lane / inner, in = lane - o * inner;
+        const u64 base = (u64)o * len * inner + in;
+        T m = reduce_identity<T>(R_Max);
+        for (u32 j = threadIdx.x; j < len; j += blockDim.x)
+            m = reduce_combine<T>(R_Max, m, x[base + (u64)j * inner]);
+        m = block_reduce<T>(R_Max, m, partial);
+        T s = T(0);
+        for (u32 j = threadIdx.x; j < len; j += blockDim.x) s += exp(x[base + (u64)j * inner] - m);
+        s = block_reduce<T>(R_Sum, s, partial);
+        const T ln_s = take_log ? log(s) : T(0);
+        for (u32 j = threadIdx.x; j < len; j += blockDim.x) {
+            const T shifted = x[base + (u64)j * inner] - m;
+            y[base + (u64)j * inner] = take_log ? shifted - ln_s : exp(shifted) / s;
         }
-        __syncthreads();
     }
 }
 
@@ -69,6 +102,10 @@ __device__ void argmax(const T* x, u32* y, u32 outer, u32 len, u32 inner) {
     }                                                                                        \
     extern "C" __global__ void argmax_##S(const T* x, u32* y, u32 outer, u32 len, u32 inner) { \
         argmax<T>(x, y, outer, len, inner);                                                  \
+    }                                                                                        \
+    extern "C" __global__ void __launch_bounds__(REDUCE_THREADS)                             \
+        softmax_##S(const T* x, T* y, u32 outer, u32 len, u32 inner, u32 take_log) {          \
+        softmax<T>(x, y, outer, len, inner, take_log);                                       \
     }
 FOR_FLOATS(KERNELS)
 

@@ -7,7 +7,7 @@
 //! * **Kernels** are the `.cu` files of `kernels/`, one module per op family, compiled by
 //!   NVRTC for the device's architecture when it is opened and cached for the process.
 //!   Elementwise and reduction ops share one table of scalar rules (`kernels/ops.cuh`) driven
-//!   by op codes generated from the Rust enums. [`compile_kernels`] compiles them all without
+//!   by op codes generated from the Rust enums; softmax and log-softmax are one fused kernel. [`compile_kernels`] compiles them all without
 //!   a GPU; CI runs it for `sm_80` and `sm_90` and rejects errors and register spills.
 //! * **Matrix products** (and convolutions, as `im2col` + GEMM) run on cuBLAS's strided
 //!   batched GEMM, in full `f32`/`f64` precision unless [`CudaDevice::set_tf32`] allows TF32.
@@ -166,6 +166,9 @@ impl Backend for Cuda {
     }
     fn argmax(x: &CudaStorage, shape: &[usize], axis: usize) -> CudaStorage {
         reduce::argmax(x, shape, axis)
+    }
+    fn softmax(x: &CudaStorage, shape: &[usize], axis: usize, log: bool) -> Option<CudaStorage> {
+        Some(reduce::softmax(x, shape, axis, log))
     }
     fn matmul(lhs: &CudaStorage, rhs: &CudaStorage, spec: &MatmulSpec) -> CudaStorage {
         matmul::matmul(lhs, rhs, spec)

@@ -206,6 +206,43 @@ fn reductions_over_axis_sets_and_argmax() {
 }
 
 #[test]
+fn fused_softmax_and_log_softmax() {
+    let Some(gpu) = gpu() else { return };
+    let shape = [3, 300, 4];
+    for dtype in FLOATS {
+        let x = Cpu::unary(UnaryOp::MulScalar(20.0), &rand(3600, 19, dtype));
+        let v = x.to_f64();
+        for axis in 0..3 {
+            let (outer, len): (usize, usize) = (shape[..axis].iter().product(), shape[axis]);
+            let inner: usize = shape[axis + 1..].iter().product();
+            let (mut soft, mut log) = (vec![0.0; v.len()], vec![0.0; v.len()]);
+            for o in 0..outer {
+                for i in 0..inner {
+                    let at = |j: usize| (o * len + j) * inner + i;
+                    let m = (0..len).map(|j| v[at(j)]).fold(f64::NEG_INFINITY, f64::max);
+                    let s: f64 = (0..len).map(|j| (v[at(j)] - m).exp()).sum();
+                    for j in 0..len {
+                        soft[at(j)] = (v[at(j)] - m).exp() / s;
+                        log[at(j)] = v[at(j)] - m - s.ln();
+                    }
+                }
+            }
+            let xg = up(&gpu, &x);
+            for (want, take_log) in [(soft, false), (log, true)] {
+                let got = Cuda::softmax(&xg, &shape, axis, take_log).expect("CUDA fuses softmax");
+                let want = Cpu::cast(&Cpu::upload_f64(&Cpu, &want, DType::F64), dtype);
+                same(
+                    &format!("softmax log={take_log} axis {axis}"),
+                    &want,
+                    &got,
+                    tol(dtype, false),
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn matmul_with_transposes_and_shared_operands() {
     let Some(gpu) = gpu() else { return };
     let (batch, m, k, n) = (3, 33, 17, 9);

@@ -21,9 +21,19 @@ impl<B: Backend> Tensor<B> {
     /// The softmax along `axis`: `yᵢ = e^(xᵢ) / Σⱼ e^(xⱼ)` (computed stably).
     #[track_caller]
     pub fn softmax(&self, axis: isize) -> Self {
-        let a = self.axis("softmax", axis) as isize;
+        let a = self.axis("softmax", axis);
+        if let Some(y) = self.fused_softmax(a, false) {
+            return y;
+        }
+        let a = a as isize;
         let e = self.sub(&self.max(&[a], true)).exp();
         e.div(&e.sum(&[a], true))
+    }
+
+    /// The backend's fused (log-)softmax along `axis`, if it has one.
+    fn fused_softmax(&self, axis: usize, log: bool) -> Option<Self> {
+        B::softmax(self.storage(), self.shape(), axis, log)
+            .map(|s| Tensor::from_storage(s, self.shape().to_vec()))
     }
 
     /// Derivative rule of [`softmax`](Tensor::softmax).
@@ -44,7 +54,11 @@ impl<B: Backend> Tensor<B> {
     /// The log-softmax along `axis`: `yᵢ = xᵢ − ln Σⱼ e^(xⱼ)` (computed stably).
     #[track_caller]
     pub fn log_softmax(&self, axis: isize) -> Self {
-        let a = self.axis("log_softmax", axis) as isize;
+        let a = self.axis("log_softmax", axis);
+        if let Some(y) = self.fused_softmax(a, true) {
+            return y;
+        }
+        let a = a as isize;
         let shifted = self.sub(&self.max(&[a], true));
         shifted.sub(&shifted.exp().sum(&[a], true).ln())
     }

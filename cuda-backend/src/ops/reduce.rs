@@ -98,6 +98,43 @@ pub(crate) fn argmax(x: &CudaStorage, shape: &[usize], axis: usize) -> CudaStora
     CudaStorage::new(x.device, crate::storage::Buffer::U32(ids))
 }
 
+/// The softmax (or log-softmax when `log`) along `axis`, one block per lane.
+pub(crate) fn softmax(x: &CudaStorage, shape: &[usize], axis: usize, log: bool) -> CudaStorage {
+    let outer: usize = shape[..axis].iter().product();
+    let len = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let sizes = [
+        count(outer, "softmax"),
+        count(len, "softmax"),
+        count(inner, "softmax"),
+    ];
+    float_map!(x, "softmax", |v| {
+        softmax_typed(x.device.state(), v, sizes, u32::from(log))
+    })
+}
+
+fn softmax_typed<T: Float>(
+    state: &DeviceState,
+    x: &CudaSlice<T>,
+    [outer, len, inner]: [u32; 3],
+    log: u32,
+) -> CudaSlice<T> {
+    let mut y = alloc::<T>(&state.stream, x.len(), "softmax");
+    let lanes = outer as usize * inner as usize;
+    if lanes == 0 || len == 0 {
+        return y;
+    }
+    let cfg = LaunchConfig {
+        grid_dim: (count(lanes.min(1 << 20), "softmax"), 1, 1),
+        block_dim: (len.next_power_of_two().clamp(32, 256), 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // softmax_T(const T* x, T* y, u32 outer, u32 len, u32 inner, u32 take_log)
+    launch!(state, Module::Reduce, "softmax", T::SUFFIX, cfg, "softmax";
+        x, &mut y, &outer, &len, &inner, &log);
+    y
+}
+
 /// The largest id, `None` for no ids: known without the device for ids uploaded from the
 /// host, else reduced on the device and read back (which waits for the device).
 pub(crate) fn max_id(ids: &CudaStorage) -> Option<u32> {
