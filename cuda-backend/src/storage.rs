@@ -3,7 +3,7 @@
 use crate::CudaDevice;
 use adjoint_backend::DType;
 use cudarc::cublas::result::CublasError;
-use cudarc::cublas::{CudaBlas, Gemm, StridedBatchedConfig};
+use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, StridedBatchedConfig};
 use cudarc::driver::{
     CudaSlice, CudaStream, CudaView, CudaViewMut, DeviceRepr, DriverError, ValidAsZeroBits,
 };
@@ -127,11 +127,23 @@ element_impl!(u32, U32, "u32");
 pub(crate) trait Float: Element {
     fn from_f64(v: f64) -> Self;
 
-    /// cuBLAS's strided batched GEMM for this type.
+    /// cuBLAS's GEMM for this type.
     ///
     /// # Safety
     /// The configuration must describe matrices inside the given buffers.
     unsafe fn gemm(
+        blas: &CudaBlas,
+        cfg: GemmConfig<Self>,
+        a: &CudaView<'_, Self>,
+        b: &CudaView<'_, Self>,
+        c: &mut CudaViewMut<'_, Self>,
+    ) -> Result<(), CublasError>;
+
+    /// cuBLAS's strided batched GEMM for this type.
+    ///
+    /// # Safety
+    /// The configuration must describe matrices inside the given buffers.
+    unsafe fn gemm_batched(
         blas: &CudaBlas,
         cfg: StridedBatchedConfig<Self>,
         a: &CudaView<'_, Self>,
@@ -147,6 +159,16 @@ macro_rules! float_impl {
                 v as $t
             }
             unsafe fn gemm(
+                blas: &CudaBlas,
+                cfg: GemmConfig<$t>,
+                a: &CudaView<'_, $t>,
+                b: &CudaView<'_, $t>,
+                c: &mut CudaViewMut<'_, $t>,
+            ) -> Result<(), CublasError> {
+                // SAFETY: forwarded from the caller.
+                unsafe { blas.gemm(cfg, a, b, c) }
+            }
+            unsafe fn gemm_batched(
                 blas: &CudaBlas,
                 cfg: StridedBatchedConfig<$t>,
                 a: &CudaView<'_, $t>,

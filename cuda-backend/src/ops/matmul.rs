@@ -1,4 +1,5 @@
-//! Matrix products through cuBLAS's strided batched GEMM.
+//! Matrix products through cuBLAS: plain GEMM for one product, strided batched GEMM for a
+//! batch.
 //!
 //! cuBLAS is column-major; a row-major `C = A·B` is the column-major `Cᵀ = Bᵀ·Aᵀ`, so every
 //! product passes the right operand first and swaps `m` and `n`. No operand is copied or
@@ -52,23 +53,17 @@ impl Gemm {
                 cublasOperation_t::CUBLAS_OP_N
             }
         };
-        let cfg = StridedBatchedConfig {
-            gemm: GemmConfig {
-                transa: op(self.rhs_transposed),
-                transb: op(self.lhs_transposed),
-                m: int(self.n, "n"),
-                n: int(self.m, "m"),
-                k: int(self.k, "k"),
-                alpha: T::from_f64(1.0),
-                lda: int(if self.rhs_transposed { self.k } else { self.n }, "ld"),
-                ldb: int(if self.lhs_transposed { self.m } else { self.k }, "ld"),
-                beta: T::from_f64(self.beta),
-                ldc: int(self.n, "ld"),
-            },
-            batch_size: int(self.batch, "batch"),
-            stride_a: self.rhs_stride as i64,
-            stride_b: self.lhs_stride as i64,
-            stride_c: self.out_stride as i64,
+        let gemm = GemmConfig {
+            transa: op(self.rhs_transposed),
+            transb: op(self.lhs_transposed),
+            m: int(self.n, "n"),
+            n: int(self.m, "m"),
+            k: int(self.k, "k"),
+            alpha: T::from_f64(1.0),
+            lda: int(if self.rhs_transposed { self.k } else { self.n }, "ld"),
+            ldb: int(if self.lhs_transposed { self.m } else { self.k }, "ld"),
+            beta: T::from_f64(self.beta),
+            ldc: int(self.n, "ld"),
         };
         // cuBLAS runs in the calling thread's current context, which must be the device's.
         crate::storage::check(state.stream.context().bind_to_thread(), "matmul");
@@ -76,8 +71,21 @@ impl Gemm {
         // SAFETY: `m`, `n`, `k`, the leading dimensions and the batch strides describe
         // matrices inside `lhs`, `rhs` and `out` (checked by the callers' shape validation),
         // and cuBLAS runs on the device's stream, after the writes of its inputs.
-        unsafe { T::gemm(&blas, cfg, rhs, lhs, out) }
-            .unwrap_or_else(|e| panic!("CUDA matmul ({self:?}): {e}"));
+        unsafe {
+            if self.batch == 1 {
+                T::gemm(&blas, gemm, rhs, lhs, out)
+            } else {
+                let cfg = StridedBatchedConfig {
+                    gemm,
+                    batch_size: int(self.batch, "batch"),
+                    stride_a: self.rhs_stride as i64,
+                    stride_b: self.lhs_stride as i64,
+                    stride_c: self.out_stride as i64,
+                };
+                T::gemm_batched(&blas, cfg, rhs, lhs, out)
+            }
+        }
+        .unwrap_or_else(|e| panic!("CUDA matmul ({self:?}): {e}"));
     }
 }
 
