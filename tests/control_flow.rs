@@ -2181,3 +2181,53 @@ mod properties {
         }
     }
 }
+
+/// Recomputed loops share an unchanging parameter instead of copying it per pullback; these
+/// pin down when they may. `Σₜ Σᵢ w[i]·t` for `t` in 0..3 is `3·Σ w`, so ∂/∂w[i] = 3, read in a
+/// loop nested in another (the sharing case).
+#[differentiable]
+fn shared_in_nested_loops(w: [f64; 3]) -> f64 {
+    let mut total = 0.0;
+    for t in 0..3 {
+        let mut s = 0.0;
+        for i in 0..3 {
+            s += w[i];
+        }
+        total = total + s * (t as f64 + 1.0) / 2.0;
+    }
+    total
+}
+
+/// The parameter re-bound before the loop: the loop must read the new binding (2·w), so
+/// ∂/∂w[i] = 2·3 = 6.
+#[differentiable]
+fn shared_then_shadowed(w: [f64; 3]) -> f64 {
+    let w = [w[0] * 2.0, w[1] * 2.0, w[2] * 2.0];
+    let mut total = 0.0;
+    for _ in 0..3 {
+        let mut s = 0.0;
+        for i in 0..3 {
+            s += w[i];
+        }
+        total = total + s;
+    }
+    total
+}
+
+/// The parameter used whole in the loop (`w.len()`), not only indexed: copied as before.
+/// `Σᵢ w[i]·len` with len 3: ∂/∂w[i] = 3.
+#[differentiable]
+fn shared_used_whole(w: [f64; 3]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..3 {
+        s += w[i] * w.len() as f64;
+    }
+    s
+}
+
+#[test]
+fn unchanging_parameters_shared_by_recomputed_loops() {
+    check!(shared_in_nested_loops, shared_in_nested_loops_vjp; [1.0, -2.0, 0.5] => [3.0, 3.0, 3.0]);
+    check!(shared_then_shadowed, shared_then_shadowed_vjp; [1.0, -2.0, 0.5] => [6.0, 6.0, 6.0]);
+    check!(shared_used_whole, shared_used_whole_vjp; [1.0, -2.0, 0.5] => [3.0, 3.0, 3.0]);
+}

@@ -37,6 +37,7 @@ impl Lowering<'_> {
                 bound,
                 payload,
                 bound_as: bound_as.clone(),
+                looping: false,
             });
             match current.else_branch.as_ref().map(|(_, b)| &**b) {
                 Some(Expr::If(next)) => current = next,
@@ -46,6 +47,7 @@ impl Lowering<'_> {
                         bound: Vec::new(),
                         payload: None,
                         bound_as: Act::Inactive,
+                        looping: false,
                     });
                     break;
                 }
@@ -56,6 +58,7 @@ impl Lowering<'_> {
                         bound: Vec::new(),
                         payload: None,
                         bound_as: Act::Inactive,
+                        looping: false,
                     });
                     break;
                 }
@@ -95,6 +98,7 @@ impl Lowering<'_> {
                 bound,
                 payload,
                 bound_as: poisoned(&act),
+                looping: false,
             });
         }
         let heads: Vec<TokenStream> = m

@@ -82,7 +82,20 @@ pub fn lower(
         .filter(|p| p.by_ref)
         .map(|p| p.name.clone())
         .collect();
+    let shareable: Vec<&crate::signature::Param> =
+        sig.params.iter().filter(|p| shareable(p)).collect();
+    l.shared = shareable.iter().map(|p| p.name.clone()).collect();
     let (mut block, result) = l.block(body, true);
+    // The cells of the parameters that recomputed loops actually share.
+    let mentioned = crate::scan::idents(block.to_token_stream());
+    for p in shareable {
+        let (cell, ty) = (format_ident!("__shared_{}", p.name), &p.value_ty);
+        if mentioned.contains(&cell) {
+            prologue.push(parse_quote!(
+                let #cell: ::adjoint::__private::Shared<#ty> = ::adjoint::__private::Shared::new();
+            ));
+        }
+    }
     prologue.append(&mut block.stmts);
     block.stmts = prologue;
     if let Act::Poison(span, message) = &result {
@@ -109,6 +122,16 @@ pub fn lower(
     }
 }
 
+/// Whether a parameter keeps its value for the whole body, so that recomputed loops may share
+/// one copy of it: passed by value, bound by name and not `mut` (re-binding it is seen during
+/// lowering, which stops the sharing from there on).
+fn shareable(p: &crate::signature::Param) -> bool {
+    !p.inout
+        && !p.by_ref
+        && p.pattern.is_none()
+        && !matches!(p.decl.clone().into_iter().next(), Some(proc_macro2::TokenTree::Ident(i)) if i == "mut")
+}
+
 /// The state of one lowering pass over one body (a function or a region).
 pub struct Lowering<'u> {
     pub graph: Graph,
@@ -124,6 +147,12 @@ pub struct Lowering<'u> {
     /// Whether pullbacks may keep references (the companions capture every lifetime), so that
     /// a recomputed loop may copy a reference it reads.
     pub refs_capturable: bool,
+    /// Parameters whose value never changes in the body (not `mut`, not re-bound so far): a
+    /// recomputed loop shares them through `__shared_<name>` instead of copying them into
+    /// every pullback (see `region::LoopCode::replayed`).
+    pub shared: Vec<String>,
+    /// Whether this pass lowers (part of) a loop body.
+    pub in_loop: bool,
 }
 
 /// Whether a value carries a derivative.
@@ -148,6 +177,8 @@ impl<'u> Lowering<'u> {
             fatal: false,
             ref_names: Vec::new(),
             refs_capturable: false,
+            shared: Vec::new(),
+            in_loop: false,
         }
     }
 
@@ -197,6 +228,7 @@ impl<'u> Lowering<'u> {
 
     pub(crate) fn bind(&mut self, name: &str, act: Act) {
         self.ref_names.retain(|r| r != name);
+        self.shared.retain(|r| r != name);
         self.scopes
             .last_mut()
             .expect("a scope is open")

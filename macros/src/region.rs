@@ -20,7 +20,7 @@ use crate::graph::{Act, Graph, NodeKind};
 use crate::lower::{Lowering, is_active};
 use crate::reverse::{self, Reverse, Sink};
 use crate::scan;
-use proc_macro2::{Ident, TokenStream};
+use proc_macro2::{Delimiter, Ident, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote};
 use syn::{Block, Expr, Stmt, parse_quote};
 
@@ -33,6 +33,8 @@ pub struct Arm {
     pub payload: Option<(String, usize)>,
     /// What the names in `bound` are: data, or poisoned when the scrutinee is.
     pub bound_as: Act,
+    /// Whether the block is a loop body (rather than a branch arm).
+    pub looping: bool,
 }
 
 /// A child lowering of one region body.
@@ -64,6 +66,8 @@ impl Lowering<'_> {
         let mut child = Lowering::new(useful);
         child.ref_names = self.ref_names.clone();
         child.refs_capturable = self.refs_capturable;
+        child.shared = self.shared.clone();
+        child.in_loop = self.in_loop || arm.looping;
         let mut scope: Vec<(String, Act)> = self
             .scopes
             .iter()
@@ -284,6 +288,7 @@ impl Lowering<'_> {
             bound,
             payload: None,
             bound_as: Act::Inactive,
+            looping: true,
         };
         let initially: Vec<usize> = (0..assigned.len())
             .filter(|&j| self.lookup(&assigned[j]).is_some_and(is_active))
@@ -374,7 +379,18 @@ impl Lowering<'_> {
                 && accumulates_only(body, &carried_names)
                 && (self.refs_capturable || !captured.iter().any(|n| self.ref_names.contains(n)))
         }) {
-            Some(replay) => code.replayed(replay, body, &captured),
+            Some(replay) => {
+                // Sharing pays for its `Rc` only when the loop runs more than once per call.
+                let shared: Vec<bool> = captured
+                    .iter()
+                    .map(|n| {
+                        self.in_loop
+                            && self.shared.contains(n)
+                            && only_indexed(body.to_token_stream(), n)
+                    })
+                    .collect();
+                code.replayed(replay, body, &captured, &shared)
+            }
             None => code.taped(setup, header, exit_check),
         };
         self.hoisted.push(pullback);
@@ -493,7 +509,7 @@ impl LoopCode {
     /// forward pass runs the loop on values; the pullback runs it again over copies of the
     /// `captured` variables, differentiating each iteration as it goes: nothing is stored per
     /// iteration.
-    fn replayed(self, replay: Replay, body: &Block, captured: &[&String]) -> Expr {
+    fn replayed(self, replay: Replay, body: &Block, captured: &[&String], shared: &[bool]) -> Expr {
         let LoopCode {
             pullback,
             step,
@@ -507,13 +523,32 @@ impl LoopCode {
         let caps: Vec<Ident> = (0..names.len())
             .map(|k| format_ident!("__cap{}", k))
             .collect();
+        let (capture, restore): (Vec<TokenStream>, Vec<TokenStream>) = names
+            .iter()
+            .zip(&caps)
+            .zip(shared)
+            .map(|((name, cap), &shared)| {
+                if shared {
+                    let cell = format_ident!("__shared_{}", name);
+                    (
+                        quote!(let #cap = #cell.share(&#name);),
+                        quote!(let #name = &*#cap;),
+                    )
+                } else {
+                    (
+                        quote!(let #cap = ::core::clone::Clone::clone(&#name);),
+                        quote!(#[allow(unused_mut)] let mut #name = #cap;),
+                    )
+                }
+            })
+            .unzip();
         parse_quote!(({
             let __adjoint_range = #range;
-            #(let #caps = ::core::clone::Clone::clone(&#names);)*
+            #(#capture)*
             for #pattern in ::core::clone::Clone::clone(&__adjoint_range) #body
             #pullback = move |__seed, __acc: #acc_ty| {
                 let (#(#ins,)*) = __acc;
-                #(#[allow(unused_mut)] let mut #names = #caps;)*
+                #(#restore)*
                 let mut __carry = __seed;
                 for #pattern in __adjoint_range {
                     #(let #hoisted;)*
@@ -550,6 +585,28 @@ fn accumulates_only(body: &Block, carried: &[&String]) -> bool {
         }
         other => !mentions(other.to_token_stream()),
     })
+}
+
+/// Whether every mention of `name` in `tokens` is indexed (`name[..]`), so that the loop reads
+/// it only through element reads, which work the same on a reference.
+fn only_indexed(tokens: TokenStream, name: &str) -> bool {
+    let mut trees = tokens.into_iter().peekable();
+    while let Some(tree) = trees.next() {
+        match tree {
+            TokenTree::Ident(i) if i == name => {
+                let indexed = matches!(
+                    trees.peek(),
+                    Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket
+                );
+                if !indexed {
+                    return false;
+                }
+            }
+            TokenTree::Group(g) if !only_indexed(g.stream(), name) => return false,
+            _ => {}
+        }
+    }
+    true
 }
 
 /// Whether a `loop` body ends with the break check of normalization (its only way out).

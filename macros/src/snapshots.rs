@@ -111,3 +111,23 @@ fn for_loop_with_element_read() {
     };
     check("for_loop", &expand(quote!(), item));
 }
+
+/// An accumulation loop nested in a loop: the parameter it indexes is shared, not copied into
+/// every inner pullback.
+#[test]
+fn nested_loop_sharing_a_parameter() {
+    let item = quote! {
+        fn f(w: [f64; 3]) -> f64 {
+            let mut h = 1.0;
+            for _ in 0..2 {
+                let mut s = 0.0;
+                for i in 0..3 {
+                    s += w[i] * h;
+                }
+                h = s.tanh();
+            }
+            h
+        }
+    };
+    check("nested_loop", &expand(quote!(), item));
+}

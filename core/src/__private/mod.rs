@@ -8,7 +8,9 @@ pub use crate::rules::operators::{
 pub use crate::{Differentiable, TangentVector};
 
 mod indexing;
+mod shared;
 pub use indexing::*;
+pub use shared::Shared;
 
 /// The tangent slot of an argument that the called function does not differentiate (an
 /// integer, a `#[no_derivative]` parameter).
