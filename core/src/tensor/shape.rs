@@ -8,6 +8,7 @@
 //! conversion of one-element tensors).
 
 use super::error::{TensorError, ensure};
+use std::borrow::Cow;
 
 /// The broadcast shape of `a` and `b`.
 pub fn broadcast_shapes(
@@ -18,7 +19,7 @@ pub fn broadcast_shapes(
     let rank = a.len().max(b.len());
     let (pa, pb) = (aligned(a, rank), aligned(b, rank));
     let mut out = Vec::with_capacity(rank);
-    for (&x, &y) in pa.iter().zip(&pb) {
+    for (&x, &y) in pa.iter().zip(pb.iter()) {
         ensure(x == y || x == 1 || y == 1, op, || {
             format!(
                 "shapes {a:?} and {b:?} do not broadcast (sizes must match or be 1, aligned at the last axis)"
@@ -29,11 +30,15 @@ pub fn broadcast_shapes(
     Ok(out)
 }
 
-/// `shape` with leading 1s up to `rank`.
-pub fn aligned(shape: &[usize], rank: usize) -> Vec<usize> {
+/// `shape` with leading 1s up to `rank` (borrowed when it already has that rank, the common
+/// case: no allocation per elementwise op).
+pub fn aligned(shape: &[usize], rank: usize) -> Cow<'_, [usize]> {
+    if shape.len() == rank {
+        return Cow::Borrowed(shape);
+    }
     let mut out = vec![1; rank - shape.len()];
     out.extend_from_slice(shape);
-    out
+    Cow::Owned(out)
 }
 
 /// `axis` checked against `rank`; negative values count from the end (`-1` is the last).
