@@ -22,7 +22,13 @@ fn close(a: &[f64], b: &[f64]) {
 
 #[test]
 fn matmul_with_transposes_and_broadcast_batches() {
-    let (batch, m, k, n) = (3, 4, 5, 2);
+    // Below and above the size where the plain loops hand over to `matrixmultiply`.
+    for (batch, m, k, n) in [(3, 4, 5, 2), (2, 40, 37, 33)] {
+        matmul_case(batch, m, k, n);
+    }
+}
+
+fn matmul_case(batch: usize, m: usize, k: usize, n: usize) {
     for (lt, rt, lhs_stride) in [
         (false, false, m * k),
         (true, false, 0),

@@ -3,6 +3,7 @@
 //! Transposed operands are not copied: `op(A)` is read through swapped row/column strides.
 
 use crate::{CpuStorage, MatmulSpec};
+use adjoint_backend::Real;
 
 /// `C[b] = op(A[b]) · op(B[b])` for every batch `b` (see [`MatmulSpec`]).
 pub fn matmul(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec) -> CpuStorage {
@@ -65,9 +66,22 @@ macro_rules! gemm {
 gemm!(f32, sgemm);
 gemm!(f64, dgemm);
 
+/// Products of at most this many multiply-adds skip `matrixmultiply`, whose packing of both
+/// operands costs more than the product itself for a vector times a small matrix (the RNN
+/// step of `benches/steps.rs`: `[1, 32]·[32, 32]`).
+const SMALL: usize = 32 * 32 * 32;
+
 /// The batched product of two buffers of one float type.
-fn product<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
+fn product<T: Gemm + Real>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
     let mut c = vec![T::default(); spec.batch * spec.m * spec.n];
+    if spec.m * spec.k * spec.n <= SMALL {
+        run(spec, a, b, &mut c, |m, k, n, a, a_strides, b, b_strides, c| {
+            // SAFETY: as for the GEMM below: `run` checked the buffers against these
+            // dimensions and strides.
+            unsafe { small_product(m, k, n, (a, a_strides), (b, b_strides), c) }
+        });
+        return c;
+    }
     run(
         spec,
         a,
@@ -80,6 +94,51 @@ fn product<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
         },
     );
     c
+}
+
+/// `C = A·B` by plain loops, in the order that reads `B` (or, for a transposed `B`, both
+/// operands) contiguously, so that the inner loop vectorizes.
+///
+/// # Safety
+/// As [`Gemm::gemm`]: the pointers cover `m × k`, `k × n` and `m × n` elements under the
+/// given strides, `C` row-major with row stride `n`.
+unsafe fn small_product<T: Real>(
+    m: usize,
+    k: usize,
+    n: usize,
+    (a, (ar, ac)): (*const T, Strides),
+    (b, (br, bc)): (*const T, Strides),
+    c: *mut T,
+) {
+    // SAFETY: every offset below is `i·ar + l·ac < extent of A` (likewise B, C) for
+    // `i < m`, `l < k`, `j < n`, which the caller guarantees.
+    unsafe {
+        let at = |i: usize, l: usize| *a.offset(i as isize * ar + l as isize * ac);
+        if bc == 1 {
+            // C[i, :] += A[i, l] · B[l, :], rows of B contiguous.
+            for i in 0..m {
+                let row = std::slice::from_raw_parts_mut(c.add(i * n), n);
+                for l in 0..k {
+                    let x = at(i, l);
+                    let b_row = std::slice::from_raw_parts(b.offset(l as isize * br), n);
+                    for (out, &y) in row.iter_mut().zip(b_row) {
+                        *out = *out + x * y;
+                    }
+                }
+            }
+        } else {
+            // C[i, j] = Σₗ A[i, l]·B[l, j] with B transposed (its columns contiguous).
+            for i in 0..m {
+                for j in 0..n {
+                    let mut sum = T::zero();
+                    for l in 0..k {
+                        sum = sum + at(i, l) * *b.offset(l as isize * br + j as isize * bc);
+                    }
+                    *c.add(i * n + j) = sum;
+                }
+            }
+        }
+    }
 }
 
 /// Calls `kernel` once per batch with raw pointers and (row, column) strides.
