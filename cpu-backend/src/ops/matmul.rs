@@ -126,8 +126,16 @@ unsafe fn small_product<T: Real>(
                     }
                 }
             }
+        } else if ac == 1 && br == 1 {
+            // C[i, j] = A[i, :]·Bᵀ[j, :], both rows contiguous: dot products.
+            for i in 0..m {
+                let a_row = std::slice::from_raw_parts(a.offset(i as isize * ar), k);
+                for j in 0..n {
+                    let b_col = std::slice::from_raw_parts(b.offset(j as isize * bc), k);
+                    *c.add(i * n + j) = dot(a_row, b_col);
+                }
+            }
         } else {
-            // C[i, j] = Σₗ A[i, l]·B[l, j] with B transposed (its columns contiguous).
             for i in 0..m {
                 for j in 0..n {
                     let mut sum = T::zero();
@@ -139,6 +147,24 @@ unsafe fn small_product<T: Real>(
             }
         }
     }
+}
+
+/// `Σ xᵢ·yᵢ` in eight independent partial sums, so that the loop vectorizes (a single running
+/// sum is a dependency chain the compiler may not reorder).
+fn dot<T: Real>(x: &[T], y: &[T]) -> T {
+    let mut lanes = [T::zero(); 8];
+    let (xc, yc) = (x.chunks_exact(8), y.chunks_exact(8));
+    let tail: T = xc
+        .remainder()
+        .iter()
+        .zip(yc.remainder())
+        .fold(T::zero(), |s, (&a, &b)| s + a * b);
+    for (xs, ys) in xc.zip(yc) {
+        for ((lane, &a), &b) in lanes.iter_mut().zip(xs).zip(ys) {
+            *lane = *lane + a * b;
+        }
+    }
+    lanes.iter().fold(tail, |s, &l| s + l)
 }
 
 /// Calls `kernel` once per batch with raw pointers and (row, column) strides.
