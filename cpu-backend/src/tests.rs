@@ -224,3 +224,35 @@ fn chunked_convolution_matches_naive_and_its_adjoints() {
             < 1e-8 * lhs.abs().max(1.0)
     );
 }
+
+#[test]
+fn input_tangent_with_padding_is_the_adjoint() {
+    use crate::Conv2dSpec;
+    // Stride 1, groups 1, a rectangular kernel and paddings up to the kernel size.
+    for padding in [[0, 0], [1, 2], [2, 0], [3, 1]] {
+        let geometry = Conv2dGeometry {
+            batch: 3,
+            channels: 5,
+            input: [9, 8],
+            kernel: [3, 4],
+            stride: [1, 1],
+            padding,
+            dilation: [1, 1],
+        };
+        let spec = Conv2dSpec {
+            geometry,
+            out_channels: 6,
+            groups: 1,
+        };
+        let [oh, ow] = geometry.output().expect("fits");
+        let x = rand(3 * 5 * 72, 21);
+        let w = rand(6 * 5 * 12, 22);
+        let dy = rand(3 * 6 * oh * ow, 23);
+        let lhs = dot(&Cpu::conv2d(&x, &w, &spec), &dy);
+        let rhs = dot(&x, &Cpu::conv2d_backward_input(&dy, &w, &spec));
+        assert!(
+            (lhs - rhs).abs() < 1e-9 * lhs.abs().max(1.0),
+            "padding {padding:?}: {lhs} vs {rhs}"
+        );
+    }
+}
