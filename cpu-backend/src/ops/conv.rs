@@ -83,9 +83,17 @@ pub(crate) fn fold_image<T: Real>(cols: &[T], g: &Conv2dGeometry, image: &mut [T
                 continue;
             };
             let dst = &mut plane[y * w..][..w];
-            for (j, &v) in row[oi * ow..][lo..hi].iter().enumerate() {
-                let xx = first + j * s;
-                dst[xx] = dst[xx] + v;
+            let src = &row[oi * ow..][lo..hi];
+            if s == 1 {
+                // Contiguous on both sides: a plain vector add.
+                for (d, &v) in dst[first..first + src.len()].iter_mut().zip(src) {
+                    *d = *d + v;
+                }
+            } else {
+                for (j, &v) in src.iter().enumerate() {
+                    let xx = first + j * s;
+                    dst[xx] = dst[xx] + v;
+                }
             }
         }
     }

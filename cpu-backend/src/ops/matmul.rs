@@ -75,11 +75,17 @@ const SMALL: usize = 32 * 32 * 32;
 fn product<T: Gemm + Real>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
     let mut c = vec![T::default(); spec.batch * spec.m * spec.n];
     if spec.m * spec.k * spec.n <= SMALL {
-        run(spec, a, b, &mut c, |m, k, n, a, a_strides, b, b_strides, c| {
-            // SAFETY: as for the GEMM below: `run` checked the buffers against these
-            // dimensions and strides.
-            unsafe { small_product(m, k, n, (a, a_strides), (b, b_strides), c) }
-        });
+        run(
+            spec,
+            a,
+            b,
+            &mut c,
+            |m, k, n, a, a_strides, b, b_strides, c| {
+                // SAFETY: as for the GEMM below: `run` checked the buffers against these
+                // dimensions and strides.
+                unsafe { small_product(m, k, n, (a, a_strides), (b, b_strides), c) }
+            },
+        );
         return c;
     }
     run(
