@@ -123,34 +123,26 @@ fn gather<T: Copy>(
 fn forward<T: Gemm>(x: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
     let d = dims(s);
     let mut y = vec![T::zero(); s.geometry.batch * s.out_channels * d.l];
-    let mut tmp = vec![T::zero(); d.og * d.chunk * d.l];
     chunks(Some(x), s, &d, |n0, b, cols| {
-        for grp in 0..s.groups {
-            // SAFETY: W_g is og × ck; the group's columns are ck × (b·l) with row stride
-            // chunk·l; tmp is og × (b·l).
-            unsafe {
-                T::gemm(
-                    [d.og, d.ck, b * d.l],
-                    (w[grp * d.og * d.ck..].as_ptr(), [d.ck as isize, 1]),
-                    (
-                        cols[grp * d.ck * d.chunk * d.l..].as_ptr(),
-                        [(d.chunk * d.l) as isize, 1],
-                    ),
-                    T::zero(),
-                    (tmp.as_mut_ptr(), [(b * d.l) as isize, 1]),
-                );
+        for i in 0..b {
+            let image = &mut y[(n0 + i) * s.out_channels * d.l..][..s.out_channels * d.l];
+            for grp in 0..s.groups {
+                // SAFETY: W_g is og × ck; image i's columns of the group are ck × l at column
+                // offset i·l with row stride chunk·l; the output block of the group is og × l,
+                // written in place in `y` (row stride l).
+                unsafe {
+                    T::gemm(
+                        [d.og, d.ck, d.l],
+                        (w[grp * d.og * d.ck..].as_ptr(), [d.ck as isize, 1]),
+                        (
+                            cols[grp * d.ck * d.chunk * d.l + i * d.l..].as_ptr(),
+                            [(d.chunk * d.l) as isize, 1],
+                        ),
+                        T::zero(),
+                        (image[grp * d.og * d.l..].as_mut_ptr(), [d.l as isize, 1]),
+                    );
+                }
             }
-            // Scatter `[og, b·l]` to the images' `[O, l]` blocks, image by image in parallel.
-            let tmp = &tmp;
-            y[n0 * s.out_channels * d.l..(n0 + b) * s.out_channels * d.l]
-                .par_chunks_mut(s.out_channels * d.l)
-                .enumerate()
-                .for_each(|(i, image)| {
-                    for o in 0..d.og {
-                        image[(grp * d.og + o) * d.l..][..d.l]
-                            .copy_from_slice(&tmp[o * b * d.l + i * d.l..][..d.l]);
-                    }
-                });
         }
     });
     y
