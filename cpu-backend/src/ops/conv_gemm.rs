@@ -1,11 +1,12 @@
 //! Convolution as `im2col` + GEMM over chunks of images.
 //!
 //! A chunk of `b` images is unfolded side by side into one column buffer `[C·kh·kw, b·oh·ow]`
-//! (at most [`COLS_BUDGET`] elements, so it stays in cache and is reused), and each group is one
-//! GEMM over the whole chunk:
+//! (at most [`COLS_BUDGET`] elements, so it stays in cache and is reused); then per group:
 //!
-//! * forward: `Y_g = W_g · cols_g`, scattered to `[N, O, oh, ow]`;
-//! * input tangent: `cols̄_g = W_gᵀ · Ȳ_g`, folded back image by image (`col2im`);
+//! * forward: `Y_g = W_g · cols_g`, one GEMM per image written in place into `[N, O, oh, ow]`
+//!   (as fast as one GEMM over the chunk plus a scatter, measured, and simpler);
+//! * input tangent: `cols̄_g = W_gᵀ · Ȳ_g` over the chunk, folded back image by image in
+//!   parallel (`col2im`);
 //! * weight tangent: `W̄_g += Ȳ_g · cols_gᵀ` (the GEMM accumulates, `β = 1`).
 //!
 //! Chunking keeps small convolutions (few channels) from running many tiny GEMMs and large
