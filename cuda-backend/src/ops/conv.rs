@@ -187,38 +187,96 @@ fn forward<T: Float>(
         return y;
     }
     let cols = unfold(state, x, &g, 0.0, ColumnLayout::ImageMajor);
-    let gemm = Gemm {
-        batch,
-        m: s.og,
-        k: s.ck,
-        n: s.l,
-        lhs_transposed: false,
-        rhs_transposed: false,
-        lhs_stride: 0,
-        rhs_stride: s.rows * s.l,
-        out_stride: s.out_channels * s.l,
-        beta: 0.0,
-    };
-    let steps = [s.og * s.ck, s.ck * s.l, s.og * s.l];
-    per_group(state, s.groups, &gemm, (w, &cols, &mut y), steps);
+    forward_plan(&s, batch).run(state, (w, &cols, &mut y));
     y
 }
 
-/// Runs `gemm` once per group, each operand advanced by its `steps` entry per group.
-fn per_group<T: Float>(
-    state: &DeviceState,
+/// The GEMMs of one convolution product: `gemm` once per group, each operand (left, right,
+/// output) advanced by its `steps` entry from one group to the next.
+struct Grouped {
+    gemm: Gemm,
     groups: usize,
-    gemm: &Gemm,
-    (lhs, rhs, out): (&CudaSlice<T>, &CudaSlice<T>, &mut CudaSlice<T>),
-    [lhs_step, rhs_step, out_step]: [usize; 3],
-) {
-    for group in 0..groups {
-        gemm.run(
-            state,
-            &lhs.slice(group * lhs_step..),
-            &rhs.slice(group * rhs_step..),
-            &mut out.slice_mut(group * out_step..),
-        );
+    steps: [usize; 3],
+}
+
+impl Grouped {
+    fn run<T: Float>(
+        &self,
+        state: &DeviceState,
+        (lhs, rhs, out): (&CudaSlice<T>, &CudaSlice<T>, &mut CudaSlice<T>),
+    ) {
+        let [lhs_step, rhs_step, out_step] = self.steps;
+        for group in 0..self.groups {
+            self.gemm.run(
+                state,
+                &lhs.slice(group * lhs_step..),
+                &rhs.slice(group * rhs_step..),
+                &mut out.slice_mut(group * out_step..),
+            );
+        }
+    }
+}
+
+/// `Y[n, g] = W_g · cols[n, g]` for every image (batched, `W_g` repeated): weights `[G, og, ck]`
+/// times columns `[N, G, ck, l]` into `[N, G, og, l]`.
+fn forward_plan(s: &Sizes, batch: usize) -> Grouped {
+    Grouped {
+        gemm: Gemm {
+            batch,
+            m: s.og,
+            k: s.ck,
+            n: s.l,
+            lhs_transposed: false,
+            rhs_transposed: false,
+            lhs_stride: 0,
+            rhs_stride: s.rows * s.l,
+            out_stride: s.out_channels * s.l,
+            beta: 0.0,
+        },
+        groups: s.groups,
+        steps: [s.og * s.ck, s.ck * s.l, s.og * s.l],
+    }
+}
+
+/// `cols̄[n, g] = W_gᵀ · Ȳ[n, g]` for every image: weights transposed times output tangents
+/// `[N, G, og, l]` into column tangents `[N, G, ck, l]`.
+fn backward_input_plan(s: &Sizes, batch: usize) -> Grouped {
+    Grouped {
+        gemm: Gemm {
+            batch,
+            m: s.ck,
+            k: s.og,
+            n: s.l,
+            lhs_transposed: true,
+            rhs_transposed: false,
+            lhs_stride: 0,
+            rhs_stride: s.out_channels * s.l,
+            out_stride: s.rows * s.l,
+            beta: 0.0,
+        },
+        groups: s.groups,
+        steps: [s.og * s.ck, s.og * s.l, s.ck * s.l],
+    }
+}
+
+/// `W̄_g = Ȳ_g · cols_gᵀ` over the whole batch: output tangents `[G, og, N·l]` times columns
+/// `[G, ck, N·l]` transposed into `[G, og, ck]`.
+fn backward_weight_plan(s: &Sizes, pixels: usize) -> Grouped {
+    Grouped {
+        gemm: Gemm {
+            batch: 1,
+            m: s.og,
+            k: pixels,
+            n: s.ck,
+            lhs_transposed: false,
+            rhs_transposed: true,
+            lhs_stride: 0,
+            rhs_stride: 0,
+            out_stride: 0,
+            beta: 0.0,
+        },
+        groups: s.groups,
+        steps: [s.og * pixels, s.ck * pixels, s.og * s.ck],
     }
 }
 
@@ -244,20 +302,7 @@ fn backward_input<T: Float>(
     let batch = g.batch as usize;
     let mut cols = alloc::<T>(&state.stream, batch * s.rows * s.l, "conv2d_backward_input");
     if !cols.is_empty() {
-        let gemm = Gemm {
-            batch,
-            m: s.ck,
-            k: s.og,
-            n: s.l,
-            lhs_transposed: true,
-            rhs_transposed: false,
-            lhs_stride: 0,
-            rhs_stride: s.out_channels * s.l,
-            out_stride: s.rows * s.l,
-            beta: 0.0,
-        };
-        let steps = [s.og * s.ck, s.og * s.l, s.ck * s.l];
-        per_group(state, s.groups, &gemm, (w, dy, &mut cols), steps);
+        backward_input_plan(&s, batch).run(state, (w, dy, &mut cols));
     }
     fold(state, &cols, &g)
 }
@@ -299,19 +344,104 @@ fn backward_weight<T: Float>(
         return crate::storage::zeros(&state.stream, dw.len(), "conv2d_backward_weight");
     }
     let cols = unfold(state, x, &g, 0.0, ColumnLayout::RowMajor);
-    let gemm = Gemm {
-        batch: 1,
-        m: s.og,
-        k: pixels,
-        n: s.ck,
-        lhs_transposed: false,
-        rhs_transposed: true,
-        lhs_stride: 0,
-        rhs_stride: 0,
-        out_stride: 0,
-        beta: 0.0,
-    };
-    let steps = [s.og * pixels, s.ck * pixels, s.og * s.ck];
-    per_group(state, s.groups, &gemm, (dy_rows, &cols, &mut dw), steps);
+    backward_weight_plan(&s, pixels).run(state, (dy_rows, &cols, &mut dw));
     dw
+}
+
+#[cfg(test)]
+mod tests {
+    //! The three products' GEMM plans, run on the host by the cuBLAS emulator with the CPU
+    //! backend's unfolding, against the CPU backend's convolution: the offsets, strides and
+    //! transposes that a GPU would be given are checked without one.
+
+    use super::*;
+    use crate::ops::matmul::emulate;
+    use adjoint_backend::{Backend, DType};
+    use adjoint_cpu::{Cpu, CpuStorage};
+
+    fn rand(n: usize, seed: u64) -> CpuStorage {
+        Cpu::random(&Cpu, n, seed, (-1.0, 1.0), false, DType::F64)
+    }
+
+    /// Runs `plan` on host buffers as [`Grouped::run`] does on the device.
+    fn run_on_host(plan: &Grouped, lhs: &[f64], rhs: &[f64], out: &mut [f64]) {
+        let cfg = plan.gemm.cublas::<f64>();
+        let [ls, rs, os] = plan.steps;
+        for group in 0..plan.groups {
+            let (a, b) = Gemm::operands(&lhs[group * ls..], &rhs[group * rs..]);
+            emulate(&cfg, a, b, &mut out[group * os..]);
+        }
+    }
+
+    fn close(what: &str, got: &[f64], want: &[f64]) {
+        assert_eq!(got.len(), want.len(), "{what}: length");
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert!(
+                (g - w).abs() < 1e-10 * (1.0 + w.abs()),
+                "{what}[{i}]: {g} vs {w}"
+            );
+        }
+    }
+
+    #[test]
+    fn gemm_plans_match_the_cpu_convolution() {
+        for (groups, stride, padding) in [(1, 1, 0), (2, 2, 1), (3, 1, 2)] {
+            let spec = Conv2dSpec {
+                geometry: Conv2dGeometry {
+                    batch: 2,
+                    channels: 6,
+                    input: [7, 6],
+                    kernel: [3, 2],
+                    stride: [stride, stride],
+                    padding: [padding, padding],
+                    dilation: [1, 1],
+                },
+                out_channels: 9,
+                groups,
+            };
+            let g = Geometry::new(&spec.geometry);
+            let s = sizes(&spec, &g);
+            let batch = spec.geometry.batch;
+            let x = rand(batch * 6 * 42, 1);
+            let w = rand(9 * 6 / groups * 6, 2);
+            let dy = rand(batch * 9 * s.l, 3);
+            let cols = Cpu::im2col(&x, &spec.geometry, 0.0);
+
+            let mut y = vec![0.0; batch * 9 * s.l];
+            run_on_host(
+                &forward_plan(&s, batch),
+                &w.to_f64(),
+                &cols.to_f64(),
+                &mut y,
+            );
+            close("forward", &y, &Cpu::conv2d(&x, &w, &spec).to_f64());
+
+            let mut dcols = vec![0.0; batch * s.rows * s.l];
+            run_on_host(
+                &backward_input_plan(&s, batch),
+                &w.to_f64(),
+                &dy.to_f64(),
+                &mut dcols,
+            );
+            let dx = Cpu::col2im(&Cpu::upload_f64(&Cpu, &dcols, DType::F64), &spec.geometry);
+            close(
+                "input tangent",
+                &dx.to_f64(),
+                &Cpu::conv2d_backward_input(&dy, &w, &spec).to_f64(),
+            );
+
+            // The device unfolds as [C·kh·kw, N, l] and permutes Ȳ to [O, N, l]; here both
+            // come from the CPU's [N, …, l] layouts by the same permutation.
+            let rows = Cpu::permute(&cols, &[batch, s.rows, s.l], &[1, 0, 2]);
+            let dy_rows = Cpu::permute(&dy, &[batch, 9, s.l], &[1, 0, 2]);
+            let mut dw = vec![0.0; 9 * s.ck];
+            let plan = backward_weight_plan(&s, batch * s.l);
+            run_on_host(&plan, &dy_rows.to_f64(), &rows.to_f64(), &mut dw);
+            close(
+                "weight tangent",
+                &dw,
+                &Cpu::conv2d_backward_weight(&x, &dy, &spec).to_f64(),
+            );
+        }
+    }
 }

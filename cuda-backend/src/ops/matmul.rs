@@ -38,6 +38,41 @@ fn int(v: usize, what: &str) -> c_int {
 }
 
 impl Gemm {
+    /// The cuBLAS call of this product, as a strided batched configuration (a batch of one
+    /// runs as a plain GEMM): `A` is [`Gemm::operands`]'s first, `B` its second.
+    pub(crate) fn cublas<T: Float>(&self) -> StridedBatchedConfig<T> {
+        let op = |t: bool| {
+            if t {
+                cublasOperation_t::CUBLAS_OP_T
+            } else {
+                cublasOperation_t::CUBLAS_OP_N
+            }
+        };
+        StridedBatchedConfig {
+            gemm: GemmConfig {
+                transa: op(self.rhs_transposed),
+                transb: op(self.lhs_transposed),
+                m: int(self.n, "n"),
+                n: int(self.m, "m"),
+                k: int(self.k, "k"),
+                alpha: T::from_f64(1.0),
+                lda: int(if self.rhs_transposed { self.k } else { self.n }, "ld"),
+                ldb: int(if self.lhs_transposed { self.m } else { self.k }, "ld"),
+                beta: T::from_f64(self.beta),
+                ldc: int(self.n, "ld"),
+            },
+            batch_size: int(self.batch, "batch"),
+            stride_a: self.rhs_stride as i64,
+            stride_b: self.lhs_stride as i64,
+            stride_c: self.out_stride as i64,
+        }
+    }
+
+    /// cuBLAS's `(A, B)` from the row-major `(lhs, rhs)`: the right operand goes first.
+    pub(crate) fn operands<X>(lhs: X, rhs: X) -> (X, X) {
+        (rhs, lhs)
+    }
+
     /// Runs the product on the device's stream.
     pub(crate) fn run<T: Float>(
         &self,
@@ -46,25 +81,8 @@ impl Gemm {
         rhs: &CudaView<'_, T>,
         out: &mut CudaViewMut<'_, T>,
     ) {
-        let op = |t: bool| {
-            if t {
-                cublasOperation_t::CUBLAS_OP_T
-            } else {
-                cublasOperation_t::CUBLAS_OP_N
-            }
-        };
-        let gemm = GemmConfig {
-            transa: op(self.rhs_transposed),
-            transb: op(self.lhs_transposed),
-            m: int(self.n, "n"),
-            n: int(self.m, "m"),
-            k: int(self.k, "k"),
-            alpha: T::from_f64(1.0),
-            lda: int(if self.rhs_transposed { self.k } else { self.n }, "ld"),
-            ldb: int(if self.lhs_transposed { self.m } else { self.k }, "ld"),
-            beta: T::from_f64(self.beta),
-            ldc: int(self.n, "ld"),
-        };
+        let cfg = self.cublas::<T>();
+        let (a, b) = Gemm::operands(lhs, rhs);
         // cuBLAS runs in the calling thread's current context, which must be the device's.
         crate::storage::check(state.stream.context().bind_to_thread(), "matmul");
         let blas = state.blas();
@@ -73,19 +91,28 @@ impl Gemm {
         // and cuBLAS runs on the device's stream, after the writes of its inputs.
         unsafe {
             if self.batch == 1 {
-                T::gemm(&blas, gemm, rhs, lhs, out)
+                T::gemm(&blas, cfg.gemm, a, b, out)
             } else {
-                let cfg = StridedBatchedConfig {
-                    gemm,
-                    batch_size: int(self.batch, "batch"),
-                    stride_a: self.rhs_stride as i64,
-                    stride_b: self.lhs_stride as i64,
-                    stride_c: self.out_stride as i64,
-                };
-                T::gemm_batched(&blas, cfg, rhs, lhs, out)
+                T::gemm_batched(&blas, cfg, a, b, out)
             }
         }
         .unwrap_or_else(|e| panic!("CUDA matmul ({self:?}): {e}"));
+    }
+}
+
+/// The product described by `spec` as a [`Gemm`].
+fn gemm_of(s: &MatmulSpec) -> Gemm {
+    Gemm {
+        batch: s.batch,
+        m: s.m,
+        k: s.k,
+        n: s.n,
+        lhs_transposed: s.lhs_transposed,
+        rhs_transposed: s.rhs_transposed,
+        lhs_stride: s.lhs_batch_stride,
+        rhs_stride: s.rhs_batch_stride,
+        out_stride: s.m * s.n,
+        beta: 0.0,
     }
 }
 
@@ -107,23 +134,88 @@ fn matmul_typed<T: Float>(
         return zeros(&state.stream, len, "matmul");
     }
     let mut out = alloc::<T>(&state.stream, len, "matmul");
-    Gemm {
-        batch: s.batch,
-        m: s.m,
-        k: s.k,
-        n: s.n,
-        lhs_transposed: s.lhs_transposed,
-        rhs_transposed: s.rhs_transposed,
-        lhs_stride: s.lhs_batch_stride,
-        rhs_stride: s.rhs_batch_stride,
-        out_stride: s.m * s.n,
-        beta: 0.0,
-    }
-    .run(
+    gemm_of(s).run(
         state,
         &lhs.as_view(),
         &rhs.as_view(),
         &mut out.as_view_mut(),
     );
     out
+}
+
+/// cuBLAS's column-major strided batched GEMM on host slices: the oracle that checks, without
+/// a GPU, that the configurations this crate builds compute the row-major products it means.
+#[cfg(test)]
+pub(crate) fn emulate(cfg: &StridedBatchedConfig<f64>, a: &[f64], b: &[f64], c: &mut [f64]) {
+    let g = &cfg.gemm;
+    let (m, n, k) = (g.m as usize, g.n as usize, g.k as usize);
+    let (lda, ldb, ldc) = (g.lda as usize, g.ldb as usize, g.ldc as usize);
+    let t = |op: cublasOperation_t| op == cublasOperation_t::CUBLAS_OP_T;
+    for batch in 0..cfg.batch_size as usize {
+        let (sa, sb, sc) = (
+            batch * cfg.stride_a as usize,
+            batch * cfg.stride_b as usize,
+            batch * cfg.stride_c as usize,
+        );
+        for i in 0..m {
+            for j in 0..n {
+                let sum: f64 = (0..k)
+                    .map(|l| {
+                        let x = if t(g.transa) {
+                            a[sa + l + i * lda]
+                        } else {
+                            a[sa + i + l * lda]
+                        };
+                        let y = if t(g.transb) {
+                            b[sb + j + l * ldb]
+                        } else {
+                            b[sb + l + j * ldb]
+                        };
+                        x * y
+                    })
+                    .sum();
+                let out = &mut c[sc + i + j * ldc];
+                *out = g.alpha * sum + g.beta * *out;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use adjoint_backend::{Backend, DType};
+    use adjoint_cpu::Cpu;
+
+    #[test]
+    fn cublas_configurations_compute_the_row_major_products() {
+        let (batch, m, k, n) = (3, 5, 4, 6);
+        for (lt, rt, lhs_stride) in [
+            (false, false, m * k),
+            (true, false, 0),
+            (false, true, m * k),
+            (true, true, 0),
+        ] {
+            let spec = MatmulSpec {
+                batch,
+                m,
+                k,
+                n,
+                lhs_batch_stride: lhs_stride,
+                rhs_batch_stride: k * n,
+                lhs_transposed: lt,
+                rhs_transposed: rt,
+            };
+            let lhs = Cpu::random(&Cpu, batch * m * k, 1, (-1.0, 1.0), false, DType::F64);
+            let rhs = Cpu::random(&Cpu, batch * k * n, 2, (-1.0, 1.0), false, DType::F64);
+            let want = Cpu::matmul(&lhs, &rhs, &spec).to_f64();
+            let mut got = vec![0.0; batch * m * n];
+            let (lhs, rhs) = (lhs.to_f64(), rhs.to_f64());
+            let (a, b) = Gemm::operands(&lhs, &rhs);
+            emulate(&gemm_of(&spec).cublas(), a, b, &mut got);
+            for (g, w) in got.iter().zip(&want) {
+                assert!((g - w).abs() < 1e-12, "{spec:?}: {g} vs {w}");
+            }
+        }
+    }
 }
