@@ -67,7 +67,7 @@ impl<B: Backend> Tensor<B> {
     #[track_caller]
     pub(crate) fn unary(&self, op: UnaryOp, name: &'static str) -> Self {
         or_panic(self.check_float(name));
-        Tensor::from_storage(B::unary(op, self.storage()), self.shape().to_vec())
+        Tensor::from_storage(B::unary(op, self.storage()), self.shape_owned())
     }
 
     /// The sum of `self` over the axes broadcast from `shape`, with result shape `shape`: the
@@ -88,7 +88,7 @@ impl<B: Backend> Tensor<B> {
         );
         let axes = reduced_axes(self.shape(), shape);
         let s = B::reduce(ReduceOp::Sum, self.storage(), self.shape(), &axes);
-        Tensor::from_storage(s, shape.to_vec())
+        Tensor::from_storage(s, shape)
     }
 }
 
@@ -142,7 +142,7 @@ pub(crate) fn add_rule<B: Backend>(
     b: &Tensor<B>,
     needs: [bool; 2],
 ) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
-    let (sa, sb) = (a.shape().to_vec(), b.shape().to_vec());
+    let (sa, sb) = (a.shape_owned(), b.shape_owned());
     (a.add(b), move |d| {
         (
             slot(needs[0], &d, |d| d.sum_to(&sa)),
@@ -158,7 +158,7 @@ pub(crate) fn sub_rule<B: Backend>(
     b: &Tensor<B>,
     needs: [bool; 2],
 ) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
-    let (sa, sb) = (a.shape().to_vec(), b.shape().to_vec());
+    let (sa, sb) = (a.shape_owned(), b.shape_owned());
     (a.sub(b), move |d| {
         (
             slot(needs[0], &d, |d| d.sum_to(&sa)),
@@ -177,7 +177,7 @@ pub(crate) fn mul_rule<B: Backend>(
     let y = a.mul(b);
     let keep_a = needs[1].then(|| a.clone());
     let keep_b = needs[0].then(|| b.clone());
-    let (sa, sb) = (a.shape().to_vec(), b.shape().to_vec());
+    let (sa, sb) = (a.shape_owned(), b.shape_owned());
     (y, move |d| {
         let da = slot(needs[0], &d, |d| {
             d.mul(keep_b.as_ref().expect("kept")).sum_to(&sa)
@@ -199,7 +199,7 @@ pub(crate) fn div_rule<B: Backend>(
     let y = a.div(b);
     let keep_y = needs[1].then(|| y.clone());
     let b = b.clone();
-    let sa = a.shape().to_vec();
+    let sa = a.shape_owned();
     (y, move |d| {
         let da = slot(needs[0], &d, |d| d.div(&b).sum_to(&sa));
         let db = slot(needs[1], &d, |d| {

@@ -106,7 +106,7 @@ impl<B: Backend> Tensor<B> {
     ) {
         let y = self.where_(on_true, on_false);
         let mask = self.clone();
-        let (st, sf) = (on_true.shape().to_vec(), on_false.shape().to_vec());
+        let (st, sf) = (on_true.shape_owned(), on_false.shape_owned());
         (y, move |d| {
             let zero = |d: &Tensor<B>| d.scalar_like(0.0);
             let dt = slot(needs[1], &d, |d| mask.where_(d, &zero(d)).sum_to(&st));

@@ -98,7 +98,7 @@ impl<B: Backend> Tensor<B> {
         let [oh, ow] = g.output().expect("checked");
         let shape = vec![g.batch, g.channels * g.kernel[0] * g.kernel[1], oh * ow];
         let cols = Tensor::from_storage(B::im2col(self.storage(), &g, fill), shape);
-        let x_shape = self.shape().to_vec();
+        let x_shape = self.shape_owned();
         (
             cols,
             Box::new(move |d| {
@@ -171,7 +171,7 @@ impl<B: Backend> Tensor<B> {
         let y = Tensor::from_storage(y, vec![geometry.batch, out_channels, oh, ow]);
         let keep_x = needs[1].then(|| self.clone());
         let keep_w = needs[0].then(|| weight.clone());
-        let (x_shape, w_shape) = (self.shape().to_vec(), weight.shape().to_vec());
+        let (x_shape, w_shape) = (self.shape_owned(), weight.shape_owned());
         (y, move |d: TensorTangent<B>| {
             let dx = slot(needs[0], &d, |d| {
                 let w = keep_w.as_ref().expect("kept");

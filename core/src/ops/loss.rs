@@ -33,7 +33,7 @@ impl<B: Backend> Tensor<B> {
     /// The backend's fused (log-)softmax along `axis`, if it has one.
     fn fused_softmax(&self, axis: usize, log: bool) -> Option<Self> {
         B::softmax(self.storage(), self.shape(), axis, log)
-            .map(|s| Tensor::from_storage(s, self.shape().to_vec()))
+            .map(|s| Tensor::from_storage(s, self.shape_owned()))
     }
 
     /// Derivative rule of [`softmax`](Tensor::softmax).
@@ -123,7 +123,7 @@ impl<B: Backend> Tensor<B> {
         }
         Ok(Tensor::from_storage(
             B::one_hot(labels.storage(), s[1], self.dtype()),
-            s.to_vec(),
+            s,
         ))
     }
 

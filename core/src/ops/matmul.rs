@@ -64,7 +64,7 @@ impl<B: Backend> Tensor<B> {
         let y = self.matmul(rhs);
         let keep_b = needs[0].then(|| rhs.clone());
         let keep_a = needs[1].then(|| self.clone());
-        let (sa, sb) = (self.shape().to_vec(), rhs.shape().to_vec());
+        let (sa, sb) = (self.shape_owned(), rhs.shape_owned());
         (y, move |d| {
             let da = slot(needs[0], &d, |d| {
                 gemm(d, false, keep_b.as_ref().expect("kept"), true).sum_to(&sa)

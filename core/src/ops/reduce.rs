@@ -84,7 +84,7 @@ impl<B: Backend> Tensor<B> {
         needs: [bool; 3],
     ) -> (Self, impl FnOnce(TensorTangent<B>) -> Reduced<B> + use<B>) {
         let (y, kept) = or_panic(self.try_reduce(ReduceOp::Sum, axes, keepdim, "sum"));
-        let shape = self.shape().to_vec();
+        let shape = self.shape_owned();
         (y, move |d| {
             (
                 slot(needs[0], &d, |d| d.with_shape(kept).broadcast_to(&shape)),
@@ -130,7 +130,7 @@ impl<B: Backend> Tensor<B> {
     ) -> (Self, impl FnOnce(TensorTangent<B>) -> Reduced<B> + use<B>) {
         let (y, kept) = or_panic(self.try_reduce(ReduceOp::Sum, axes, keepdim, "mean"));
         let scale = self.mean_scale(&kept);
-        let shape = self.shape().to_vec();
+        let shape = self.shape_owned();
         (y.mul_scalar(scale), move |d| {
             (
                 slot(needs[0], &d, |d| {

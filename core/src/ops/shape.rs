@@ -22,7 +22,7 @@ macro_rules! layout_rule {
         #[track_caller]
         pub fn $vjp(&self, $($arg: $ty,)* needs: [bool; $n]) -> (Self, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, $($slot),*) + use<B>) {
             let y = self.$fwd($($arg),*);
-            let $x = self.shape().to_vec();
+            let $x = self.shape_owned();
             (y, move |d| (slot(needs[0], &d, |$d| $back), $(<$slot>::default()),*))
         }
     };
@@ -51,7 +51,7 @@ impl<B: Backend> Tensor<B> {
                 )
             },
         )?;
-        Ok(self.with_shape(shape.to_vec()))
+        Ok(self.with_shape(shape))
     }
 
     /// Axes reordered: output axis `i` is input axis `perm[i]` (copies).
@@ -79,7 +79,7 @@ impl<B: Backend> Tensor<B> {
         if perm.iter().enumerate().all(|(i, &p)| i == p) {
             return Ok(self.clone());
         }
-        let shape = perm.iter().map(|&p| self.shape()[p]).collect();
+        let shape: Vec<usize> = perm.iter().map(|&p| self.shape()[p]).collect();
         Ok(Tensor::from_storage(
             B::permute(self.storage(), self.shape(), perm),
             shape,
@@ -123,7 +123,7 @@ impl<B: Backend> Tensor<B> {
         let from = aligned(self.shape(), shape.len());
         Ok(Tensor::from_storage(
             B::broadcast(self.storage(), &from, shape),
-            shape.to_vec(),
+            shape,
         ))
     }
 

@@ -60,16 +60,13 @@ impl<B: Backend> Tensor<B> {
                 data.len()
             )
         })?;
-        Ok(Tensor::from_storage(
-            T::upload::<B>(device, &data),
-            shape.to_vec(),
-        ))
+        Ok(Tensor::from_storage(T::upload::<B>(device, &data), shape))
     }
 
     /// A tensor of `shape` with every element `value`: `xᵢ = value`.
     pub fn full_on(shape: &[usize], value: f64, dtype: DType, device: &B::Device) -> Self {
         let n = shape.iter().product();
-        Tensor::from_storage(B::fill(device, n, value, dtype), shape.to_vec())
+        Tensor::from_storage(B::fill(device, n, value, dtype), shape)
     }
 
     /// Zeros of `shape`.
@@ -111,10 +108,7 @@ impl<B: Backend> Tensor<B> {
             "rand_uniform: low {low} must be below high {high}"
         );
         let n = shape.iter().product();
-        Tensor::from_storage(
-            B::random(device, n, seed, (low, high), false, dtype),
-            shape.to_vec(),
-        )
+        Tensor::from_storage(B::random(device, n, seed, (low, high), false, dtype), shape)
     }
 
     /// i.i.d. samples of `N(mean, std²)`, reproducible from `seed`.
@@ -132,10 +126,7 @@ impl<B: Backend> Tensor<B> {
             "rand_normal: std {std} must be finite and ≥ 0"
         );
         let n = shape.iter().product();
-        Tensor::from_storage(
-            B::random(device, n, seed, (mean, std), true, dtype),
-            shape.to_vec(),
-        )
+        Tensor::from_storage(B::random(device, n, seed, (mean, std), true, dtype), shape)
     }
 
     /// Zeros of the shape, dtype and device of `self`.
@@ -185,13 +176,13 @@ impl Tensor<Cpu> {
 
     /// The elements as an `ndarray` array of `f64` with this shape.
     pub fn to_array_f64(&self) -> ndarray::ArrayD<f64> {
-        ndarray::ArrayD::from_shape_vec(self.shape.clone(), self.to_vec_f64())
+        ndarray::ArrayD::from_shape_vec(self.shape.to_vec(), self.to_vec_f64())
             .expect("length matches shape")
     }
 
     /// The elements as an `ndarray` array of `f32` with this shape.
     pub fn to_array_f32(&self) -> ndarray::ArrayD<f32> {
-        ndarray::ArrayD::from_shape_vec(self.shape.clone(), self.to_vec_f32())
+        ndarray::ArrayD::from_shape_vec(self.shape.to_vec(), self.to_vec_f32())
             .expect("length matches shape")
     }
 

@@ -23,6 +23,10 @@ pub use error::TensorError;
 pub use shape::broadcast_shapes;
 pub use tangent::TensorTangent;
 
+use smallvec::SmallVec;
+
+/// A shape, inline up to rank 4.
+pub(crate) type Shape = SmallVec<[usize; 4]>;
 use std::fmt;
 use std::sync::Arc;
 
@@ -40,7 +44,8 @@ use std::sync::Arc;
 /// ```
 pub struct Tensor<B: Backend = Cpu> {
     storage: Arc<B::Storage>,
-    shape: Vec<usize>,
+    /// Inline up to rank 4 (no allocation per op for the common ranks).
+    shape: Shape,
 }
 
 impl<B: Backend> Clone for Tensor<B> {
@@ -53,8 +58,10 @@ impl<B: Backend> Clone for Tensor<B> {
 }
 
 impl<B: Backend> Tensor<B> {
-    /// A tensor of `shape` on an existing buffer (`shape` must match its length).
-    pub fn from_storage(storage: B::Storage, shape: Vec<usize>) -> Self {
+    /// A tensor of `shape` (a slice, array or `Vec`) on an existing buffer (`shape` must match
+    /// its length). The shape is stored inline up to rank 4.
+    pub fn from_storage(storage: B::Storage, shape: impl AsRef<[usize]>) -> Self {
+        let shape = SmallVec::from_slice(shape.as_ref());
         assert_eq!(
             B::len(&storage),
             shape.iter().product::<usize>(),
@@ -67,7 +74,8 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// The same buffer viewed with another shape of the same length (no check).
-    pub(crate) fn with_shape(&self, shape: Vec<usize>) -> Self {
+    pub(crate) fn with_shape(&self, shape: impl AsRef<[usize]>) -> Self {
+        let shape = SmallVec::from_slice(shape.as_ref());
         Tensor {
             storage: Arc::clone(&self.storage),
             shape,
@@ -96,6 +104,12 @@ impl<B: Backend> Tensor<B> {
     /// The size of each axis.
     pub fn shape(&self) -> &[usize] {
         &self.shape
+    }
+
+    /// The shape as an owned value that stays inline up to rank 4 (for pullbacks that keep a
+    /// shape: no allocation per op).
+    pub(crate) fn shape_owned(&self) -> Shape {
+        self.shape.clone()
     }
 
     /// The number of axes.
