@@ -55,115 +55,23 @@ fn logistic_grad_by_hand(r: f64, x0: f64) -> (f64, f64) {
     (dr, dx)
 }
 
-const HIDDEN: usize = 8;
-const INPUT: usize = 4;
-const STEPS: usize = 20;
+/// The RNN, its hand-written gradient and the problem, shared with `tests/control_flow.rs`.
+#[path = "../tests/common/elman.rs"]
+mod elman;
 
-type Weights = (
-    [[f64; HIDDEN]; HIDDEN],
-    [[f64; INPUT]; HIDDEN],
-    [f64; HIDDEN],
-);
-type Inputs = [[f64; INPUT]; STEPS];
-
-#[differentiable(wrt(w, u, b))]
-fn elman(
-    w: [[f64; HIDDEN]; HIDDEN],
-    u: [[f64; INPUT]; HIDDEN],
-    b: [f64; HIDDEN],
-    xs: &[[f64; INPUT]; STEPS],
-) -> f64 {
-    let mut h = [0.0; HIDDEN];
-    for t in 0..STEPS {
-        let mut next = [0.0; HIDDEN];
-        for i in 0..HIDDEN {
-            let mut s = b[i];
-            for j in 0..HIDDEN {
-                s += w[i][j] * h[j];
-            }
-            for k in 0..INPUT {
-                s += u[i][k] * xs[t][k];
-            }
-            next[i] = s.tanh();
-        }
-        h = next;
-    }
-    let mut loss = 0.0;
-    for i in 0..HIDDEN {
-        loss += h[i] * h[i];
-    }
-    loss
-}
+use elman::{Inputs, Weights, elman, elman_vjp, rnn_problem};
 
 #[inline(never)]
 fn elman_grad_generated((w, u, b): &Weights, xs: &Inputs) -> Weights {
     gradient(elman_vjp(*w, *u, *b, xs))
 }
 
-/// Backpropagation through time by hand: the forward sweep keeps the 21 hidden states in a
-/// stack array; then ȧₜ = ḣₜ₊₁ ⊙ (1 − hₜ₊₁²), W̄ += ȧₜ hₜᵀ, Ū += ȧₜ xₜᵀ, b̄ += ȧₜ, ḣₜ = Wᵀ ȧₜ.
+/// Backpropagation through time by hand ([`elman::elman_by_hand`]), its loss black-boxed.
 #[inline(never)]
-fn elman_grad_by_hand((w, u, b): &Weights, xs: &Inputs) -> Weights {
-    let mut hs = [[0.0; HIDDEN]; STEPS + 1];
-    for t in 0..STEPS {
-        for i in 0..HIDDEN {
-            let mut s = b[i];
-            for j in 0..HIDDEN {
-                s += w[i][j] * hs[t][j];
-            }
-            for k in 0..INPUT {
-                s += u[i][k] * xs[t][k];
-            }
-            hs[t + 1][i] = s.tanh();
-        }
-    }
-    let mut loss = 0.0;
-    for i in 0..HIDDEN {
-        loss += hs[STEPS][i] * hs[STEPS][i];
-    }
+fn elman_grad_by_hand(weights: &Weights, xs: &Inputs) -> Weights {
+    let (loss, grad) = elman::elman_by_hand(weights, xs);
     black_box(loss);
-    let (mut dw, mut du, mut db) = (
-        [[0.0; HIDDEN]; HIDDEN],
-        [[0.0; INPUT]; HIDDEN],
-        [0.0; HIDDEN],
-    );
-    let mut dh = hs[STEPS].map(|h| 2.0 * h);
-    for t in (0..STEPS).rev() {
-        let mut da = [0.0; HIDDEN];
-        for i in 0..HIDDEN {
-            da[i] = dh[i] * (1.0 - hs[t + 1][i] * hs[t + 1][i]);
-        }
-        let mut dprev = [0.0; HIDDEN];
-        for i in 0..HIDDEN {
-            for j in 0..HIDDEN {
-                dw[i][j] += da[i] * hs[t][j];
-                dprev[j] += w[i][j] * da[i];
-            }
-            for k in 0..INPUT {
-                du[i][k] += da[i] * xs[t][k];
-            }
-            db[i] += da[i];
-        }
-        dh = dprev;
-    }
-    (dw, du, db)
-}
-
-/// Deterministic values in [−scale, scale) (a 64-bit LCG).
-fn uniform(seed: &mut u64, scale: f64) -> f64 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    scale * (2.0 * ((*seed >> 11) as f64 / (1u64 << 53) as f64) - 1.0)
-}
-
-fn rnn_problem(mut seed: u64) -> (Weights, Inputs) {
-    let s = &mut seed;
-    let w = std::array::from_fn(|_| std::array::from_fn(|_| uniform(s, 0.5)));
-    let u = std::array::from_fn(|_| std::array::from_fn(|_| uniform(s, 0.5)));
-    let b = std::array::from_fn(|_| uniform(s, 0.2));
-    let xs = std::array::from_fn(|_| std::array::from_fn(|_| uniform(s, 1.0)));
-    ((w, u, b), xs)
+    grad
 }
 
 fn close(a: f64, b: f64) -> bool {
