@@ -21,19 +21,25 @@ impl<B: Backend> Tensor<B> {
     /// The softmax along `axis`: `yᵢ = e^(xᵢ) / Σⱼ e^(xⱼ)` (computed stably).
     #[track_caller]
     pub fn softmax(&self, axis: isize) -> Self {
-        let a = self.axis("softmax", axis);
-        if let Some(y) = self.fused_softmax(a, false) {
-            return y;
-        }
-        let a = a as isize;
-        let e = self.sub(&self.max(&[a], true)).exp();
-        e.div(&e.sum(&[a], true))
+        self.softmax_along("softmax", axis, false)
     }
 
-    /// The backend's fused (log-)softmax along `axis`, if it has one.
-    fn fused_softmax(&self, axis: usize, log: bool) -> Option<Self> {
-        B::softmax(self.storage(), self.shape(), axis, log)
-            .map(|s| Tensor::from_storage(s, self.shape_owned()))
+    /// The softmax, or its log, along `axis`: the backend's fused form if it has one
+    /// ([`Backend::softmax`]), else composed from the maximum `m`: `e = e^(x − m)`, then
+    /// `e / Σe` or `(x − m) − ln Σe`.
+    fn softmax_along(&self, op: &'static str, axis: isize, log: bool) -> Self {
+        let a = self.axis(op, axis);
+        if let Some(y) = B::softmax(self.storage(), self.shape(), a, log) {
+            return Tensor::from_storage(y, self.shape_owned());
+        }
+        let a = a as isize;
+        let shifted = self.sub(&self.max(&[a], true));
+        let e = shifted.exp();
+        if log {
+            shifted.sub(&e.sum(&[a], true).ln())
+        } else {
+            e.div(&e.sum(&[a], true))
+        }
     }
 
     /// Derivative rule of [`softmax`](Tensor::softmax).
@@ -54,13 +60,7 @@ impl<B: Backend> Tensor<B> {
     /// The log-softmax along `axis`: `yᵢ = xᵢ − ln Σⱼ e^(xⱼ)` (computed stably).
     #[track_caller]
     pub fn log_softmax(&self, axis: isize) -> Self {
-        let a = self.axis("log_softmax", axis);
-        if let Some(y) = self.fused_softmax(a, true) {
-            return y;
-        }
-        let a = a as isize;
-        let shifted = self.sub(&self.max(&[a], true));
-        shifted.sub(&shifted.exp().sum(&[a], true).ln())
+        self.softmax_along("log_softmax", axis, true)
     }
 
     /// Derivative rule of [`log_softmax`](Tensor::log_softmax).
