@@ -35,40 +35,32 @@ impl Strided {
     /// With more than 3 buffers, or a rank above 8 after merging.
     pub(crate) fn new(dims: &[usize], strides: &[&[usize]]) -> Strided {
         assert!(strides.len() <= 3, "a strided map has at most 3 buffers");
-        let mut merged: Vec<(usize, Vec<usize>)> = Vec::with_capacity(dims.len());
+        let mut map = Strided::default();
+        let mut rank = 0;
         for (d, &extent) in dims.iter().enumerate() {
             if extent == 1 {
                 continue;
             }
-            let axis: Vec<usize> = strides.iter().map(|s| s[d]).collect();
-            match merged.last_mut() {
-                Some((outer, outer_strides))
-                    if outer_strides
-                        .iter()
-                        .zip(&axis)
-                        .all(|(&o, &i)| o == i * extent) =>
-                {
-                    *outer *= extent;
-                    outer_strides.clone_from(&axis);
-                }
-                _ => merged.push((extent, axis)),
+            let merges = rank > 0
+                && strides
+                    .iter()
+                    .enumerate()
+                    .all(|(k, s)| map.strides[k][rank - 1] as usize == s[d] * extent);
+            if !merges {
+                assert!(
+                    rank < MAX_RANK,
+                    "the CUDA kernels index at most {MAX_RANK} axes after merging, shape \
+                     {dims:?} needs more"
+                );
+                map.dims[rank] = 1;
+                rank += 1;
+            }
+            map.dims[rank - 1] = count(map.dims[rank - 1] as usize * extent, "a strided map");
+            for (k, s) in strides.iter().enumerate() {
+                map.strides[k][rank - 1] = count(s[d], "a strided map");
             }
         }
-        assert!(
-            merged.len() <= MAX_RANK,
-            "the CUDA kernels index at most {MAX_RANK} axes, this op needs {} (shape {dims:?})",
-            merged.len()
-        );
-        let mut map = Strided {
-            rank: merged.len() as u32,
-            ..Strided::default()
-        };
-        for (d, (extent, axis)) in merged.iter().enumerate() {
-            map.dims[d] = count(*extent, "a strided map");
-            for (k, &stride) in axis.iter().enumerate() {
-                map.strides[k][d] = count(stride, "a strided map");
-            }
-        }
+        map.rank = rank as u32;
         map
     }
 }
