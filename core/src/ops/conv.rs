@@ -323,9 +323,13 @@ fn max_tangent<B: Backend>(cols: &Tensor<B>, need: bool) -> Pb<B> {
     }
     let taps = cols.shape()[1];
     let winner = cols.argmax(1).to_dtype(cols.dtype()).unsqueeze(1);
-    let tap = Tensor::arange_on(0.0, taps as f64, 1.0, cols.dtype(), &cols.device())
-        .reshape(&[1, taps, 1]);
-    Box::new(move |d| d.map(|d| winner.eq_mask(&tap).mul(&d.unsqueeze(1))))
+    Box::new(move |d| {
+        d.map(|d| {
+            let tap = Tensor::arange_on(0.0, taps as f64, 1.0, d.dtype(), &d.device())
+                .reshape(&[1, taps, 1]);
+            winner.eq_mask(&tap).mul(&d.unsqueeze(1))
+        })
+    })
 }
 
 #[cfg(test)]
