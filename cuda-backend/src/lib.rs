@@ -90,7 +90,9 @@ impl Backend for Cuda {
         match dtype {
             DType::F64 => upload(device, data),
             DType::F32 => upload(device, &data.iter().map(|&v| v as f32).collect::<Vec<_>>()),
-            DType::U32 => upload(device, &data.iter().map(|&v| v as u32).collect::<Vec<_>>()),
+            DType::U32 => {
+                Self::upload_u32(device, &data.iter().map(|&v| v as u32).collect::<Vec<_>>())
+            }
         }
     }
     fn upload_f32(device: &CudaDevice, data: &[f32]) -> CudaStorage {
