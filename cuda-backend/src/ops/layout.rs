@@ -1,5 +1,5 @@
-//! Layout changes as one strided copy (permute, broadcast, narrow, cat), and casts, fills,
-//! ranges and transfers.
+//! Layout changes as one strided copy (permute, broadcast, narrow, cat), and casts, fills and
+//! ranges.
 
 use super::{any_map, by_dtype};
 use crate::compile::Module;
@@ -12,7 +12,7 @@ use cudarc::driver::CudaSlice;
 
 /// One strided copy: `dims` iterated in row-major order, read at `src_offset + Σ i·src_strides`,
 /// written at `dst_offset + Σ i·dst_strides`.
-struct Copy<'a> {
+struct StridedCopy<'a> {
     dims: &'a [usize],
     src_strides: &'a [usize],
     dst_strides: &'a [usize],
@@ -20,7 +20,7 @@ struct Copy<'a> {
     dst_offset: usize,
 }
 
-impl Copy<'_> {
+impl StridedCopy<'_> {
     fn run<T: Element>(&self, state: &DeviceState, src: &CudaSlice<T>, dst: &mut CudaSlice<T>) {
         let n = count(self.dims.iter().product(), "copy");
         if n == 0 {
@@ -49,7 +49,7 @@ pub(crate) fn permute(x: &CudaStorage, shape: &[usize], perm: &[usize]) -> CudaS
     let own = contiguous(shape);
     let dims: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
     let src_strides: Vec<usize> = perm.iter().map(|&p| own[p]).collect();
-    let copy = Copy {
+    let copy = StridedCopy {
         dims: &dims,
         src_strides: &src_strides,
         dst_strides: &contiguous(&dims),
@@ -61,7 +61,7 @@ pub(crate) fn permute(x: &CudaStorage, shape: &[usize], perm: &[usize]) -> CudaS
 
 /// `x` (shape `shape`) repeated along its extent-1 axes (and new leading axes) to `out_shape`.
 pub(crate) fn broadcast(x: &CudaStorage, shape: &[usize], out_shape: &[usize]) -> CudaStorage {
-    let copy = Copy {
+    let copy = StridedCopy {
         dims: out_shape,
         src_strides: &broadcast_strides(shape, out_shape),
         dst_strides: &contiguous(out_shape),
@@ -82,7 +82,7 @@ pub(crate) fn narrow(
     let own = contiguous(shape);
     let mut dims = shape.to_vec();
     dims[axis] = len;
-    let copy = Copy {
+    let copy = StridedCopy {
         dims: &dims,
         src_strides: &own,
         dst_strides: &contiguous(&dims),
@@ -103,14 +103,10 @@ pub(crate) fn cat(parts: &[(&CudaStorage, &[usize])], axis: usize) -> CudaStorag
     let out_strides = contiguous(&out_shape);
     let state = first.device.state();
     let len = out_shape.iter().product();
-    let mut out = match first.dtype() {
-        DType::F32 => Buffer::F32(alloc(&state.stream, len, "cat")),
-        DType::F64 => Buffer::F64(alloc(&state.stream, len, "cat")),
-        DType::U32 => Buffer::U32(alloc(&state.stream, len, "cat")),
-    };
+    let mut out = by_dtype!(first.dtype(), alloc(&state.stream, len, "cat"));
     let mut at = 0;
     for (part, shape) in parts {
-        let copy = Copy {
+        let copy = StridedCopy {
             dims: shape,
             src_strides: &contiguous(shape),
             dst_strides: &out_strides,
