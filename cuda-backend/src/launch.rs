@@ -1,7 +1,7 @@
 //! Kernel arguments shared by several ops: the strided-index map, the element-count check,
 //! and the `launch!` macro.
 
-use cudarc::driver::DeviceRepr;
+use cudarc::driver::{DeviceRepr, LaunchConfig};
 
 /// The largest rank the kernels' index maps take (after merging axes).
 const MAX_RANK: usize = 8;
@@ -85,6 +85,25 @@ pub(crate) fn broadcast(shape: &[usize], out: &[usize]) -> Vec<usize> {
             _ => 0,
         })
         .collect()
+}
+
+/// `shape` split around `axis` into `[outer, axis extent, inner]`, as kernel sizes.
+pub(crate) fn split(shape: &[usize], axis: usize, op: &str) -> [u32; 3] {
+    [
+        count(shape[..axis].iter().product(), op),
+        count(shape[axis], op),
+        count(shape[axis + 1..].iter().product(), op),
+    ]
+}
+
+/// One block per lane (grid-stride beyond 2²⁰ lanes) of as many threads as a lane of `len`
+/// elements needs, from one warp up to the reduction kernels' 256.
+pub(crate) fn per_lane(lanes: u32, len: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (lanes.clamp(1, 1 << 20), 1, 1),
+        block_dim: (len.next_power_of_two().clamp(32, 256), 1, 1),
+        shared_mem_bytes: 0,
+    }
 }
 
 /// `n` as the kernels' 32-bit size.

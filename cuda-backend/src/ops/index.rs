@@ -4,19 +4,10 @@ use super::{by_dtype, float_map};
 use crate::CudaStorage;
 use crate::compile::Module;
 use crate::device::{DeviceState, grid};
-use crate::launch::{count, launch};
+use crate::launch::{count, launch, split};
 use crate::storage::{Float, alloc, zeros};
 use adjoint_backend::DType;
 use cudarc::driver::CudaSlice;
-
-/// `shape` split around `axis` into (outer, axis extent, inner), as kernel sizes.
-fn split(shape: &[usize], axis: usize, op: &str) -> [u32; 3] {
-    [
-        count(shape[..axis].iter().product(), op),
-        count(shape[axis], op),
-        count(shape[axis + 1..].iter().product(), op),
-    ]
-}
 
 /// `out[o, j, i] = x[o, ids[j], i]` along `axis` of `x` (shape `shape`).
 pub(crate) fn index_select(

@@ -3,11 +3,11 @@
 use super::float_map;
 use crate::compile::Module;
 use crate::device::{DeviceState, grid};
-use crate::launch::{Strided, contiguous, count, launch};
-use crate::storage::{Float, alloc, check, zeros};
+use crate::launch::{Strided, contiguous, count, launch, per_lane, split};
+use crate::storage::{Buffer, Float, alloc, check, zeros};
 use crate::{CudaStorage, codes};
 use adjoint_backend::ReduceOp;
-use cudarc::driver::{CudaSlice, LaunchConfig};
+use cudarc::driver::CudaSlice;
 
 /// `op` over `axes` of `x` (shape `shape`); the result holds the kept axes in order.
 pub(crate) fn reduce(
@@ -51,13 +51,7 @@ fn reduce_typed<T: Float>(state: &DeviceState, x: &CudaSlice<T>, plan: &Plan) ->
     }
     let outputs = count(plan.outputs, "reduce");
     let reduced_len = count(plan.reduced_len, "reduce");
-    // One block per output (grid-stride beyond 2^20 outputs), as many threads as the reduced
-    // length needs up to the kernel's 256.
-    let cfg = LaunchConfig {
-        grid_dim: (outputs.min(1 << 20), 1, 1),
-        block_dim: (reduced_len.next_power_of_two().clamp(32, 256), 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let cfg = per_lane(outputs, reduced_len);
     // reduce_T(const T* x, T* y, u32 outputs, u32 reduced_len, u32 op, Strided kept,
     //          Strided reduced)
     launch!(state, Module::Reduce, "reduce", T::SUFFIX, cfg, "reduce";
@@ -67,47 +61,36 @@ fn reduce_typed<T: Float>(state: &DeviceState, x: &CudaSlice<T>, plan: &Plan) ->
 
 /// The index of the first maximum along `axis` (the first NaN if any), as `u32`.
 pub(crate) fn argmax(x: &CudaStorage, shape: &[usize], axis: usize) -> CudaStorage {
-    let outer: usize = shape[..axis].iter().product();
-    let len = shape[axis];
-    let inner: usize = shape[axis + 1..].iter().product();
+    let sizes = split(shape, axis, "argmax");
     let state = x.device.state();
-    let ids = if len == 0 {
-        zeros::<u32>(&state.stream, outer * inner, "argmax")
-    } else {
-        let mut ids = alloc::<u32>(&state.stream, outer * inner, "argmax");
-        let (o, l, i) = (
-            count(outer, "argmax"),
-            count(len, "argmax"),
-            count(inner, "argmax"),
-        );
-        let n = count(outer * inner, "argmax");
-        match &x.buf {
-            // argmax_T(const T* x, u32* y, u32 outer, u32 len, u32 inner)
-            crate::storage::Buffer::F32(v) => {
-                launch!(state, Module::Reduce, "argmax", "f32", grid(n), "argmax";
-                    v, &mut ids, &o, &l, &i)
-            }
-            crate::storage::Buffer::F64(v) => {
-                launch!(state, Module::Reduce, "argmax", "f64", grid(n), "argmax";
-                    v, &mut ids, &o, &l, &i)
-            }
-            crate::storage::Buffer::U32(_) => panic!("argmax: expected a float tensor, got u32"),
-        }
-        ids
+    let ids = match &x.buf {
+        Buffer::F32(v) => argmax_typed(state, v, sizes),
+        Buffer::F64(v) => argmax_typed(state, v, sizes),
+        Buffer::U32(_) => panic!("argmax: expected a float tensor, got u32"),
     };
-    CudaStorage::new(x.device, crate::storage::Buffer::U32(ids))
+    CudaStorage::new(x.device, Buffer::U32(ids))
+}
+
+fn argmax_typed<T: Float>(
+    state: &DeviceState,
+    x: &CudaSlice<T>,
+    [outer, len, inner]: [u32; 3],
+) -> CudaSlice<u32> {
+    let lanes = outer as usize * inner as usize;
+    if len == 0 {
+        return zeros(&state.stream, lanes, "argmax");
+    }
+    let mut ids = alloc::<u32>(&state.stream, lanes, "argmax");
+    let n = count(lanes, "argmax");
+    // argmax_T(const T* x, u32* y, u32 outer, u32 len, u32 inner)
+    launch!(state, Module::Reduce, "argmax", T::SUFFIX, grid(n), "argmax";
+        x, &mut ids, &outer, &len, &inner);
+    ids
 }
 
 /// The softmax (or log-softmax when `log`) along `axis`, one block per lane.
 pub(crate) fn softmax(x: &CudaStorage, shape: &[usize], axis: usize, log: bool) -> CudaStorage {
-    let outer: usize = shape[..axis].iter().product();
-    let len = shape[axis];
-    let inner: usize = shape[axis + 1..].iter().product();
-    let sizes = [
-        count(outer, "softmax"),
-        count(len, "softmax"),
-        count(inner, "softmax"),
-    ];
+    let sizes = split(shape, axis, "softmax");
     float_map!(x, "softmax", |v| {
         softmax_typed(x.device.state(), v, sizes, u32::from(log))
     })
@@ -120,17 +103,12 @@ fn softmax_typed<T: Float>(
     log: u32,
 ) -> CudaSlice<T> {
     let mut y = alloc::<T>(&state.stream, x.len(), "softmax");
-    let lanes = outer as usize * inner as usize;
+    let lanes = count(outer as usize * inner as usize, "softmax");
     if lanes == 0 || len == 0 {
         return y;
     }
-    let cfg = LaunchConfig {
-        grid_dim: (count(lanes.min(1 << 20), "softmax"), 1, 1),
-        block_dim: (len.next_power_of_two().clamp(32, 256), 1, 1),
-        shared_mem_bytes: 0,
-    };
     // softmax_T(const T* x, T* y, u32 outer, u32 len, u32 inner, u32 take_log)
-    launch!(state, Module::Reduce, "softmax", T::SUFFIX, cfg, "softmax";
+    launch!(state, Module::Reduce, "softmax", T::SUFFIX, per_lane(lanes, len), "softmax";
         x, &mut y, &outer, &len, &inner, &log);
     y
 }
