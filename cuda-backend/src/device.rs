@@ -36,7 +36,7 @@ static OPENED: Mutex<Vec<&'static DeviceState>> = Mutex::new(Vec::new());
 impl CudaDevice {
     /// Opens GPU `ordinal` (0 is the first): loads the driver, cuBLAS and NVRTC, creates the
     /// stream and the cuBLAS handle, and compiles the kernels for the device's architecture
-    /// (about a second, once per process). Opening an opened device returns it again.
+    /// (once per process, in parallel). Opening an opened device returns it again.
     ///
     /// # Errors
     /// [`CudaError::NoDriver`] on a machine without the NVIDIA driver,
