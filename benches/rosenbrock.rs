@@ -14,14 +14,11 @@ use adjoint::prelude::*;
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
-const N: usize = 100;
+/// The two functions, shared with `benches/steps.rs`.
+#[path = "common/rosenbrock.rs"]
+mod rosenbrock;
 
-#[differentiable]
-fn rosen2(x: f64, y: f64) -> f64 {
-    let a = 1.0 - x;
-    let b = y - x * x;
-    a * a + 100.0 * b * b
-}
+use rosenbrock::{N, rosen_vjp, rosen2_vjp};
 
 /// ∇f by hand: ∂x = −2(1 − x) − 400 x (y − x²), ∂y = 200 (y − x²).
 #[inline(never)]
@@ -34,17 +31,6 @@ fn rosen2_grad_by_hand(x: f64, y: f64) -> (f64, f64) {
 #[inline(never)]
 fn rosen2_grad_generated(x: f64, y: f64) -> (f64, f64) {
     gradient(rosen2_vjp(x, y))
-}
-
-#[differentiable]
-fn rosen(x: [f64; N]) -> f64 {
-    let mut s = 0.0;
-    for i in 0..99 {
-        let a = 1.0 - x[i];
-        let b = x[i + 1] - x[i] * x[i];
-        s += a * a + 100.0 * b * b;
-    }
-    s
 }
 
 /// Reverse mode by hand over the same loop: a forward sweep for the value, then a backward

@@ -228,25 +228,11 @@ fn rnn(c: &mut Criterion) {
 // Rosenbrock, f64 scalar code (as in `benches/rosenbrock.rs`)
 // ---------------------------------------------------------------------------------------------
 
-const N: usize = 100;
+/// The functions of `benches/rosenbrock.rs`, the same definitions.
+#[path = "common/rosenbrock.rs"]
+mod rosenbrock_fns;
 
-#[differentiable]
-fn rosen2(x: f64, y: f64) -> f64 {
-    let a = 1.0 - x;
-    let b = y - x * x;
-    a * a + 100.0 * b * b
-}
-
-#[differentiable]
-fn rosen(x: [f64; N]) -> f64 {
-    let mut s = 0.0;
-    for i in 0..N - 1 {
-        let a = 1.0 - x[i];
-        let b = x[i + 1] - x[i] * x[i];
-        s += a * a + 100.0 * b * b;
-    }
-    s
-}
+use rosenbrock_fns::{N, rosen_vjp, rosen2_vjp};
 
 fn rosenbrock(c: &mut Criterion) {
     let mut group = c.benchmark_group("steps");
