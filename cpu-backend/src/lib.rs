@@ -1,7 +1,8 @@
 //! CPU backend of adjoint: [`Cpu`] implements [`Backend`] on `ndarray` buffers.
 //!
-//! * Matrix products call `matrixmultiply`'s `sgemm`/`dgemm` with its threading feature, on
-//!   both cores; `docs/tensors.md` has the measurements behind this choice.
+//! * Matrix products call `matrixmultiply`'s single-threaded `sgemm`/`dgemm`; all threading is
+//!   rayon's, in one pool (a large product is split into row or column blocks, the
+//!   convolution runs one image per task); `docs/tensors.md` has the measurements behind this.
 //! * Elementwise ops, reductions and layout changes are `ndarray` zips over (broadcast) views.
 //! * Convolution is `im2col` + GEMM in `adjoint-core`; this crate provides the unfolding.
 //!

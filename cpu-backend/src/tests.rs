@@ -22,8 +22,14 @@ fn close(a: &[f64], b: &[f64]) {
 
 #[test]
 fn matmul_with_transposes_and_broadcast_batches() {
-    // Below and above the size where the plain loops hand over to `matrixmultiply`.
-    for (batch, m, k, n) in [(3, 4, 5, 2), (2, 40, 37, 33)] {
+    // Below and above the size where the plain loops hand over to `matrixmultiply`, and
+    // products large enough to be split across threads by columns (wide) and by rows (tall).
+    for (batch, m, k, n) in [
+        (3, 4, 5, 2),
+        (2, 40, 37, 33),
+        (2, 100, 64, 130),
+        (1, 130, 64, 100),
+    ] {
         matmul_case(batch, m, k, n);
     }
 }
@@ -178,11 +184,17 @@ fn argmax_along_any_axis_takes_the_first_maximum_and_the_first_nan() {
 }
 
 #[test]
-fn chunked_convolution_matches_naive_and_its_adjoints() {
+fn convolution_matches_naive_and_its_adjoints() {
+    // 33 images (split over the threads, serial GEMMs) and one image (split GEMMs).
+    for batch in [33, 1] {
+        convolution_case(batch);
+    }
+}
+
+fn convolution_case(batch: usize) {
     use crate::Conv2dSpec;
-    // 33 images of 4×9×30×30 columns: the budget holds 16, so the last of 3 chunks has one image.
     let geometry = Conv2dGeometry {
-        batch: 33,
+        batch,
         channels: 4,
         input: [32, 32],
         kernel: [3, 3],
@@ -196,11 +208,17 @@ fn chunked_convolution_matches_naive_and_its_adjoints() {
         groups: 2,
     };
     let [oh, ow] = geometry.output().expect("fits");
-    let x = rand(33 * 4 * 32 * 32, 11);
+    let x = rand(batch * 4 * 32 * 32, 11);
     let w = rand(2 * 2 * 9, 12);
     let y = Cpu::conv2d(&x, &w, &spec).to_f64();
     let (xv, wv) = (x.to_f64(), w.to_f64());
-    for &(n, o, i, j) in &[(0, 0, 0, 0), (31, 1, 5, 7), (32, 0, 29, 29), (32, 1, 13, 2)] {
+    let last = batch - 1;
+    for &(n, o, i, j) in &[
+        (0, 0, 0, 0),
+        (last / 2, 1, 5, 7),
+        (last, 0, 29, 29),
+        (last, 1, 13, 2),
+    ] {
         let mut want = 0.0;
         for c in 0..2 {
             for p in 0..3 {
@@ -212,7 +230,7 @@ fn chunked_convolution_matches_naive_and_its_adjoints() {
         }
         close(&[y[((n * 2 + o) * oh + i) * ow + j]], &[want]);
     }
-    let dy = rand(33 * 2 * oh * ow, 13);
+    let dy = rand(batch * 2 * oh * ow, 13);
     let y = Cpu::conv2d(&x, &w, &spec);
     let lhs = dot(&y, &dy);
     assert!(

@@ -1,7 +1,8 @@
-//! Matrix products on `matrixmultiply` (threaded over both cores by its `threading` feature).
+//! Matrix products: [`gemm_parallel`] for each product of a batch, plain loops for tiny ones.
 //!
 //! Transposed operands are not copied: `op(A)` is read through swapped row/column strides.
 
+use super::gemm::{Gemm, gemm_parallel};
 use crate::{CpuStorage, MatmulSpec};
 use adjoint_backend::Real;
 
@@ -20,60 +21,14 @@ pub fn matmul(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec) -> CpuStora
 
 type Strides = (isize, isize);
 
-/// A float type with a `matrixmultiply` kernel.
-trait Gemm: Copy + Default {
-    /// `C = A · B` for one batch.
-    ///
-    /// # Safety
-    /// The pointers must address buffers that cover `m × k`, `k × n` and `m × n` elements
-    /// under the given strides (`C` row-major with row stride `n`).
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn gemm(
-        m: usize,
-        k: usize,
-        n: usize,
-        a: *const Self,
-        a_strides: Strides,
-        b: *const Self,
-        b_strides: Strides,
-        c: *mut Self,
-    );
-}
-
-macro_rules! gemm {
-    ($t:ty, $kernel:ident) => {
-        impl Gemm for $t {
-            unsafe fn gemm(
-                m: usize,
-                k: usize,
-                n: usize,
-                a: *const $t,
-                (ar, ac): Strides,
-                b: *const $t,
-                (br, bc): Strides,
-                c: *mut $t,
-            ) {
-                // SAFETY: the caller's contract covers exactly what the kernel reads and writes.
-                unsafe {
-                    matrixmultiply::$kernel(
-                        m, k, n, 1.0, a, ar, ac, b, br, bc, 0.0, c, n as isize, 1,
-                    );
-                }
-            }
-        }
-    };
-}
-gemm!(f32, sgemm);
-gemm!(f64, dgemm);
-
 /// Products of at most this many multiply-adds skip `matrixmultiply`, whose packing of both
 /// operands costs more than the product itself for a vector times a small matrix (the RNN
 /// step of `benches/steps.rs`: `[1, 32]·[32, 32]`).
 const SMALL: usize = 32 * 32 * 32;
 
 /// The batched product of two buffers of one float type.
-fn product<T: Gemm + Real>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
-    let mut c = vec![T::default(); spec.batch * spec.m * spec.n];
+fn product<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
+    let mut c = vec![T::zero(); spec.batch * spec.m * spec.n];
     if spec.m * spec.k * spec.n <= SMALL {
         run(
             spec,
@@ -93,10 +48,16 @@ fn product<T: Gemm + Real>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
         a,
         b,
         &mut c,
-        |m, k, n, a, a_strides, b, b_strides, c| unsafe {
+        |m, k, n, a, (ar, ac), b, (br, bc), c| unsafe {
             // SAFETY: `run` passes pointers into buffers whose lengths were checked
-            // against these dimensions and strides.
-            T::gemm(m, k, n, a, a_strides, b, b_strides, c)
+            // against these dimensions and strides; `c` is a fresh row-major `m × n` block.
+            gemm_parallel(
+                [m, k, n],
+                (a, [ar, ac]),
+                (b, [br, bc]),
+                T::zero(),
+                (c, [n as isize, 1]),
+            )
         },
     );
     c

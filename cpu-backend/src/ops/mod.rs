@@ -3,6 +3,7 @@
 pub mod conv;
 pub mod conv_gemm;
 pub mod elementwise;
+mod gemm;
 pub mod index;
 pub mod layout;
 pub mod matmul;

@@ -1,0 +1,124 @@
+//! The backend's one GEMM: `matrixmultiply`'s single-threaded kernels, and a split of one
+//! product across rayon's threads.
+//!
+//! All parallelism of the CPU backend is rayon's, in one pool of one thread per core.
+//! `matrixmultiply`'s own `threading` feature would start a second pool: on two cores its
+//! worker and rayon's (spinning between the parallel passes of a step) took turns on the same
+//! cores, and the MNIST CNN step spent about a quarter of its samples in `sched_yield` and the
+//! scheduler. So products run serially where the caller is already parallel (the convolution,
+//! one image per task), and [`gemm_parallel`] splits a lone product itself.
+
+use adjoint_backend::Real;
+
+/// A matrix operand: its first element and its (row, column) strides in elements.
+pub(crate) type Operand<T> = (*const T, [isize; 2]);
+/// A matrix result: its first element and its (row, column) strides in elements.
+pub(crate) type Output<T> = (*mut T, [isize; 2]);
+
+/// A float type with a `matrixmultiply` kernel.
+pub(crate) trait Gemm: Real + Send + Sync {
+    /// `C = A·B + β·C` on the calling thread, `A` being `m × k`, `B` `k × n`, `C` `m × n`.
+    ///
+    /// # Safety
+    /// The pointers must address matrices of these sizes under their strides, and `C` must not
+    /// overlap `A` or `B`.
+    unsafe fn gemm(
+        mkn: [usize; 3],
+        a: Operand<Self>,
+        b: Operand<Self>,
+        beta: Self,
+        c: Output<Self>,
+    );
+}
+
+macro_rules! gemm_impl {
+    ($t:ty, $kernel:path) => {
+        impl Gemm for $t {
+            #[inline]
+            unsafe fn gemm(
+                [m, k, n]: [usize; 3],
+                (a, [ar, ac]): Operand<Self>,
+                (b, [br, bc]): Operand<Self>,
+                beta: Self,
+                (c, [cr, cc]): Output<Self>,
+            ) {
+                // SAFETY: forwarded from the caller, whose contract is the kernel's.
+                unsafe { $kernel(m, k, n, 1.0, a, ar, ac, b, br, bc, beta, c, cr, cc) }
+            }
+        }
+    };
+}
+gemm_impl!(f32, matrixmultiply::sgemm);
+gemm_impl!(f64, matrixmultiply::dgemm);
+
+/// Products of fewer multiply-adds than this run on one thread: below it, waking a second
+/// thread costs about as much as it saves.
+const PARALLEL_MIN: usize = 1 << 18;
+
+/// Block boundaries of a split are multiples of this, so that every block but the last keeps
+/// the kernel's register tiles full.
+const ALIGN: usize = 16;
+
+/// Raw pointers moved into rayon tasks.
+#[derive(Clone, Copy)]
+struct Shared<T>(T);
+// SAFETY: the tasks of `gemm_parallel` read `A` and `B` and write disjoint blocks of `C`.
+unsafe impl<T> Send for Shared<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for Shared<T> {}
+
+/// `C = A·B + β·C` as [`Gemm::gemm`], split into one block of rows (or of columns, when `C` is
+/// wider than tall) per rayon thread. Splitting the longer side duplicates the packing of the
+/// smaller operand only.
+///
+/// # Safety
+/// As [`Gemm::gemm`].
+pub(crate) unsafe fn gemm_parallel<T: Gemm>(
+    [m, k, n]: [usize; 3],
+    a: Operand<T>,
+    b: Operand<T>,
+    beta: T,
+    c: Output<T>,
+) {
+    let long = m.max(n);
+    let parts = rayon::current_num_threads()
+        .min(long / ALIGN)
+        .min(m * k * n / PARALLEL_MIN);
+    if parts <= 1 {
+        // SAFETY: the caller's contract.
+        return unsafe { T::gemm([m, k, n], a, b, beta, c) };
+    }
+    let block = long.div_ceil(parts).next_multiple_of(ALIGN);
+    let (a, b, c) = (Shared(a), Shared(b), Shared(c));
+    rayon::scope(|scope| {
+        for start in (0..long).step_by(block) {
+            let len = block.min(long - start);
+            scope.spawn(move |_| {
+                let (Shared((ap, [ar, ac])), Shared((bp, [br, bc])), Shared((cp, [cr, cc]))) =
+                    (a, b, c);
+                let off = start as isize;
+                // SAFETY: rows (columns) `start..start + len` of `A` (of `B`) and of `C` lie
+                // inside the matrices the caller described; blocks of `C` are disjoint.
+                unsafe {
+                    if m >= n {
+                        T::gemm(
+                            [len, k, n],
+                            (ap.offset(off * ar), [ar, ac]),
+                            (bp, [br, bc]),
+                            beta,
+                            (cp.offset(off * cr), [cr, cc]),
+                        );
+                    } else {
+                        T::gemm(
+                            [m, k, len],
+                            (ap, [ar, ac]),
+                            (bp.offset(off * bc), [br, bc]),
+                            beta,
+                            (cp.offset(off * cc), [cr, cc]),
+                        );
+                    }
+                }
+            });
+        }
+    });
+}
