@@ -109,6 +109,45 @@ fn reduce_middle_axes_and_broadcast_binary() {
 }
 
 #[test]
+fn reduce_matches_a_naive_reduction_over_every_axis_set() {
+    // Runs longer and shorter than the eight lanes of the vectorized fold, every subset of
+    // axes (merged runs of reduced and kept axes in every pattern), and a NaN for Max/Min.
+    let shape = [3, 5, 2, 19];
+    let x = rand(3 * 5 * 2 * 19, 9);
+    let mut v = x.to_f64();
+    for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
+        for mask in 1..16_usize {
+            let axes: Vec<usize> = (0..4).filter(|a| mask >> a & 1 == 1).collect();
+            let got = Cpu::reduce(op, &x, &shape, &axes).to_f64();
+            let out_shape: Vec<usize> = (0..4)
+                .map(|a| if axes.contains(&a) { 1 } else { shape[a] })
+                .collect();
+            let mut want = vec![op.identity::<f64>(); out_shape.iter().product()];
+            for (i, &value) in v.iter().enumerate() {
+                let (mut rest, mut out, mut scale) = (i, 0, 1);
+                for a in (0..4).rev() {
+                    let coord = rest % shape[a];
+                    rest /= shape[a];
+                    if !axes.contains(&a) {
+                        out += scale * coord;
+                    }
+                    scale *= out_shape[a];
+                }
+                want[out] = op.combine(want[out], value);
+            }
+            close(&got, &want);
+        }
+    }
+    v[77] = f64::NAN;
+    let x = CpuStorage::F64(v);
+    for op in [ReduceOp::Max, ReduceOp::Min] {
+        let got = Cpu::reduce(op, &x, &shape, &[0, 2, 3]).to_f64();
+        // Element 77 is at (0, 2, 0, 1): channel 2 of the kept axis.
+        assert!(got[2].is_nan() && got.iter().filter(|g| g.is_nan()).count() == 1);
+    }
+}
+
+#[test]
 fn unary_ops_match_their_scalar_meaning() {
     let x = rand(100, 6);
     for op in [

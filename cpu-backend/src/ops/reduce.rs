@@ -1,10 +1,8 @@
 //! Reductions over axes and `argmax`.
 
-use super::{into_vec, view};
 use crate::storage::float_match;
 use crate::{CpuStorage, ReduceOp};
 use adjoint_backend::Real;
-use ndarray::{Axis, IxDyn};
 
 /// `op` over `axes` of `x` (of `shape`); the reduced axes are kept with size 1.
 pub fn reduce(op: ReduceOp, x: &CpuStorage, shape: &[usize], axes: &[usize]) -> CpuStorage {
@@ -12,40 +10,102 @@ pub fn reduce(op: ReduceOp, x: &CpuStorage, shape: &[usize], axes: &[usize]) -> 
 }
 
 fn reduce_typed<T: Real>(op: ReduceOp, data: &[T], shape: &[usize], axes: &[usize]) -> Vec<T> {
-    if axes.len() == shape.len() || data.len() <= 1 && !data.is_empty() {
-        let all = data
-            .iter()
-            .fold(op.identity(), |acc, &x| op.combine(acc, x));
-        return vec![all];
+    // One monomorphic copy of the loops per operation, so the inner loops hold no `match`.
+    match op {
+        ReduceOp::Sum => reduce_with(data, shape, axes, T::zero(), |a, x| a + x),
+        ReduceOp::Max => reduce_with(data, shape, axes, op.identity(), |a, x| {
+            ReduceOp::Max.combine(a, x)
+        }),
+        ReduceOp::Min => reduce_with(data, shape, axes, op.identity(), |a, x| {
+            ReduceOp::Min.combine(a, x)
+        }),
     }
-    // Fast path: reducing the trailing axes of a row-major buffer is a fold per row.
-    let trailing = axes
-        .iter()
-        .enumerate()
-        .all(|(i, &a)| a == shape.len() - axes.len() + i);
-    if trailing {
-        let row: usize = axes.iter().map(|&a| shape[a]).product();
-        if row == 0 {
-            let rows: usize = shape[..shape.len() - axes.len()].iter().product();
-            return vec![op.identity(); rows];
+}
+
+/// Runs of adjacent axes that are all reduced or all kept, merged into one axis each:
+/// `(length, reduced)`, outermost first. Reducing `[0, 2, 3]` of `[N, C, H, W]` gives
+/// `[(N, true), (C, false), (H·W, true)]`.
+fn merged_axes(shape: &[usize], axes: &[usize]) -> Vec<(usize, bool)> {
+    let mut merged: Vec<(usize, bool)> = Vec::with_capacity(shape.len());
+    for (a, &n) in shape.iter().enumerate() {
+        let reduced = axes.contains(&a);
+        match merged.last_mut() {
+            Some((len, r)) if *r == reduced => *len *= n,
+            _ => merged.push((n, reduced)),
         }
-        return data
-            .chunks(row)
-            .map(|r| r.iter().fold(op.identity(), |acc, &x| op.combine(acc, x)))
-            .collect();
     }
-    let mut current = view(data, shape).to_owned();
-    for &a in axes {
-        current = current
-            .fold_axis(Axis(a), op.identity(), |&acc, &x| op.combine(acc, x))
-            .insert_axis(Axis(a));
+    merged
+}
+
+/// `combine` over `data` grouped by [`merged_axes`]: one pass over the input in memory
+/// order. The innermost merged axis is a contiguous run: folded into one output element
+/// when it is reduced ([`fold_run`]), combined element by element into a row of the output
+/// when it is kept; the odometer over the outer axes only moves the output offset.
+fn reduce_with<T: Real>(
+    data: &[T],
+    shape: &[usize],
+    axes: &[usize],
+    identity: T,
+    combine: impl Fn(T, T) -> T + Copy,
+) -> Vec<T> {
+    let merged = merged_axes(shape, axes);
+    let kept: usize = merged.iter().filter(|m| !m.1).map(|m| m.0).product();
+    let mut out = vec![identity; kept];
+    let Some(&(run, run_reduced)) = merged.last() else {
+        return out;
+    };
+    if data.is_empty() || run == 0 {
+        return out;
     }
-    let out_shape: Vec<usize> = current.shape().to_vec();
-    into_vec(
-        current
-            .into_shape_with_order(IxDyn(&out_shape))
-            .expect("same length"),
-    )
+    let outer = &merged[..merged.len() - 1];
+    // Output stride of each outer merged axis (0 for reduced ones).
+    let mut strides = vec![0; outer.len()];
+    let mut stride = if run_reduced { 1 } else { run };
+    for (s, &(n, reduced)) in strides.iter_mut().zip(outer).rev() {
+        if !reduced {
+            *s = stride;
+            stride *= n;
+        }
+    }
+    let mut index = vec![0; outer.len()];
+    let mut offset = 0;
+    for chunk in data.chunks_exact(run) {
+        if run_reduced {
+            out[offset] = combine(out[offset], fold_run(chunk, identity, combine));
+        } else {
+            for (o, &x) in out[offset..offset + run].iter_mut().zip(chunk) {
+                *o = combine(*o, x);
+            }
+        }
+        // Advance the odometer over the outer axes, innermost first.
+        for a in (0..outer.len()).rev() {
+            index[a] += 1;
+            offset += strides[a];
+            if index[a] < outer[a].0 {
+                break;
+            }
+            offset -= strides[a] * index[a];
+            index[a] = 0;
+        }
+    }
+    out
+}
+
+/// `combine` over a contiguous run in eight independent lanes, so the loop vectorizes (one
+/// running accumulator is a dependency chain the compiler may not reorder for floats).
+fn fold_run<T: Real>(run: &[T], identity: T, combine: impl Fn(T, T) -> T + Copy) -> T {
+    let mut lanes = [identity; 8];
+    let chunks = run.chunks_exact(8);
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(identity, |a, &x| combine(a, x));
+    for chunk in chunks {
+        for (lane, &x) in lanes.iter_mut().zip(chunk) {
+            *lane = combine(*lane, x);
+        }
+    }
+    lanes.iter().fold(tail, |a, &l| combine(a, l))
 }
 
 /// The index of the first largest element along `axis`, as `U32`.
