@@ -266,6 +266,20 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         spec: &Conv2dSpec,
     ) -> Self::Storage;
 
+    /// [`conv2d`](Backend::conv2d) plus `bias[o]` (a `[O]` buffer of the same dtype) added to
+    /// every pixel of output channel `o`, fused into the convolution by backends that can:
+    /// `None`, the default, lets the caller add the bias by a broadcast
+    /// [`binary`](Backend::binary), one more pass over the output.
+    fn conv2d_bias(
+        x: &Self::Storage,
+        w: &Self::Storage,
+        bias: &Self::Storage,
+        spec: &Conv2dSpec,
+    ) -> Option<Self::Storage> {
+        let _ = (x, w, bias, spec);
+        None
+    }
+
     /// The softmax `yᵢ = e^(xᵢ − m) / Σⱼ e^(xⱼ − m)` (or, when `log`, the log-softmax
     /// `yᵢ = xᵢ − m − ln Σⱼ e^(xⱼ − m)`), with `m` the maximum, along `axis` of `x` (of
     /// `shape`), fused into one pass by backends that can: `None`, the default, lets the

@@ -174,6 +174,14 @@ impl Backend for Cpu {
     fn conv2d(x: &CpuStorage, w: &CpuStorage, spec: &Conv2dSpec) -> CpuStorage {
         ops::conv_gemm::conv2d(x, w, spec)
     }
+    fn conv2d_bias(
+        x: &CpuStorage,
+        w: &CpuStorage,
+        bias: &CpuStorage,
+        spec: &Conv2dSpec,
+    ) -> Option<CpuStorage> {
+        Some(ops::conv_gemm::conv2d_bias(x, w, bias, spec))
+    }
     fn conv2d_backward_input(dy: &CpuStorage, w: &CpuStorage, spec: &Conv2dSpec) -> CpuStorage {
         ops::conv_gemm::conv2d_backward_input(dy, w, spec)
     }

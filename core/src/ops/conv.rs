@@ -159,20 +159,58 @@ impl<B: Backend> Tensor<B> {
         Self,
         impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, TensorTangent<B>, NoTangent) + use<B>,
     ) {
-        let geometry = or_panic(self.conv_check(weight, options));
-        let [oh, ow] = geometry.output().expect("checked");
-        let out_channels = weight.shape()[0];
-        let spec = Conv2dSpec {
-            geometry,
-            out_channels,
+        let spec = self.conv_spec(weight, options);
+        let y = self.conv_forward(weight, None, &spec);
+        let pb = self.conv_pullback(weight, spec, [needs[0], needs[1]]);
+        (y, move |d: TensorTangent<B>| {
+            let (dx, dw) = pb(d);
+            (dx, dw, NoTangent)
+        })
+    }
+
+    /// The checked geometry of a convolution of `self` with `weight`.
+    #[track_caller]
+    fn conv_spec(&self, weight: &Self, options: Conv2d) -> Conv2dSpec {
+        Conv2dSpec {
+            geometry: or_panic(self.conv_check(weight, options)),
+            out_channels: weight.shape()[0],
             groups: options.groups,
+        }
+    }
+
+    /// The convolution, plus `bias` per output channel: fused by the backend when it can
+    /// ([`Backend::conv2d_bias`]), else added by a broadcast `add`.
+    fn conv_forward(&self, weight: &Self, bias: Option<&Self>, spec: &Conv2dSpec) -> Self {
+        let g = &spec.geometry;
+        let [oh, ow] = g.output().expect("checked");
+        let shape = [g.batch, spec.out_channels, oh, ow];
+        let (x, w) = (self.storage(), weight.storage());
+        let Some(bias) = bias else {
+            return Tensor::from_storage(B::conv2d(x, w, spec), &shape);
         };
-        let y = B::conv2d(self.storage(), weight.storage(), &spec);
-        let y = Tensor::from_storage(y, vec![geometry.batch, out_channels, oh, ow]);
+        match B::conv2d_bias(x, w, bias.storage(), spec) {
+            Some(y) => Tensor::from_storage(y, &shape),
+            None => Tensor::from_storage(B::conv2d(x, w, spec), &shape).add(&bias.reshape(&[
+                1,
+                spec.out_channels,
+                1,
+                1,
+            ])),
+        }
+    }
+
+    /// The pullback `ȳ ↦ (x̄, w̄)` of a convolution of `self` with `weight`, computing only the
+    /// tangents in `needs` and keeping only the operands they read.
+    fn conv_pullback(
+        &self,
+        weight: &Self,
+        spec: Conv2dSpec,
+        needs: [bool; 2],
+    ) -> impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, TensorTangent<B>) + use<B> {
         let keep_x = needs[1].then(|| self.clone());
         let keep_w = needs[0].then(|| weight.clone());
         let (x_shape, w_shape) = (self.shape_owned(), weight.shape_owned());
-        (y, move |d: TensorTangent<B>| {
+        move |d: TensorTangent<B>| {
             let dx = slot(needs[0], &d, |d| {
                 let w = keep_w.as_ref().expect("kept");
                 Tensor::from_storage(
@@ -187,8 +225,8 @@ impl<B: Backend> Tensor<B> {
                     w_shape,
                 )
             });
-            (dx, dw, NoTangent)
-        })
+            (dx, dw)
+        }
     }
 
     /// [`conv2d`](Tensor::conv2d) plus a bias `b` of shape `[O]` added to every output pixel.
@@ -219,17 +257,20 @@ impl<B: Backend> Tensor<B> {
             NoTangent,
         ) + use<B>,
     ) {
-        let (y, pb) = self.conv2d_vjp_full(weight, options, [needs[0], needs[1], false]);
-        let o = weight.shape()[0];
+        let spec = self.conv_spec(weight, options);
+        let o = spec.out_channels;
         assert!(
-            bias.shape() == [o],
-            "conv2d: bias must have shape [{o}], got {:?}",
-            bias.shape()
+            bias.shape() == [o] && bias.dtype() == self.dtype(),
+            "conv2d: bias must be [{o}] of {:?}, got {:?} of {:?}",
+            self.dtype(),
+            bias.shape(),
+            bias.dtype()
         );
-        let y = y.add(&bias.reshape(&[1, o, 1, 1]));
+        let y = self.conv_forward(weight, Some(bias), &spec);
+        let pb = self.conv_pullback(weight, spec, [needs[0], needs[1]]);
         (y, move |d: TensorTangent<B>| {
             let db = slot(needs[2], &d, |d| d.sum(&[0, 2, 3], false));
-            let (dx, dw, _) = pb(d);
+            let (dx, dw) = pb(d);
             (dx, dw, db, NoTangent)
         })
     }

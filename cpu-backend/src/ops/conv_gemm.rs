@@ -104,8 +104,12 @@ fn blocks<T: Send>(buf: &mut [T], per: usize, batch: usize) -> Vec<(usize, &mut 
         .collect()
 }
 
-fn forward<T: Gemm>(x: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
+/// The convolution, plus `bias[o]` on output channel `o` when given: the bias is written into
+/// each image's output block first and the GEMM adds to it (`β = 1`), so it costs no extra
+/// pass over the output.
+fn forward<T: Gemm>(x: &[T], w: &[T], bias: Option<&[T]>, s: &Conv2dSpec) -> Vec<T> {
     let d = dims(s);
+    let beta = if bias.is_some() { T::one() } else { T::zero() };
     let batch = s.geometry.batch;
     let mut y = vec![T::zero(); batch * d.out];
     let serial = per_image_parallel(batch);
@@ -116,6 +120,11 @@ fn forward<T: Gemm>(x: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
             let mut cols = vec![T::zero(); d.cols];
             for (i, image) in block.chunks_mut(d.out).enumerate() {
                 let n = first + i;
+                if let Some(bias) = bias {
+                    for (channel, &b) in image.chunks_mut(d.l).zip(bias) {
+                        channel.fill(b);
+                    }
+                }
                 unfold_image(&x[n * d.image..][..d.image], &s.geometry, &mut cols, d.l);
                 for grp in 0..s.groups {
                     // SAFETY: W_g is og × ck (row stride ck); the group's columns are ck × l;
@@ -126,7 +135,7 @@ fn forward<T: Gemm>(x: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
                             [d.og, d.ck, d.l],
                             (w[grp * d.og * d.ck..].as_ptr(), [d.ck as isize, 1]),
                             (cols[grp * d.ck * d.l..].as_ptr(), [d.l as isize, 1]),
-                            T::zero(),
+                            beta,
                             (image[grp * d.og * d.l..].as_mut_ptr(), [d.l as isize, 1]),
                         );
                     }
@@ -134,6 +143,10 @@ fn forward<T: Gemm>(x: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
             }
         });
     y
+}
+
+fn forward_plain<T: Gemm>(x: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
+    forward(x, w, None, s)
 }
 
 fn backward_input<T: Gemm>(dy: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
@@ -218,7 +231,30 @@ macro_rules! dispatch {
 
 /// The convolution of NCHW `x` with `w`.
 pub fn conv2d(x: &CpuStorage, w: &CpuStorage, s: &Conv2dSpec) -> CpuStorage {
-    dispatch!(forward, x, w, s)
+    dispatch!(forward_plain, x, w, s)
+}
+
+/// The convolution of NCHW `x` with `w` plus `bias[o]` on every pixel of channel `o`.
+pub fn conv2d_bias(
+    x: &CpuStorage,
+    w: &CpuStorage,
+    bias: &CpuStorage,
+    s: &Conv2dSpec,
+) -> CpuStorage {
+    match (x, w, bias) {
+        (CpuStorage::F32(x), CpuStorage::F32(w), CpuStorage::F32(b)) => {
+            CpuStorage::F32(forward(x, w, Some(b), s))
+        }
+        (CpuStorage::F64(x), CpuStorage::F64(w), CpuStorage::F64(b)) => {
+            CpuStorage::F64(forward(x, w, Some(b), s))
+        }
+        (x, w, b) => panic!(
+            "conv2d: dtypes {:?}, {:?} and bias {:?} differ or are not float",
+            x.dtype(),
+            w.dtype(),
+            b.dtype()
+        ),
+    }
 }
 
 /// The input tangent of a convolution.
