@@ -273,7 +273,9 @@ fn convolution_case(batch: usize) {
     let b = rand(2, 14);
     let with_bias = Cpu::conv2d_bias(&x, &w, &b, &spec).expect("fused").to_f64();
     let bv = b.to_f64();
-    let want: Vec<f64> = (0..y.len()).map(|i| y[i] + bv[(i / (oh * ow)) % 2]).collect();
+    let want: Vec<f64> = (0..y.len())
+        .map(|i| y[i] + bv[(i / (oh * ow)) % 2])
+        .collect();
     close(&with_bias, &want);
     let dy = rand(batch * 2 * oh * ow, 13);
     let y = Cpu::conv2d(&x, &w, &spec);

@@ -186,11 +186,11 @@ impl<B: Backend> Tensor<B> {
         let shape = [g.batch, spec.out_channels, oh, ow];
         let (x, w) = (self.storage(), weight.storage());
         let Some(bias) = bias else {
-            return Tensor::from_storage(B::conv2d(x, w, spec), &shape);
+            return Tensor::from_storage(B::conv2d(x, w, spec), shape);
         };
         match B::conv2d_bias(x, w, bias.storage(), spec) {
-            Some(y) => Tensor::from_storage(y, &shape),
-            None => Tensor::from_storage(B::conv2d(x, w, spec), &shape).add(&bias.reshape(&[
+            Some(y) => Tensor::from_storage(y, shape),
+            None => Tensor::from_storage(B::conv2d(x, w, spec), shape).add(&bias.reshape(&[
                 1,
                 spec.out_channels,
                 1,
