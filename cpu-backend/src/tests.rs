@@ -148,6 +148,23 @@ fn reduce_matches_a_naive_reduction_over_every_axis_set() {
 }
 
 #[test]
+fn broadcast_binary_split_across_threads() {
+    // Long enough to be split into blocks of whole rows (the last block shorter), with both
+    // operands broadcast along different axes.
+    let (out, ash, bsh) = ([3, 300, 301], [3, 1, 301], [1, 300, 1]);
+    let (a, b) = (rand(3 * 301, 31), rand(300, 32));
+    let got = Cpu::binary(BinaryOp::Mul, (&a, &ash), (&b, &bsh), &out).to_f64();
+    let (av, bv) = (a.to_f64(), b.to_f64());
+    let want: Vec<f64> = (0..3 * 300 * 301)
+        .map(|i| {
+            let (n, r, c) = (i / (300 * 301), (i / 301) % 300, i % 301);
+            av[n * 301 + c] * bv[r]
+        })
+        .collect();
+    close(&got, &want);
+}
+
+#[test]
 fn unary_ops_match_their_scalar_meaning() {
     let x = rand(100, 6);
     for op in [

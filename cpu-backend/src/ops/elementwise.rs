@@ -12,9 +12,9 @@ use ndarray::{ArrayD, IxDyn, Zip};
 use rayon::prelude::*;
 
 /// Buffers at least this long are processed in parallel.
-pub const PAR_MIN: usize = 1 << 21;
+pub const PAR_MIN: usize = 1 << 18;
 /// The smallest piece of work handed to one thread.
-const PAR_CHUNK: usize = 1 << 18;
+const PAR_CHUNK: usize = 1 << 17;
 
 fn cst<T: Real>(v: f64) -> T {
     T::from(v).expect("constant fits the float type")
@@ -175,47 +175,87 @@ fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
 
 impl<T: Real + Send + Sync> Apply<T> for Strided<'_, T> {
     fn apply<F: Fn(T, T) -> T + Sync + Send>(self, f: F) -> Vec<T> {
-        let ((a, ash), (b, bsh), out) = (self.a, self.b, self.out);
-        let n: usize = out.iter().product();
-        let mut result = Vec::with_capacity(n);
+        let n: usize = self.out.iter().product();
+        let mut result = vec![T::zero(); n];
         if n == 0 {
             return result;
         }
-        let rank = out.len();
-        let (sa, sb) = (broadcast_strides(ash, out), broadcast_strides(bsh, out));
-        let inner = if rank == 0 { 1 } else { out[rank - 1] };
-        let (ia, ib) = if rank == 0 {
-            (0, 0)
+        let inner = self.out.last().copied().unwrap_or(1);
+        let (sa, sb) = (
+            broadcast_strides(self.a.1, self.out),
+            broadcast_strides(self.b.1, self.out),
+        );
+        if n >= PAR_MIN {
+            let rows = PAR_CHUNK.div_ceil(inner);
+            result
+                .par_chunks_mut(rows * inner)
+                .enumerate()
+                .for_each(|(i, out)| self.rows(i * rows, out, (&sa, &sb), &f));
         } else {
-            (sa[rank - 1], sb[rank - 1])
+            self.rows(0, &mut result, (&sa, &sb), &f);
+        }
+        result
+    }
+}
+
+impl<T: Real> Strided<'_, T> {
+    /// Writes the innermost rows `first..` of the output into `out` (whole rows), walking the
+    /// operands with strides `sa`, `sb`.
+    fn rows(
+        &self,
+        first: usize,
+        out: &mut [T],
+        (sa, sb): (&[usize], &[usize]),
+        f: &impl Fn(T, T) -> T,
+    ) {
+        let ((a, _), (b, _), shape) = (self.a, self.b, self.out);
+        let rank = shape.len();
+        let inner = shape.last().copied().unwrap_or(1);
+        let (ia, ib) = match rank {
+            0 => (0, 0),
+            _ => (sa[rank - 1], sb[rank - 1]),
         };
-        let mut index = vec![0; rank.saturating_sub(1)];
-        let (mut oa, mut ob) = (0, 0);
-        for _ in 0..n / inner {
+        // The odometer over the outer axes, started at row `first`.
+        let outer = rank.saturating_sub(1);
+        let mut index = vec![0; outer];
+        let (mut oa, mut ob, mut rest) = (0, 0, first);
+        for d in (0..outer).rev() {
+            index[d] = rest % shape[d];
+            rest /= shape[d];
+            oa += index[d] * sa[d];
+            ob += index[d] * sb[d];
+        }
+        for row in out.chunks_mut(inner) {
             match (ia, ib) {
-                (1, 1) => result.extend(
-                    a[oa..oa + inner]
-                        .iter()
-                        .zip(&b[ob..ob + inner])
-                        .map(|(&x, &y)| f(x, y)),
-                ),
-                (1, 0) => result.extend(a[oa..oa + inner].iter().map(|&x| f(x, b[ob]))),
-                (0, 1) => result.extend(b[ob..ob + inner].iter().map(|&y| f(a[oa], y))),
-                _ => result.extend(std::iter::repeat_n(f(a[oa], b[ob]), inner)),
+                (1, 1) => {
+                    for ((o, &x), &y) in row.iter_mut().zip(&a[oa..]).zip(&b[ob..]) {
+                        *o = f(x, y);
+                    }
+                }
+                (1, 0) => {
+                    for (o, &x) in row.iter_mut().zip(&a[oa..]) {
+                        *o = f(x, b[ob]);
+                    }
+                }
+                (0, 1) => {
+                    for (o, &y) in row.iter_mut().zip(&b[ob..]) {
+                        *o = f(a[oa], y);
+                    }
+                }
+                _ => row.fill(f(a[oa], b[ob])),
             }
-            for d in (0..index.len()).rev() {
+            for d in (0..outer).rev() {
                 index[d] += 1;
                 oa += sa[d];
                 ob += sb[d];
-                if index[d] < out[d] {
+                if index[d] < shape[d] {
                     break;
                 }
-                oa -= sa[d] * out[d];
-                ob -= sb[d] * out[d];
+                oa -= sa[d] * shape[d];
+                ob -= sb[d] * shape[d];
                 index[d] = 0;
             }
         }
-        result
     }
 }
 
