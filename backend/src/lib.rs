@@ -280,6 +280,36 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         None
     }
 
+    /// Max pooling fused into one pass over the windows of `geometry` (whose `channels` is 1:
+    /// each plane of the input is one image): the maximum of each window (`[P, oh·ow]`, the
+    /// input's dtype) and the index of its first maximal tap in row-major window order (a
+    /// `U32` buffer of the same shape; a NaN is the maximum, padding never wins), as
+    /// [`reduce`](Backend::reduce) and [`argmax`](Backend::argmax) over
+    /// [`im2col`](Backend::im2col)'s columns give them. `None`, the default, lets the caller
+    /// compose it so.
+    fn max_pool2d(
+        x: &Self::Storage,
+        geometry: &Conv2dGeometry,
+    ) -> Option<(Self::Storage, Self::Storage)> {
+        let _ = (x, geometry);
+        None
+    }
+
+    /// The input tangent of max pooling over the windows of `geometry` (whose `channels` is 1:
+    /// each plane is one image): `dy` (`[P, oh·ow]`) added at the winning tap of each window
+    /// (`winners`, `U32` indices in row-major window order, as [`argmax`](Backend::argmax)
+    /// over [`im2col`](Backend::im2col)'s columns gives them), zeros elsewhere (`[P, H, W]`).
+    /// `None`, the default, lets the caller compose it from a mask of the winning taps and
+    /// [`col2im`](Backend::col2im).
+    fn max_pool2d_backward(
+        dy: &Self::Storage,
+        winners: &Self::Storage,
+        geometry: &Conv2dGeometry,
+    ) -> Option<Self::Storage> {
+        let _ = (dy, winners, geometry);
+        None
+    }
+
     /// The softmax `yᵢ = e^(xᵢ − m) / Σⱼ e^(xⱼ − m)` (or, when `log`, the log-softmax
     /// `yᵢ = xᵢ − m − ln Σⱼ e^(xⱼ − m)`), with `m` the maximum, along `axis` of `x` (of
     /// `shape`), fused into one pass by backends that can: `None`, the default, lets the

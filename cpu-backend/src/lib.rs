@@ -182,6 +182,16 @@ impl Backend for Cpu {
     ) -> Option<CpuStorage> {
         Some(ops::conv_gemm::conv2d_bias(x, w, bias, spec))
     }
+    fn max_pool2d(x: &CpuStorage, geometry: &Conv2dGeometry) -> Option<(CpuStorage, CpuStorage)> {
+        Some(ops::pool::max_pool2d(x, geometry))
+    }
+    fn max_pool2d_backward(
+        dy: &CpuStorage,
+        winners: &CpuStorage,
+        geometry: &Conv2dGeometry,
+    ) -> Option<CpuStorage> {
+        Some(ops::pool::max_pool2d_backward(dy, winners, geometry))
+    }
     fn conv2d_backward_input(dy: &CpuStorage, w: &CpuStorage, spec: &Conv2dSpec) -> CpuStorage {
         ops::conv_gemm::conv2d_backward_input(dy, w, spec)
     }

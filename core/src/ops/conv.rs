@@ -6,12 +6,8 @@
 //! `oh = ⌊(H + 2p₀ − d₀(kh − 1) − 1)/s₀⌋ + 1` (likewise `ow`). The backend computes it (the
 //! CPU as `im2col` + one GEMM per image and group). Derivative:
 //! `w̄ = Σₙ ȳₙ · colsₙᵀ`, `x̄ = col2im(wᵀ · ȳ)`, each only if needed; `conv2d_with_bias` adds
-//! `b[o]` and `b̄ = Σ_{n,i,j} ȳ`.
-//!
-//! `max_pool2d` takes the maximum of each window (padding never wins); its tangent goes to the
-//! window's first maximal element, as in PyTorch, and the rule keeps only that element's index
-//! per output (not the windows). `avg_pool2d` takes the
-//! mean of each window, counting padding as zeros (PyTorch's `count_include_pad=True`).
+//! `b[o]` and `b̄ = Σ_{n,i,j} ȳ`. Pooling, on the same window geometry, is in
+//! [`pool`](super::pool).
 
 use super::slot;
 use crate::__private::NoTangent;
@@ -62,10 +58,12 @@ impl Conv2d {
     }
 }
 
-type Pb<B> = Box<dyn FnOnce(TensorTangent<B>) -> TensorTangent<B>>;
+/// A boxed pullback of one tensor input.
+pub(super) type Pb<B> = Box<dyn FnOnce(TensorTangent<B>) -> TensorTangent<B>>;
 
 impl<B: Backend> Tensor<B> {
-    fn geometry(
+    /// The window geometry of `kernel` with `o` over NCHW `self`, checked.
+    pub(super) fn geometry(
         &self,
         kernel: [usize; 2],
         o: &Conv2d,
@@ -94,7 +92,7 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// `im2col` with its rule: `[N, C·kh·kw, L]` columns; the pullback folds them back.
-    fn unfold(&self, g: Conv2dGeometry, fill: f64, need: bool) -> (Self, Pb<B>) {
+    pub(super) fn unfold(&self, g: Conv2dGeometry, fill: f64, need: bool) -> (Self, Pb<B>) {
         let [oh, ow] = g.output().expect("checked");
         let shape = vec![g.batch, g.channels * g.kernel[0] * g.kernel[1], oh * ow];
         let cols = Tensor::from_storage(B::im2col(self.storage(), &g, fill), shape);
@@ -274,108 +272,11 @@ impl<B: Backend> Tensor<B> {
             (dx, dw, db, NoTangent)
         })
     }
-
-    /// A pooling `reduce` over each window of `[N, C, H, W]`: `[N·C, kh·kw, L]` columns.
-    #[track_caller]
-    fn pool_rule(
-        &self,
-        kernel: [usize; 2],
-        options: Conv2d,
-        max: bool,
-        needs: [bool; 3],
-    ) -> (
-        Self,
-        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent, NoTangent) + use<B>,
-    ) {
-        let need = needs[0];
-        let op = if max { "max_pool2d" } else { "avg_pool2d" };
-        let g = or_panic(self.geometry(kernel, &options, op));
-        let [oh, ow] = g.output().expect("checked");
-        let planes = Conv2dGeometry {
-            batch: g.batch * g.channels,
-            channels: 1,
-            ..g
-        };
-        let fill = if max { f64::NEG_INFINITY } else { 0.0 };
-        let (cols, unfold_pb) = self.unfold(planes, fill, need);
-        let (y, reduce_pb): (Self, Pb<B>) = if max {
-            (cols.max(&[1], false), max_tangent(&cols, need))
-        } else {
-            let (y, pb) = cols.mean_vjp_full(&[1], false, [need, false, false]);
-            (y, Box::new(move |d| pb(d).0))
-        };
-        (
-            y.reshape(&[g.batch, g.channels, oh, ow]),
-            move |d: TensorTangent<B>| {
-                let d = d.map(|d| d.reshape(&[planes.batch, oh * ow]));
-                (unfold_pb(reduce_pb(d)), NoTangent, NoTangent)
-            },
-        )
-    }
-
-    /// The maximum of each `kernel` window (stride, padding and dilation from `options`).
-    #[track_caller]
-    pub fn max_pool2d(&self, kernel: [usize; 2], options: Conv2d) -> Self {
-        self.pool_rule(kernel, options, true, [false; 3]).0
-    }
-
-    /// Derivative rule of [`max_pool2d`](Tensor::max_pool2d).
-    #[track_caller]
-    pub fn max_pool2d_vjp_full(
-        &self,
-        kernel: [usize; 2],
-        options: Conv2d,
-        needs: [bool; 3],
-    ) -> (
-        Self,
-        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent, NoTangent) + use<B>,
-    ) {
-        self.pool_rule(kernel, options, true, needs)
-    }
-
-    /// The mean of each `kernel` window, padding counted as zeros.
-    #[track_caller]
-    pub fn avg_pool2d(&self, kernel: [usize; 2], options: Conv2d) -> Self {
-        self.pool_rule(kernel, options, false, [false; 3]).0
-    }
-
-    /// Derivative rule of [`avg_pool2d`](Tensor::avg_pool2d).
-    #[track_caller]
-    pub fn avg_pool2d_vjp_full(
-        &self,
-        kernel: [usize; 2],
-        options: Conv2d,
-        needs: [bool; 3],
-    ) -> (
-        Self,
-        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent, NoTangent) + use<B>,
-    ) {
-        self.pool_rule(kernel, options, false, needs)
-    }
-}
-
-/// The pullback of the maximum over axis 1 of `cols` (`[P, taps, L]`): the tangent of each
-/// window goes to its first maximal tap (as PyTorch's max pooling does). The only residual is
-/// the winning tap of each window (one value per output, as floats: exact below 2²⁴ taps),
-/// not the columns.
-fn max_tangent<B: Backend>(cols: &Tensor<B>, need: bool) -> Pb<B> {
-    if !need {
-        return Box::new(|_| TensorTangent::Zero);
-    }
-    let taps = cols.shape()[1];
-    let winner = cols.argmax(1).to_dtype(cols.dtype()).unsqueeze(1);
-    Box::new(move |d| {
-        d.map(|d| {
-            let tap = Tensor::arange_on(0.0, taps as f64, 1.0, d.dtype(), &d.device())
-                .reshape(&[1, taps, 1]);
-            winner.eq_mask(&tap).mul(&d.unsqueeze(1))
-        })
-    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::testing::{boxed, check, check_unary, rand};
+    use super::super::testing::{boxed, check, rand};
     use super::Conv2d;
     use crate::Tensor;
 
@@ -416,17 +317,6 @@ mod tests {
     }
 
     #[test]
-    fn pool_rules() {
-        let o = Conv2d::stride(2).padding(1);
-        check_unary("max_pool2d", rand(&[2, 3, 5, 4], 4), |x| {
-            x.max_pool2d_vjp_full([3, 3], o, [true, false, false])
-        });
-        check_unary("avg_pool2d", rand(&[2, 3, 5, 4], 4), |x| {
-            x.avg_pool2d_vjp_full([2, 3], o, [true, false, false])
-        });
-    }
-
-    #[test]
     fn exact_values() {
         let x = Tensor::from_vec((0..16).map(f64::from).collect::<Vec<_>>(), &[1, 1, 4, 4]);
         let w = Tensor::from_vec(vec![1.0_f64, 0.0, 0.0, 1.0], &[1, 1, 2, 2]);
@@ -439,24 +329,6 @@ mod tests {
         assert_eq!(
             x.avg_pool2d([2, 2], Conv2d::stride(2)).to_vec_f64(),
             vec![2.5, 4.5, 10.5, 12.5]
-        );
-    }
-
-    #[test]
-    fn max_pool_tangent_goes_to_the_first_maximum_of_a_window() {
-        // Windows [[1, 3], [3, 0]] and [[2, 2], [2, 2]]: ties go to the first in row-major
-        // order, as in PyTorch.
-        let x = Tensor::from_vec(
-            vec![1.0_f64, 3.0, 2.0, 2.0, 3.0, 0.0, 2.0, 2.0],
-            &[1, 1, 2, 4],
-        );
-        let (y, pb) = x.max_pool2d_vjp_full([2, 2], Conv2d::stride(2), [true, false, false]);
-        assert_eq!(y.to_vec_f64(), vec![3.0, 2.0]);
-        let d = Tensor::from_vec(vec![10.0_f64, 20.0], &[1, 1, 1, 2]);
-        let dx = pb(crate::TensorTangent::Dense(d)).0.unwrap();
-        assert_eq!(
-            dx.to_vec_f64(),
-            vec![0.0, 10.0, 20.0, 0.0, 0.0, 0.0, 0.0, 0.0]
         );
     }
 

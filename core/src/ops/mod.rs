@@ -16,6 +16,7 @@ pub mod index;
 pub mod loss;
 pub mod matmul;
 pub mod nn;
+pub mod pool;
 pub mod reduce;
 pub mod scalar;
 pub mod shape;

@@ -11,7 +11,7 @@ use rayon::prelude::*;
 
 /// The input coordinate read at output position `o` by kernel tap `k` along axis `d`.
 #[inline(always)]
-fn coord(g: &Conv2dGeometry, d: usize, o: usize, k: usize) -> Option<usize> {
+pub(crate) fn coord(g: &Conv2dGeometry, d: usize, o: usize, k: usize) -> Option<usize> {
     let v = (o * g.stride[d] + k * g.dilation[d]).checked_sub(g.padding[d])?;
     (v < g.input[d]).then_some(v)
 }
@@ -19,7 +19,12 @@ fn coord(g: &Conv2dGeometry, d: usize, o: usize, k: usize) -> Option<usize> {
 /// The output positions `lo..hi` along axis `d` whose tap `k` reads inside the input, and the
 /// input coordinate read at `lo` (consecutive positions read `stride` apart).
 #[inline(always)]
-fn valid_range(g: &Conv2dGeometry, d: usize, k: usize, out: usize) -> (usize, usize, usize) {
+pub(crate) fn valid_range(
+    g: &Conv2dGeometry,
+    d: usize,
+    k: usize,
+    out: usize,
+) -> (usize, usize, usize) {
     let (s, off) = (g.stride[d], k * g.dilation[d]);
     // o·s + off − p ≥ 0  ⇔  o ≥ ⌈(p − off)/s⌉;   o·s + off − p < in  ⇔  o < ⌈(in + p − off)/s⌉.
     let lo = g.padding[d].saturating_sub(off).div_ceil(s);

@@ -7,6 +7,7 @@ mod gemm;
 pub mod index;
 pub mod layout;
 pub mod matmul;
+pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod update;

