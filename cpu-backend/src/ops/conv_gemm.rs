@@ -89,19 +89,32 @@ fn over_images<R: Send>(batch: usize, task: impl Fn(Range<usize>, bool) -> R + S
         .collect()
 }
 
-/// The image ranges of [`over_images`] as disjoint mutable blocks of `buf` (`per` elements
-/// per image), each with its first image.
-fn blocks<T: Send>(buf: &mut [T], per: usize, batch: usize) -> Vec<(usize, &mut [T])> {
-    let threads = if per_image_parallel(batch) {
+/// Calls `f(n, block, columns, serial)` for every image `n`, where `block` is image `n`'s
+/// `per` elements of `out` and `columns` a zeroed scratch buffer of `cols` elements owned by
+/// the calling thread (reused across its images): the images of [`over_images`]'s ranges, one
+/// range per thread.
+fn for_each_image<T: Gemm>(
+    out: &mut [T],
+    per: usize,
+    cols: usize,
+    batch: usize,
+    f: impl Fn(usize, &mut [T], &mut [T], bool) + Sync,
+) {
+    let serial = per_image_parallel(batch);
+    let threads = if serial {
         rayon::current_num_threads()
     } else {
         1
     };
     let images = batch.div_ceil(threads).max(1);
-    buf.chunks_mut(images * per.max(1))
+    out.par_chunks_mut(images * per.max(1))
         .enumerate()
-        .map(|(i, block)| (i * images, block))
-        .collect()
+        .for_each(|(range, block)| {
+            let mut columns = vec![T::zero(); cols];
+            for (i, image) in block.chunks_mut(per.max(1)).enumerate() {
+                f(range * images + i, image, &mut columns, serial);
+            }
+        });
 }
 
 /// The convolution, plus `bias[o]` on output channel `o` when given: the bias is written into
@@ -110,38 +123,36 @@ fn blocks<T: Send>(buf: &mut [T], per: usize, batch: usize) -> Vec<(usize, &mut 
 fn forward<T: Gemm>(x: &[T], w: &[T], bias: Option<&[T]>, s: &Conv2dSpec) -> Vec<T> {
     let d = dims(s);
     let beta = if bias.is_some() { T::one() } else { T::zero() };
-    let batch = s.geometry.batch;
-    let mut y = vec![T::zero(); batch * d.out];
-    let serial = per_image_parallel(batch);
-    blocks(&mut y, d.out, batch)
-        .into_par_iter()
-        .for_each(|(first, block)| {
-            // Padding positions are never written by the unfolding, so they stay zero.
-            let mut cols = vec![T::zero(); d.cols];
-            for (i, image) in block.chunks_mut(d.out).enumerate() {
-                let n = first + i;
-                if let Some(bias) = bias {
-                    for (channel, &b) in image.chunks_mut(d.l).zip(bias) {
-                        channel.fill(b);
-                    }
-                }
-                unfold_image(&x[n * d.image..][..d.image], &s.geometry, &mut cols, d.l);
-                for grp in 0..s.groups {
-                    // SAFETY: W_g is og × ck (row stride ck); the group's columns are ck × l;
-                    // its output block is og × l inside `image`.
-                    unsafe {
-                        product(
-                            serial,
-                            [d.og, d.ck, d.l],
-                            (w[grp * d.og * d.ck..].as_ptr(), [d.ck as isize, 1]),
-                            (cols[grp * d.ck * d.l..].as_ptr(), [d.l as isize, 1]),
-                            beta,
-                            (image[grp * d.og * d.l..].as_mut_ptr(), [d.l as isize, 1]),
-                        );
-                    }
+    let mut y = vec![T::zero(); s.geometry.batch * d.out];
+    // Padding positions are never written by the unfolding, so they stay zero.
+    for_each_image(
+        &mut y,
+        d.out,
+        d.cols,
+        s.geometry.batch,
+        |n, image, cols, serial| {
+            if let Some(bias) = bias {
+                for (channel, &b) in image.chunks_mut(d.l).zip(bias) {
+                    channel.fill(b);
                 }
             }
-        });
+            unfold_image(&x[n * d.image..][..d.image], &s.geometry, cols, d.l);
+            for grp in 0..s.groups {
+                // SAFETY: W_g is og × ck (row stride ck); the group's columns are ck × l; its
+                // output block is og × l inside `image`.
+                unsafe {
+                    product(
+                        serial,
+                        [d.og, d.ck, d.l],
+                        (w[grp * d.og * d.ck..].as_ptr(), [d.ck as isize, 1]),
+                        (cols[grp * d.ck * d.l..].as_ptr(), [d.l as isize, 1]),
+                        beta,
+                        (image[grp * d.og * d.l..].as_mut_ptr(), [d.l as isize, 1]),
+                    );
+                }
+            }
+        },
+    );
     y
 }
 
@@ -151,32 +162,31 @@ fn forward_plain<T: Gemm>(x: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
 
 fn backward_input<T: Gemm>(dy: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
     let d = dims(s);
-    let batch = s.geometry.batch;
-    let mut dx = vec![T::zero(); batch * d.image];
-    let serial = per_image_parallel(batch);
-    blocks(&mut dx, d.image, batch)
-        .into_par_iter()
-        .for_each(|(first, block)| {
-            let mut dcols = vec![T::zero(); d.cols];
-            for (i, image) in block.chunks_mut(d.image).enumerate() {
-                let dy = &dy[(first + i) * d.out..][..d.out];
-                for grp in 0..s.groups {
-                    // SAFETY: W_gᵀ through swapped strides is ck × og; the image's Ȳ_g is
-                    // og × l; the group's block of `dcols` is ck × l.
-                    unsafe {
-                        product(
-                            serial,
-                            [d.ck, d.og, d.l],
-                            (w[grp * d.og * d.ck..].as_ptr(), [1, d.ck as isize]),
-                            (dy[grp * d.og * d.l..].as_ptr(), [d.l as isize, 1]),
-                            T::zero(),
-                            (dcols[grp * d.ck * d.l..].as_mut_ptr(), [d.l as isize, 1]),
-                        );
-                    }
+    let mut dx = vec![T::zero(); s.geometry.batch * d.image];
+    for_each_image(
+        &mut dx,
+        d.image,
+        d.cols,
+        s.geometry.batch,
+        |n, image, dcols, serial| {
+            let dy = &dy[n * d.out..][..d.out];
+            for grp in 0..s.groups {
+                // SAFETY: W_gᵀ through swapped strides is ck × og; the image's Ȳ_g is
+                // og × l; the group's block of `dcols` is ck × l.
+                unsafe {
+                    product(
+                        serial,
+                        [d.ck, d.og, d.l],
+                        (w[grp * d.og * d.ck..].as_ptr(), [1, d.ck as isize]),
+                        (dy[grp * d.og * d.l..].as_ptr(), [d.l as isize, 1]),
+                        T::zero(),
+                        (dcols[grp * d.ck * d.l..].as_mut_ptr(), [d.l as isize, 1]),
+                    );
                 }
-                fold_image(&dcols, &s.geometry, image, d.l);
             }
-        });
+            fold_image(dcols, &s.geometry, image, d.l);
+        },
+    );
     dx
 }
 
