@@ -3,6 +3,7 @@
 
 use crate::{
     Backend, BinaryOp, Conv2dGeometry, Cpu, CpuStorage, DType, MatmulSpec, ReduceOp, UnaryOp,
+    UpdateOp,
 };
 
 fn rand(n: usize, seed: u64) -> CpuStorage {
@@ -162,6 +163,32 @@ fn broadcast_binary_split_across_threads() {
         })
         .collect();
     close(&got, &want);
+}
+
+#[test]
+fn update_split_across_threads_matches_its_scalar_meaning() {
+    // Long enough to be split into blocks; Adam reads and writes both state buffers.
+    let n = 300_001;
+    let op = UpdateOp::Adam {
+        lr: 0.01,
+        beta1: 0.9,
+        beta2: 0.999,
+        eps: 1e-8,
+        weight_decay: 0.1,
+        decoupled: true,
+        bias_correction1: 0.1,
+        bias_correction2: 0.001,
+    };
+    let (p0, g, m0, v0) = (rand(n, 41), rand(n, 42), rand(n, 43), rand(n, 44));
+    let v0 = CpuStorage::F64(v0.to_f64().iter().map(|v| v.abs()).collect());
+    let (mut p, mut m, mut v) = (p0.clone(), m0.clone(), v0.clone());
+    Cpu::update(op, &mut p, &g, &mut [&mut m, &mut v]);
+    let (p0, g, m0, v0) = (p0.to_f64(), g.to_f64(), m0.to_f64(), v0.to_f64());
+    let (p, m, v) = (p.to_f64(), m.to_f64(), v.to_f64());
+    for i in (0..n).step_by(997).chain([n - 1]) {
+        let (np, [nm, nv]) = op.eval(p0[i], g[i], [m0[i], v0[i]]);
+        assert_eq!((p[i], m[i], v[i]), (np, nm, nv), "element {i}");
+    }
 }
 
 #[test]

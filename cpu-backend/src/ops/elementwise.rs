@@ -14,7 +14,7 @@ use rayon::prelude::*;
 /// Buffers at least this long are processed in parallel.
 pub const PAR_MIN: usize = 1 << 18;
 /// The smallest piece of work handed to one thread.
-const PAR_CHUNK: usize = 1 << 17;
+pub(crate) const PAR_CHUNK: usize = 1 << 17;
 
 fn cst<T: Real>(v: f64) -> T {
     T::from(v).expect("constant fits the float type")

@@ -1,12 +1,14 @@
 //! The optimizers' fused in-place step ([`Backend::update`](crate::Backend::update)): one pass
 //! over the parameter, its gradient and the state buffers, running [`UpdateOp::eval`] on each
-//! element. Nothing is allocated.
+//! element, split across the threads for long buffers. Nothing is allocated.
 
+use super::elementwise::{PAR_CHUNK, PAR_MIN};
 use crate::{CpuStorage, UpdateOp};
 use adjoint_backend::Real;
+use rayon::prelude::*;
 
 /// A float element type and the typed views of a buffer of it.
-trait Elem: Real {
+trait Elem: Real + Send + Sync {
     fn of(s: &CpuStorage) -> &[Self];
     fn of_mut(s: &mut CpuStorage) -> &mut [Self];
 }
@@ -70,20 +72,54 @@ fn run<T: Elem>(op: UpdateOp, p: &mut [T], g: &[T], state: &mut [&mut CpuStorage
     );
     let [s0, s1] = s;
     match op.state_len() {
-        0 => p.iter_mut().zip(g).for_each(|(p, &g)| {
-            *p = op.eval(*p, g, [T::zero(); 2]).0;
+        0 => blocks(p, g, (&mut [], &mut []), |p, g, _| {
+            for (p, &g) in p.iter_mut().zip(g) {
+                *p = op.eval(*p, g, [T::zero(); 2]).0;
+            }
         }),
-        1 => p.iter_mut().zip(g).zip(s0).for_each(|((p, &g), a)| {
-            let (np, [na, _]) = op.eval(*p, g, [*a, T::zero()]);
-            (*p, *a) = (np, na);
+        1 => blocks(p, g, (s0, &mut []), |p, g, (s0, _)| {
+            for ((p, &g), a) in p.iter_mut().zip(g).zip(s0) {
+                let (np, [na, _]) = op.eval(*p, g, [*a, T::zero()]);
+                (*p, *a) = (np, na);
+            }
         }),
-        _ => p
-            .iter_mut()
-            .zip(g)
-            .zip(s0.iter_mut().zip(s1.iter_mut()))
-            .for_each(|((p, &g), (a, b))| {
+        _ => blocks(p, g, (s0, s1), |p, g, (s0, s1)| {
+            for ((p, &g), (a, b)) in p.iter_mut().zip(g).zip(s0.iter_mut().zip(s1)) {
                 let (np, [na, nb]) = op.eval(*p, g, [*a, *b]);
                 (*p, *a, *b) = (np, na, nb);
-            }),
+            }
+        }),
+    }
+}
+
+/// Two state buffers, each either as long as the parameter or empty (unused).
+type State<'a, T> = (&'a mut [T], &'a mut [T]);
+
+/// Runs `f` on matching blocks of the parameter, gradient and state buffers: the whole
+/// buffers on the calling thread when short (handing work to the pool costs more than a
+/// short pass), blocks of [`PAR_CHUNK`] across the threads from [`PAR_MIN`] elements.
+fn blocks<T: Elem>(
+    p: &mut [T],
+    g: &[T],
+    (s0, s1): State<'_, T>,
+    f: impl Fn(&mut [T], &[T], State<'_, T>) + Sync,
+) {
+    if p.len() < PAR_MIN {
+        return f(p, g, (s0, s1));
+    }
+    let blocks = p.len().div_ceil(PAR_CHUNK);
+    let (s0, s1) = (state_blocks(s0, blocks), state_blocks(s1, blocks));
+    p.par_chunks_mut(PAR_CHUNK)
+        .zip(g.par_chunks(PAR_CHUNK))
+        .zip(s0.into_par_iter().zip(s1))
+        .for_each(|((p, g), (s0, s1))| f(p, g, (s0, s1)));
+}
+
+/// A state buffer in blocks of [`PAR_CHUNK`]; an unused (empty) one as `blocks` empty slices.
+fn state_blocks<T>(s: &mut [T], blocks: usize) -> Vec<&mut [T]> {
+    if s.is_empty() {
+        (0..blocks).map(|_| &mut [][..]).collect()
+    } else {
+        s.chunks_mut(PAR_CHUNK).collect()
     }
 }
