@@ -4,7 +4,8 @@
 //!   rayon's, in one pool (a large product is split into row or column blocks, the
 //!   convolution runs one image per task); `docs/tensors.md` has the measurements behind this.
 //! * Elementwise ops, reductions and layout changes are `ndarray` zips over (broadcast) views.
-//! * Convolution is `im2col` + GEMM in `adjoint-core`; this crate provides the unfolding.
+//! * Convolution is `im2col` + one serial GEMM per image and group, the images spread over
+//!   the threads; max pooling and its tangent are single passes (`ops::pool`).
 //!
 //! [`matmul_calls`] counts the matrix products run by the current thread, so tests can check
 //! that a pullback skips the products of inputs that need no tangent.
