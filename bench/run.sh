@@ -15,7 +15,7 @@ export XLA_FLAGS="--xla_cpu_multi_thread_eigen=true intra_op_parallelism_threads
 export JAX_PLATFORMS=cpu PYTHONDONTWRITEBYTECODE=1
 VENV=bench/.venv
 PY="$VENV/bin/python"
-rm -f bench/results/torch.json bench/results/jax.json
+rm -rf bench/results/round*
 
 have_torch=0 have_jax=0
 if [ -z "${SKIP_PYTHON:-}" ]; then
@@ -35,20 +35,30 @@ if [ -z "${SKIP_PYTHON:-}" ]; then
   "$PY" -c "import jax" 2>/dev/null && have_jax=1
 fi
 
-echo "== adjoint (cargo bench --bench steps)" >&2
-cargo bench --bench steps -- --noplot 2>&1 | tee bench/results/steps.log >&2
+# ROUNDS=n repeats the three sides n times, alternating, and the table reports the median
+# of each side's times and of the per-round ratios: on a shared VM one round can move by
+# ±10% (the default is 1).
+rounds=${ROUNDS:-1}
 target=$(cargo metadata --format-version 1 --no-deps |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
-
-if [ "$have_torch" = 1 ]; then
-  echo "== PyTorch eager" >&2
-  (cd bench && ../"$PY" steps_torch.py > results/torch.json) || echo "PyTorch side failed" >&2
-fi
-if [ "$have_jax" = 1 ]; then
-  echo "== JAX jit" >&2
-  (cd bench && ../"$PY" steps_jax.py > results/jax.json) || echo "JAX side failed" >&2
-fi
+round_dirs=()
+for round in $(seq "$rounds"); do
+  dir=bench/results/round$round
+  mkdir -p "$dir"
+  rm -f "$dir"/*.json
+  echo "== round $round/$rounds: adjoint (cargo bench --bench steps)" >&2
+  cargo bench --bench steps -- --noplot 2>&1 | tee bench/results/steps.log >&2
+  python3 bench/table.py --collect "$target/criterion" > "$dir/adjoint.json"
+  if [ "$have_torch" = 1 ]; then
+    echo "== round $round/$rounds: PyTorch eager" >&2
+    (cd bench && ../"$PY" steps_torch.py > "../$dir/torch.json") || echo "PyTorch side failed" >&2
+  fi
+  if [ "$have_jax" = 1 ]; then
+    echo "== round $round/$rounds: JAX jit" >&2
+    (cd bench && ../"$PY" steps_jax.py > "../$dir/jax.json") || echo "JAX side failed" >&2
+  fi
+  round_dirs+=("$dir")
+done
 
 echo
-python3 bench/table.py "$target/criterion" bench/results/torch.json bench/results/jax.json \
-  bench/results/steps.log | tee bench/results/table.md
+python3 bench/table.py bench/results/steps.log "${round_dirs[@]}" | tee bench/results/table.md

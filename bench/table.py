@@ -1,8 +1,12 @@
 """Prints the side-by-side table of `bench/run.sh` (standard library only).
 
-Usage: table.py CRITERION_DIR TORCH_JSON JAX_JSON STEPS_LOG"""
+Usage: table.py STEPS_LOG ROUND_DIR...   (each ROUND_DIR holds adjoint.json, torch.json and
+       jax.json of one round: workload -> seconds; times are the medians over the rounds,
+       ratios the medians of the per-round ratios)
+       table.py --collect CRITERION_DIR  (prints adjoint.json of the last criterion run)"""
 import json
 import os
+import statistics
 import sys
 
 # Multiply-add = 2 FLOPs, elementwise work ignored (BASELINES.md).
@@ -36,6 +40,17 @@ def adjoint_median(criterion_dir, name):
         return None
 
 
+def collect(criterion_dir):
+    """adjoint.json of one round: the criterion medians of the steps bench, in seconds."""
+    times = {name: adjoint_median(criterion_dir, name) for name in LABELS}
+    print(json.dumps({k: v for k, v in times.items() if v is not None}))
+
+
+def median_or_none(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
 def fmt_time(s):
     if s is None:
         return "-"
@@ -46,15 +61,28 @@ def fmt_time(s):
     return f"{s * 1e9:.1f} ns"
 
 
-def ratio(a, b):
-    if a is None or not b:
+def fmt_ratio(r):
+    if r is None:
         return "-"
-    return f"{a / b:.3f}x" if a / b >= 1e-3 else f"{a / b:.1e}x"
+    return f"{r:.3f}x" if r >= 1e-3 else f"{r:.1e}x"
+
+
+def ratios(rounds, name, other):
+    """The per-round ratios adjoint / `other` of workload `name`."""
+    return [r["adjoint"][name] / r[other][name] for r in rounds
+            if r["adjoint"].get(name) and r[other].get(name)]
 
 
 def main():
-    criterion_dir, torch_path, jax_path, log_path = sys.argv[1:5]
-    torch, jax = load(torch_path), load(jax_path)
+    if sys.argv[1] == "--collect":
+        return collect(sys.argv[2])
+    log_path, round_dirs = sys.argv[1], sys.argv[2:]
+    rounds = [{side: load(os.path.join(d, side + ".json"))
+               for side in ("adjoint", "torch", "jax")} for d in round_dirs]
+    torch = {k: median_or_none(r["torch"].get(k) for r in rounds)
+             for k in set().union(*(r["torch"] for r in rounds))}
+    jax = {k: median_or_none(r["jax"].get(k) for r in rounds)
+           for k in set().union(*(r["jax"] for r in rounds))}
     sgemm = torch.get("sgemm_gflops")
     sgemm_note = "torch SGEMM, same run" if sgemm else "BASELINES.md, not same run"
     sgemm = sgemm or SGEMM_FALLBACK
@@ -62,11 +90,13 @@ def main():
               "GFLOP/s", "% SGEMM"]
     rows = []
     for name, label in LABELS.items():
-        a = adjoint_median(criterion_dir, name)
+        a = median_or_none(r["adjoint"].get(name) for r in rounds)
         t, j = torch.get(name), jax.get(name)
         gflops = FLOPS[name] / a / 1e9 if a and name in FLOPS else None
         rows.append([
-            label, fmt_time(a), fmt_time(t), fmt_time(j), ratio(a, t), ratio(a, j),
+            label, fmt_time(a), fmt_time(t), fmt_time(j),
+            fmt_ratio(median_or_none(ratios(rounds, name, "torch"))),
+            fmt_ratio(median_or_none(ratios(rounds, name, "jax"))),
             TARGETS[name],
             f"{gflops:.1f}" if gflops else "-",
             f"{100 * gflops / sgemm:.0f}%" if gflops else "-",
@@ -77,7 +107,14 @@ def main():
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in rows:
         print(line(r))
-    print(f"\nSGEMM rate: {sgemm:.0f} GFLOP/s ({sgemm_note}).")
+    print(f"\n{len(rounds)} round(s); times are medians over the rounds, ratios medians of the "
+          "per-round ratios.")
+    for name in ("mlp", "cnn", "rnn"):
+        for other in ("torch", "jax"):
+            rs = ratios(rounds, name, other)
+            if len(rs) > 1:
+                print(f"{name} / {other} per round: " + ", ".join(f"{r:.3f}x" for r in rs))
+    print(f"SGEMM rate: {sgemm:.0f} GFLOP/s ({sgemm_note}).")
     if "rnn_unrolled" in jax:
         print(f"JAX RNN: lax.scan in the table; Python-unrolled under jit: "
               f"{fmt_time(jax['rnn_unrolled'])}.")
