@@ -268,7 +268,8 @@ fn argmax_along_any_axis_takes_the_first_maximum_and_the_first_nan() {
 
 #[test]
 fn convolution_matches_naive_and_its_adjoints() {
-    // 33 images (split over the threads, serial GEMMs) and one image (split GEMMs).
+    // 33 images (split over the threads, serial GEMMs) and one image (fewer images than
+    // threads: the batch as one range, each GEMM free to split; these are too small to).
     for batch in [33, 1] {
         convolution_case(batch);
     }

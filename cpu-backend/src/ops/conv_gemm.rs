@@ -45,10 +45,16 @@ fn dims(s: &Conv2dSpec) -> Dims {
     }
 }
 
-/// Whether the images are spread over the threads (each GEMM then runs serially) or run one
-/// after the other with each GEMM split across the threads.
-fn per_image_parallel(batch: usize) -> bool {
-    batch >= rayon::current_num_threads()
+/// How a batch is spread: `(images per range, serial GEMMs)`. With at least as many images
+/// as threads, one contiguous range per thread whose GEMMs run serially; with fewer, the
+/// whole batch as one range whose GEMMs are split across the threads ([`gemm_parallel`]).
+fn split(batch: usize) -> (usize, bool) {
+    let threads = rayon::current_num_threads();
+    if batch >= threads {
+        (batch.div_ceil(threads), true)
+    } else {
+        (batch.max(1), false)
+    }
 }
 
 /// `C = A·B + β·C`, serially when `serial`, else split across the threads.
@@ -73,26 +79,21 @@ unsafe fn product<T: Gemm>(
     }
 }
 
-/// Calls `task(images, serial)` on contiguous ranges of the batch: one range per thread, in
-/// parallel, or the whole batch on the calling thread (`serial = false`: its GEMMs are split
-/// instead). Returns the tasks' results in batch order.
+/// Calls `task(images, serial)` on the ranges of [`split`], in parallel, and returns the
+/// results in batch order (none for an empty batch).
 fn over_images<R: Send>(batch: usize, task: impl Fn(Range<usize>, bool) -> R + Sync) -> Vec<R> {
-    if !per_image_parallel(batch) {
-        return vec![task(0..batch, false)];
-    }
-    let per = batch.div_ceil(rayon::current_num_threads());
+    let (images, serial) = split(batch);
     (0..batch)
-        .step_by(per)
+        .step_by(images)
         .collect::<Vec<_>>()
         .into_par_iter()
-        .map(|start| task(start..batch.min(start + per), true))
+        .map(|start| task(start..batch.min(start + images), serial))
         .collect()
 }
 
-/// Calls `f(n, block, columns, serial)` for every image `n`, where `block` is image `n`'s
-/// `per` elements of `out` and `columns` a zeroed scratch buffer of `cols` elements owned by
-/// the calling thread (reused across its images): the images of [`over_images`]'s ranges, one
-/// range per thread.
+/// Calls `f(n, block, columns, serial)` for every image `n` of the ranges of [`split`], one
+/// range per task: `block` is image `n`'s `per` elements of `out`, `columns` a zeroed scratch
+/// buffer of `cols` elements owned by the task and reused across its images.
 fn for_each_image<T: Gemm>(
     out: &mut [T],
     per: usize,
@@ -100,13 +101,7 @@ fn for_each_image<T: Gemm>(
     batch: usize,
     f: impl Fn(usize, &mut [T], &mut [T], bool) + Sync,
 ) {
-    let serial = per_image_parallel(batch);
-    let threads = if serial {
-        rayon::current_num_threads()
-    } else {
-        1
-    };
-    let images = batch.div_ceil(threads).max(1);
+    let (images, serial) = split(batch);
     out.par_chunks_mut(images * per.max(1))
         .enumerate()
         .for_each(|(range, block)| {
@@ -124,7 +119,7 @@ fn forward<T: Gemm>(x: &[T], w: &[T], bias: Option<&[T]>, s: &Conv2dSpec) -> Vec
     let d = dims(s);
     let beta = if bias.is_some() { T::one() } else { T::zero() };
     let mut y = vec![T::zero(); s.geometry.batch * d.out];
-    // Padding positions are never written by the unfolding, so they stay zero.
+    // The unfolding never writes padding positions, so they stay zero in `cols`.
     for_each_image(
         &mut y,
         d.out,
@@ -215,14 +210,15 @@ fn backward_weight<T: Gemm>(x: &[T], dy: &[T], s: &Conv2dSpec) -> Vec<T> {
         }
         dw
     };
-    let mut partials = over_images(s.geometry.batch, partial).into_iter();
-    let mut dw = partials.next().expect("at least one task");
-    for p in partials {
-        for (a, b) in dw.iter_mut().zip(p) {
-            *a = *a + b;
-        }
-    }
-    dw
+    over_images(s.geometry.batch, partial)
+        .into_iter()
+        .reduce(|mut dw, p| {
+            for (a, b) in dw.iter_mut().zip(p) {
+                *a = *a + b;
+            }
+            dw
+        })
+        .unwrap_or_else(|| vec![T::zero(); s.out_channels * d.ck])
 }
 
 macro_rules! dispatch {
