@@ -5,7 +5,6 @@
 use super::elementwise::{PAR_CHUNK, PAR_MIN};
 use crate::{CpuStorage, UpdateOp};
 use adjoint_backend::Real;
-use rayon::prelude::*;
 
 /// A float element type and the typed views of a buffer of it.
 trait Elem: Real + Send + Sync {
@@ -72,18 +71,18 @@ fn run<T: Elem>(op: UpdateOp, p: &mut [T], g: &[T], state: &mut [&mut CpuStorage
     );
     let [s0, s1] = s;
     match op.state_len() {
-        0 => blocks(p, g, (&mut [], &mut []), |p, g, _| {
+        0 => blocks(p, g, (&mut [], &mut []), &|p, g, _| {
             for (p, &g) in p.iter_mut().zip(g) {
                 *p = op.eval(*p, g, [T::zero(); 2]).0;
             }
         }),
-        1 => blocks(p, g, (s0, &mut []), |p, g, (s0, _)| {
+        1 => blocks(p, g, (s0, &mut []), &|p, g, (s0, _)| {
             for ((p, &g), a) in p.iter_mut().zip(g).zip(s0) {
                 let (np, [na, _]) = op.eval(*p, g, [*a, T::zero()]);
                 (*p, *a) = (np, na);
             }
         }),
-        _ => blocks(p, g, (s0, s1), |p, g, (s0, s1)| {
+        _ => blocks(p, g, (s0, s1), &|p, g, (s0, s1)| {
             for ((p, &g), (a, b)) in p.iter_mut().zip(g).zip(s0.iter_mut().zip(s1)) {
                 let (np, [na, nb]) = op.eval(*p, g, [*a, *b]);
                 (*p, *a, *b) = (np, na, nb);
@@ -97,29 +96,38 @@ type State<'a, T> = (&'a mut [T], &'a mut [T]);
 
 /// Runs `f` on matching blocks of the parameter, gradient and state buffers: the whole
 /// buffers on the calling thread when short (handing work to the pool costs more than a
-/// short pass), blocks of [`PAR_CHUNK`] across the threads from [`PAR_MIN`] elements.
+/// short pass), else halves split recursively across the threads down to [`PAR_CHUNK`]
+/// elements (`split_at_mut`, so nothing is allocated).
 fn blocks<T: Elem>(
     p: &mut [T],
     g: &[T],
-    (s0, s1): State<'_, T>,
-    f: impl Fn(&mut [T], &[T], State<'_, T>) + Sync,
+    state: State<'_, T>,
+    f: &(impl Fn(&mut [T], &[T], State<'_, T>) + Sync),
 ) {
     if p.len() < PAR_MIN {
-        return f(p, g, (s0, s1));
+        f(p, g, state);
+    } else {
+        halves(p, g, state, f);
     }
-    let blocks = p.len().div_ceil(PAR_CHUNK);
-    let (s0, s1) = (state_blocks(s0, blocks), state_blocks(s1, blocks));
-    p.par_chunks_mut(PAR_CHUNK)
-        .zip(g.par_chunks(PAR_CHUNK))
-        .zip(s0.into_par_iter().zip(s1))
-        .for_each(|((p, g), (s0, s1))| f(p, g, (s0, s1)));
 }
 
-/// A state buffer in blocks of [`PAR_CHUNK`]; an unused (empty) one as `blocks` empty slices.
-fn state_blocks<T>(s: &mut [T], blocks: usize) -> Vec<&mut [T]> {
-    if s.is_empty() {
-        (0..blocks).map(|_| &mut [][..]).collect()
-    } else {
-        s.chunks_mut(PAR_CHUNK).collect()
+fn halves<T: Elem>(
+    p: &mut [T],
+    g: &[T],
+    (s0, s1): State<'_, T>,
+    f: &(impl Fn(&mut [T], &[T], State<'_, T>) + Sync),
+) {
+    if p.len() <= PAR_CHUNK {
+        return f(p, g, (s0, s1));
     }
+    let mid = p.len() / 2;
+    let (p0, p1) = p.split_at_mut(mid);
+    let (g0, g1) = g.split_at(mid);
+    // An unused state buffer is empty and splits into two empty halves.
+    let (s00, s01) = s0.split_at_mut(mid.min(s0.len()));
+    let (s10, s11) = s1.split_at_mut(mid.min(s1.len()));
+    rayon::join(
+        || halves(p0, g0, (s00, s10), f),
+        || halves(p1, g1, (s01, s11), f),
+    );
 }
