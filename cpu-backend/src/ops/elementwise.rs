@@ -10,6 +10,7 @@ use crate::{BinaryOp, CpuStorage, UnaryOp};
 use adjoint_backend::Real;
 use ndarray::{ArrayD, IxDyn, Zip};
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 /// Buffers at least this long are processed in parallel.
 pub const PAR_MIN: usize = 1 << 18;
@@ -176,7 +177,7 @@ fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
 impl<T: Real + Send + Sync> Apply<T> for Strided<'_, T> {
     fn apply<F: Fn(T, T) -> T + Sync + Send>(self, f: F) -> Vec<T> {
         let n: usize = self.out.iter().product();
-        let mut result = vec![T::zero(); n];
+        let mut result = Vec::with_capacity(n);
         if n == 0 {
             return result;
         }
@@ -185,26 +186,32 @@ impl<T: Real + Send + Sync> Apply<T> for Strided<'_, T> {
             broadcast_strides(self.a.1, self.out),
             broadcast_strides(self.b.1, self.out),
         );
+        // Written through the spare capacity: every element is written once, none read, so
+        // the output is not zeroed first.
+        let out = &mut result.spare_capacity_mut()[..n];
         if n >= PAR_MIN {
             let rows = PAR_CHUNK.div_ceil(inner);
-            result
-                .par_chunks_mut(rows * inner)
+            out.par_chunks_mut(rows * inner)
                 .enumerate()
                 .for_each(|(i, out)| self.rows(i * rows, out, (&sa, &sb), &f));
         } else {
-            self.rows(0, &mut result, (&sa, &sb), &f);
+            self.rows(0, out, (&sa, &sb), &f);
         }
+        // SAFETY: `rows` wrote all `n` elements: `out` is whole rows of `inner` elements, and
+        // each row is zipped with operand slices of exactly `inner` elements (an index out of
+        // range panics before `set_len`) or filled.
+        unsafe { result.set_len(n) };
         result
     }
 }
 
 impl<T: Real> Strided<'_, T> {
     /// Writes the innermost rows `first..` of the output into `out` (whole rows), walking the
-    /// operands with strides `sa`, `sb`.
+    /// operands with strides `sa`, `sb`; every element of `out` is written.
     fn rows(
         &self,
         first: usize,
-        out: &mut [T],
+        out: &mut [MaybeUninit<T>],
         (sa, sb): (&[usize], &[usize]),
         f: &impl Fn(T, T) -> T,
     ) {
@@ -228,21 +235,25 @@ impl<T: Real> Strided<'_, T> {
         for row in out.chunks_mut(inner) {
             match (ia, ib) {
                 (1, 1) => {
-                    for ((o, &x), &y) in row.iter_mut().zip(&a[oa..]).zip(&b[ob..]) {
-                        *o = f(x, y);
+                    for ((o, &x), &y) in row
+                        .iter_mut()
+                        .zip(&a[oa..oa + inner])
+                        .zip(&b[ob..ob + inner])
+                    {
+                        o.write(f(x, y));
                     }
                 }
                 (1, 0) => {
-                    for (o, &x) in row.iter_mut().zip(&a[oa..]) {
-                        *o = f(x, b[ob]);
+                    for (o, &x) in row.iter_mut().zip(&a[oa..oa + inner]) {
+                        o.write(f(x, b[ob]));
                     }
                 }
                 (0, 1) => {
-                    for (o, &y) in row.iter_mut().zip(&b[ob..]) {
-                        *o = f(a[oa], y);
+                    for (o, &y) in row.iter_mut().zip(&b[ob..ob + inner]) {
+                        o.write(f(a[oa], y));
                     }
                 }
-                _ => row.fill(f(a[oa], b[ob])),
+                _ => row.fill(MaybeUninit::new(f(a[oa], b[ob]))),
             }
             for d in (0..outer).rev() {
                 index[d] += 1;
