@@ -45,7 +45,6 @@ round_dirs=()
 for round in $(seq "$rounds"); do
   dir=bench/results/round$round
   mkdir -p "$dir"
-  rm -f "$dir"/*.json
   echo "== round $round/$rounds: adjoint (cargo bench --bench steps)" >&2
   cargo bench --bench steps -- --noplot 2>&1 | tee bench/results/steps.log >&2
   python3 bench/table.py --collect "$target/criterion" > "$dir/adjoint.json"

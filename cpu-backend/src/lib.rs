@@ -3,7 +3,9 @@
 //! * Matrix products call `matrixmultiply`'s single-threaded `sgemm`/`dgemm`; all threading is
 //!   rayon's, in one pool (a large product is split into row or column blocks, the
 //!   convolution runs one image per task); `docs/tensors.md` has the measurements behind this.
-//! * Elementwise ops, reductions and layout changes are `ndarray` zips over (broadcast) views.
+//! * Elementwise ops and reductions are one monomorphic loop per op over the buffers, split
+//!   across the threads from 2¹⁸ elements; `select` and layout changes are `ndarray` zips
+//!   over (broadcast) views.
 //! * Convolution is `im2col` + one serial GEMM per image and group, the images spread over
 //!   the threads; max pooling and its tangent are single passes (`ops::pool`).
 //!

@@ -136,7 +136,7 @@ impl<B: Backend> Tensor<B> {
     }
 }
 
-/// The boxed pullback of a pooling rule (the fused and composed forms differ in type).
+/// The boxed pullback of a pooling rule (max and average pooling build different closures).
 type PoolPb<B> = Box<dyn FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent, NoTangent)>;
 
 /// The input tangent of max pooling over `planes` (`[P, H, W]`) from the winning tap of

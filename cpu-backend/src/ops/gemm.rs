@@ -51,8 +51,8 @@ macro_rules! gemm_impl {
 gemm_impl!(f32, matrixmultiply::sgemm);
 gemm_impl!(f64, matrixmultiply::dgemm);
 
-/// Products of fewer multiply-adds than this run on one thread: below it, waking a second
-/// thread costs about as much as it saves.
+/// Products of fewer multiply-adds than this run on one thread (a round number, not tuned:
+/// handing a product to a second thread has a fixed cost that a small one does not repay).
 const PARALLEL_MIN: usize = 1 << 18;
 
 /// Block boundaries of a split are multiples of this, so that every block but the last keeps

@@ -72,8 +72,9 @@ fn forward<T: Real + Send + Sync>(x: &[T], g: &Conv2dGeometry) -> (Vec<T>, Vec<u
 
 /// The maximum and first maximal tap of every window of one plane. A NaN wins over numbers
 /// (the first NaN of a window); padding is skipped, so it never wins. Taps are visited in
-/// row-major window order, each over a whole output row at once, with branch-free selects
-/// over the columns it reads inside the input.
+/// row-major window order, each over the output columns of a row that it reads inside the
+/// input. The selects compile to branches (this loop is ~8–10% of the MNIST CNN step);
+/// two rewrites without them, measured, were no faster.
 fn pool_plane<T: Real>(plane: &[T], g: &Conv2dGeometry, y: &mut [T], ids: &mut [u32]) {
     const NONE: u32 = u32::MAX;
     let [oh, ow] = g.output().expect("geometry validated by the caller");
@@ -127,7 +128,7 @@ fn backward<T: Real + Send + Sync>(dy: &[T], winners: &[u32], g: &Conv2dGeometry
                 let row = oi * ow..(oi + 1) * ow;
                 for (oj, (&d, &tap)) in dy[row.clone()].iter().zip(&winners[row]).enumerate() {
                     let [ki, kj] = taps[tap as usize];
-                    // A winner is a tap inside the input, so both coordinates exist.
+                    // Skips only the tap 0 of a window entirely in the padding.
                     if let (Some(r), Some(c)) = (coord(g, 0, oi, ki), coord(g, 1, oj, kj)) {
                         dx[r * w + c] = dx[r * w + c] + d;
                     }
