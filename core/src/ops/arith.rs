@@ -15,7 +15,7 @@
 use super::slot;
 use crate::rules::operators::{AddRule, DivRule, MulRule, NegRule, SubRule};
 use crate::tensor::error::{TensorError, ensure, or_panic};
-use crate::tensor::shape::{aligned, broadcast_shapes, reduced_axes};
+use crate::tensor::shape::{aligned, broadcast_shape, reduced_axes};
 use crate::tensor::{Backend, Tensor, TensorTangent};
 use adjoint_backend::{BinaryOp, ReduceOp, UnaryOp};
 
@@ -48,7 +48,7 @@ impl<B: Backend> Tensor<B> {
                 rhs.shape()
             )
         })?;
-        let out = broadcast_shapes(name, self.shape(), rhs.shape())?;
+        let out = broadcast_shape(name, self.shape(), rhs.shape())?;
         let (ls, rs) = (
             aligned(self.shape(), out.len()),
             aligned(rhs.shape(), out.len()),
@@ -82,10 +82,14 @@ impl<B: Backend> Tensor<B> {
         }
         assert!(
             shape.len() <= self.rank()
-                && broadcast_shapes("sum_to", shape, self.shape()).as_deref() == Ok(self.shape()),
+                && broadcast_shape("sum_to", shape, self.shape()).as_deref() == Ok(self.shape()),
             "sum_to: shape {shape:?} does not broadcast to {:?}",
             self.shape()
         );
+        if self.len() == shape.iter().product::<usize>() {
+            // Only axes of size 1 are summed: the elements are already the sums, in order.
+            return self.with_shape(shape);
+        }
         let axes = reduced_axes(self.shape(), shape);
         let s = B::reduce(ReduceOp::Sum, self.storage(), self.shape(), &axes);
         Tensor::from_storage(s, shape)

@@ -11,7 +11,7 @@
 
 use super::slot;
 use crate::tensor::error::{TensorError, ensure, or_panic};
-use crate::tensor::shape::{aligned, broadcast_shapes};
+use crate::tensor::shape::{aligned, broadcast_shape};
 use crate::tensor::{Backend, Tensor, TensorTangent};
 use adjoint_backend::BinaryOp;
 
@@ -71,8 +71,8 @@ impl<B: Backend> Tensor<B> {
                 on_false.dtype()
             )
         })?;
-        let out = broadcast_shapes("where_", self.shape(), on_true.shape())?;
-        let out = broadcast_shapes("where_", &out, on_false.shape())?;
+        let out = broadcast_shape("where_", self.shape(), on_true.shape())?;
+        let out = broadcast_shape("where_", &out, on_false.shape())?;
         let r = out.len();
         let (m, t, f) = (
             aligned(self.shape(), r),

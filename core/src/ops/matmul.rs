@@ -9,7 +9,7 @@
 
 use super::slot;
 use crate::tensor::error::{TensorError, ensure, or_panic};
-use crate::tensor::shape::broadcast_shapes;
+use crate::tensor::shape::broadcast_shape;
 use crate::tensor::{Backend, MatmulSpec, Tensor, TensorTangent};
 
 impl<B: Backend> Tensor<B> {
@@ -41,7 +41,7 @@ impl<B: Backend> Tensor<B> {
         ensure(a[a.len() - 1] == b[b.len() - 2], "matmul", || {
             format!("inner dimensions differ: {a:?} · {b:?}")
         })?;
-        broadcast_shapes("matmul", &a[..a.len() - 2], &b[..b.len() - 2]).map_err(|_| {
+        broadcast_shape("matmul", &a[..a.len() - 2], &b[..b.len() - 2]).map_err(|_| {
             TensorError::new(
                 "matmul",
                 format!("batch axes do not broadcast: {a:?} · {b:?}"),
@@ -102,9 +102,9 @@ pub(crate) fn gemm<B: Backend>(a: &Tensor<B>, ta: bool, b: &Tensor<B>, tb: bool)
     };
     let n = if tb { sb[rb - 2] } else { sb[rb - 1] };
     let (batch_a, batch_b) = (&sa[..ra - 2], &sb[..rb - 2]);
-    let batch_shape = broadcast_shapes("matmul", batch_a, batch_b).expect("validated");
+    let batch_shape = broadcast_shape("matmul", batch_a, batch_b).expect("validated");
     let mut out_shape = batch_shape.clone();
-    out_shape.extend([m, n]);
+    out_shape.extend_from_slice(&[m, n]);
     if batch_b.is_empty() && !ta {
         let rows = batch_a.iter().product::<usize>() * m;
         let spec = MatmulSpec {
@@ -127,7 +127,7 @@ pub(crate) fn gemm<B: Backend>(a: &Tensor<B>, ta: bool, b: &Tensor<B>, tb: bool)
             (t.clone(), rows * cols)
         } else {
             let mut full = batch_shape.clone();
-            full.extend([rows, cols]);
+            full.extend_from_slice(&[rows, cols]);
             (t.broadcast_to(&full), rows * cols)
         }
     };

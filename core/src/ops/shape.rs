@@ -10,7 +10,7 @@
 use super::slot;
 use crate::__private::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
-use crate::tensor::shape::{aligned, broadcast_shapes, normalize_axis};
+use crate::tensor::shape::{aligned, broadcast_shape, normalize_axis};
 use crate::tensor::{Backend, Tensor, TensorTangent};
 
 /// Pullback slots of a layout op with one constant argument.
@@ -113,7 +113,7 @@ impl<B: Backend> Tensor<B> {
     /// [`broadcast_to`](Tensor::broadcast_to) returning an error.
     pub fn try_broadcast_to(&self, shape: &[usize]) -> Result<Self, TensorError> {
         let ok = self.rank() <= shape.len()
-            && broadcast_shapes("broadcast_to", self.shape(), shape).as_deref() == Ok(shape);
+            && broadcast_shape("broadcast_to", self.shape(), shape).as_deref() == Ok(shape);
         ensure(ok, "broadcast_to", || {
             format!("shape {:?} does not broadcast to {shape:?}", self.shape())
         })?;

@@ -7,8 +7,8 @@
 //! (no rank promotion of matrices to batches except in `matmul`'s batch axes, no scalar
 //! conversion of one-element tensors).
 
+use super::Shape;
 use super::error::{TensorError, ensure};
-use std::borrow::Cow;
 
 /// The broadcast shape of `a` and `b`.
 pub fn broadcast_shapes(
@@ -16,9 +16,19 @@ pub fn broadcast_shapes(
     a: &[usize],
     b: &[usize],
 ) -> Result<Vec<usize>, TensorError> {
+    broadcast_shape(op, a, b).map(|s| s.to_vec())
+}
+
+/// [`broadcast_shapes`] as an inline [`Shape`]: what the ops use, so that checking a shape
+/// allocates nothing up to rank 4.
+pub(crate) fn broadcast_shape(
+    op: &'static str,
+    a: &[usize],
+    b: &[usize],
+) -> Result<Shape, TensorError> {
     let rank = a.len().max(b.len());
     let (pa, pb) = (aligned(a, rank), aligned(b, rank));
-    let mut out = Vec::with_capacity(rank);
+    let mut out = Shape::with_capacity(rank);
     for (&x, &y) in pa.iter().zip(pb.iter()) {
         ensure(x == y || x == 1 || y == 1, op, || {
             format!(
@@ -30,15 +40,12 @@ pub fn broadcast_shapes(
     Ok(out)
 }
 
-/// `shape` with leading 1s up to `rank` (borrowed when it already has that rank, the common
-/// case: no allocation per elementwise op).
-pub fn aligned(shape: &[usize], rank: usize) -> Cow<'_, [usize]> {
-    if shape.len() == rank {
-        return Cow::Borrowed(shape);
-    }
-    let mut out = vec![1; rank - shape.len()];
+/// `shape` with leading 1s up to `rank`, inline up to rank 4 (no allocation per elementwise
+/// op).
+pub fn aligned(shape: &[usize], rank: usize) -> Shape {
+    let mut out: Shape = std::iter::repeat_n(1, rank - shape.len()).collect();
     out.extend_from_slice(shape);
-    Cow::Owned(out)
+    out
 }
 
 /// `axis` checked against `rank`; negative values count from the end (`-1` is the last).
@@ -75,7 +82,7 @@ pub fn normalize_axes(
 }
 
 /// The axes of `from` (aligned to its rank) that must be summed to get `to` after broadcasting.
-pub fn reduced_axes(from: &[usize], to: &[usize]) -> Vec<usize> {
+pub fn reduced_axes(from: &[usize], to: &[usize]) -> Shape {
     let lead = from.len() - to.len();
     (0..from.len())
         .filter(|&i| i < lead || (to[i - lead] == 1 && from[i] != 1))
