@@ -4,6 +4,7 @@
 //! constants are converted once), so that LLVM vectorises it; buffers of at least
 //! [`PAR_MIN`] elements are split across the cores with rayon.
 
+use super::math::Tanh;
 use super::{into_vec, view};
 use crate::storage::float_match;
 use crate::{BinaryOp, CpuStorage, UnaryOp};
@@ -80,7 +81,7 @@ impl Eval2 for BinaryOp {
     }
 }
 
-fn unary_typed<T: Real + Send + Sync>(op: UnaryOp, v: &[T]) -> Vec<T> {
+fn unary_typed<T: Real + Send + Sync + Tanh>(op: UnaryOp, v: &[T]) -> Vec<T> {
     macro_rules! run {
         (|$x:ident, $y:ident| $e:expr) => {
             map1(v, |$x| {
@@ -89,7 +90,8 @@ fn unary_typed<T: Real + Send + Sync>(op: UnaryOp, v: &[T]) -> Vec<T> {
             })
         };
     }
-    fixed_ops!(UnaryOp, op, run, [Neg, Exp, Ln, Sqrt, Rsqrt, Recip, Abs, Sign, Tanh, Sigmoid, Relu, Gelu, Silu, Sin, Cos], {
+    fixed_ops!(UnaryOp, op, run, [Neg, Exp, Ln, Sqrt, Rsqrt, Recip, Abs, Sign, Sigmoid, Relu, Gelu, Silu, Sin, Cos], {
+        UnaryOp::Tanh => map1(v, T::tanh_elementwise),
         UnaryOp::AddScalar(c) => {
             let c = cst::<T>(c);
             map1(v, move |x| x + c)

@@ -6,6 +6,7 @@ pub mod elementwise;
 mod gemm;
 pub mod index;
 pub mod layout;
+pub mod math;
 pub mod matmul;
 pub mod pool;
 pub mod random;
