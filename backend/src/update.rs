@@ -1,4 +1,5 @@
-//! [`UpdateOp`]: the fused, in-place optimizer updates of [`Backend::update`](crate::Backend),
+//! [`UpdateOp`]: the fused, in-place optimizer updates of [`Backend::update`](crate::Backend)
+//! (and the in-place tangent sum [`UpdateOp::Accumulate`]),
 //! with the scalar meaning of each as a generic function (the CPU kernel, and the CUDA test
 //! oracle).
 //!
@@ -72,6 +73,10 @@ pub enum UpdateOp {
         /// `c₂ = 1 − β₂ᵗ`.
         bias_correction2: f64,
     },
+    /// `θ ← θ + g`: the in-place sum that accumulates a tangent into a gradient buffer (what
+    /// `TensorTangent::plus_assign` runs when the accumulator's buffer is not shared), so that
+    /// summing the contributions of a loop's iterations allocates nothing. No state.
+    Accumulate,
 }
 
 fn c<T: Real>(v: f64) -> T {
@@ -84,6 +89,7 @@ impl UpdateOp {
         match *self {
             UpdateOp::Sgd { momentum, .. } => usize::from(momentum != 0.0),
             UpdateOp::Adam { .. } => 2,
+            UpdateOp::Accumulate => 0,
         }
     }
 
@@ -147,6 +153,7 @@ impl UpdateOp {
                 let step_size = lr / bias_correction1;
                 (p + c::<T>(-step_size) * m / denom, [m, v])
             }
+            UpdateOp::Accumulate => (p + g, s),
         }
     }
 }

@@ -526,6 +526,7 @@ fn optimizer_steps_in_place() {
             bias_correction1: 0.1,
             bias_correction2: 0.001,
         },
+        UpdateOp::Accumulate,
     ];
     for dtype in FLOATS {
         for op in ops {

@@ -101,6 +101,11 @@ impl<B: Backend> Tensor<B> {
         Arc::get_mut(&mut self.storage).expect("the buffer is held uniquely after the copy")
     }
 
+    /// The device buffer for writing in place if no other tensor shares it, else `None`.
+    pub(crate) fn unique_storage_mut(&mut self) -> Option<&mut B::Storage> {
+        Arc::get_mut(&mut self.storage)
+    }
+
     /// The size of each axis.
     pub fn shape(&self) -> &[usize] {
         &self.shape

@@ -26,6 +26,9 @@ pub(crate) fn broadcast_shape(
     a: &[usize],
     b: &[usize],
 ) -> Result<Shape, TensorError> {
+    if a == b {
+        return Ok(Shape::from_slice(a));
+    }
     let rank = a.len().max(b.len());
     let (pa, pb) = (aligned(a, rank), aligned(b, rank));
     let mut out = Shape::with_capacity(rank);
@@ -43,8 +46,8 @@ pub(crate) fn broadcast_shape(
 /// `shape` with leading 1s up to `rank`, inline up to rank 4 (no allocation per elementwise
 /// op).
 pub fn aligned(shape: &[usize], rank: usize) -> Shape {
-    let mut out: Shape = std::iter::repeat_n(1, rank - shape.len()).collect();
-    out.extend_from_slice(shape);
+    let mut out = Shape::from_elem(1, rank);
+    out[rank - shape.len()..].copy_from_slice(shape);
     out
 }
 

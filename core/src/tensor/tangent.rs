@@ -1,6 +1,6 @@
 //! [`TensorTangent`]: the tangent of a tensor, and the [`Differentiable`] impl of [`Tensor`].
 
-use super::{Backend, Cpu, Tensor};
+use super::{Backend, Cpu, Tensor, UpdateOp};
 use crate::{Differentiable, TangentVector, UnitSeed};
 
 /// The derivative with respect to a [`Tensor`]: a tensor of the same shape, or a symbolic zero.
@@ -92,6 +92,27 @@ impl<B: Backend> TangentVector for TensorTangent<B> {
         }
     }
 
+    /// `self ← self + other`, in place when `self`'s buffer is not shared with another tensor
+    /// (the common case for a gradient accumulator): no allocation.
+    #[track_caller]
+    fn plus_assign(&mut self, other: Self) {
+        match (&mut *self, other) {
+            (_, TensorTangent::Zero) => {}
+            (TensorTangent::Dense(acc), TensorTangent::Dense(t))
+                if acc.shape() == t.shape() && acc.dtype() == t.dtype() && t.dtype().is_float() =>
+            {
+                match acc.unique_storage_mut() {
+                    Some(buf) => B::update(UpdateOp::Accumulate, buf, t.storage(), &mut []),
+                    None => *acc = &*acc + &t,
+                }
+            }
+            (this, t) => {
+                let acc = std::mem::replace(this, TensorTangent::Zero);
+                *this = acc.plus(t);
+            }
+        }
+    }
+
     fn scaled(self, factor: f64) -> Self {
         self.map(|t| &t * factor)
     }
@@ -128,5 +149,52 @@ impl<B: Backend> UnitSeed for Tensor<B> {
             self.shape()
         );
         TensorTangent::Dense(self.ones_like())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dense(v: &[f64]) -> TensorTangent {
+        TensorTangent::Dense(Tensor::from_vec(v.to_vec(), &[v.len()]))
+    }
+
+    #[test]
+    fn plus_assign_adds_in_place_into_an_unshared_buffer() {
+        let mut acc = dense(&[1.0, 2.0, 3.0]);
+        let ptr = |t: &TensorTangent| match t {
+            TensorTangent::Dense(t) => t.storage() as *const <Cpu as Backend>::Storage,
+            TensorTangent::Zero => std::ptr::null(),
+        };
+        let first = ptr(&acc);
+        acc.plus_assign(dense(&[10.0, 20.0, 30.0]));
+        assert_eq!(ptr(&acc), first, "the unshared buffer is reused");
+        assert_eq!(acc.clone().unwrap().to_vec_f64(), vec![11.0, 22.0, 33.0]);
+        acc.plus_assign(TensorTangent::Zero);
+        assert_eq!(acc.unwrap().to_vec_f64(), vec![11.0, 22.0, 33.0]);
+    }
+
+    #[test]
+    fn plus_assign_never_writes_a_shared_buffer() {
+        let mut acc = dense(&[1.0, 2.0]);
+        let alias = acc.clone();
+        acc.plus_assign(dense(&[0.5, 0.25]));
+        assert_eq!(acc.unwrap().to_vec_f64(), vec![1.5, 2.25]);
+        assert_eq!(alias.unwrap().to_vec_f64(), vec![1.0, 2.0]);
+        // A zero accumulator takes the tangent itself, which a later sum must not modify.
+        let t = dense(&[4.0]);
+        let mut acc = TensorTangent::zero();
+        acc.plus_assign(t.clone());
+        acc.plus_assign(dense(&[1.0]));
+        assert_eq!(acc.unwrap().to_vec_f64(), vec![5.0]);
+        assert_eq!(t.unwrap().to_vec_f64(), vec![4.0]);
+    }
+
+    #[test]
+    #[should_panic(expected = "tangent plus: shapes differ")]
+    fn plus_assign_checks_shapes() {
+        let mut acc = dense(&[1.0, 2.0]);
+        acc.plus_assign(dense(&[1.0]));
     }
 }

@@ -80,6 +80,12 @@ impl UpdateParams {
                 bias_correction2,
                 ..UpdateParams::default()
             },
+            // Plain SGD with γ = −1 is `θ − (−1)·g = θ + g`, exactly (both steps are exact).
+            UpdateOp::Accumulate => UpdateParams {
+                kind: 0,
+                lr: -1.0,
+                ..UpdateParams::default()
+            },
         }
     }
 }
