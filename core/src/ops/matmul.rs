@@ -10,7 +10,7 @@
 use super::slot;
 use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::shape::broadcast_shape;
-use crate::tensor::{Backend, MatmulSpec, Tensor, TensorTangent};
+use crate::tensor::{Backend, MatmulSpec, Shape, Tensor, TensorTangent};
 
 impl<B: Backend> Tensor<B> {
     /// The matrix product over the last two axes, broadcasting batch axes:
@@ -103,7 +103,7 @@ pub(crate) fn gemm<B: Backend>(a: &Tensor<B>, ta: bool, b: &Tensor<B>, tb: bool)
     let n = if tb { sb[rb - 2] } else { sb[rb - 1] };
     let (batch_a, batch_b) = (&sa[..ra - 2], &sb[..rb - 2]);
     let batch_shape = broadcast_shape("matmul", batch_a, batch_b).expect("validated");
-    let mut out_shape = batch_shape.clone();
+    let mut out_shape = Shape::from_slice(&batch_shape);
     out_shape.extend_from_slice(&[m, n]);
     if batch_b.is_empty() && !ta {
         let rows = batch_a.iter().product::<usize>() * m;
@@ -126,7 +126,7 @@ pub(crate) fn gemm<B: Backend>(a: &Tensor<B>, ta: bool, b: &Tensor<B>, tb: bool)
         } else if own == batch_shape.as_slice() {
             (t.clone(), rows * cols)
         } else {
-            let mut full = batch_shape.clone();
+            let mut full = Shape::from_slice(&batch_shape);
             full.extend_from_slice(&[rows, cols]);
             (t.broadcast_to(&full), rows * cols)
         }

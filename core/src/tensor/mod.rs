@@ -52,7 +52,7 @@ impl<B: Backend> Clone for Tensor<B> {
     fn clone(&self) -> Self {
         Tensor {
             storage: Arc::clone(&self.storage),
-            shape: self.shape.clone(),
+            shape: Shape::from_slice(&self.shape),
         }
     }
 }
@@ -114,7 +114,8 @@ impl<B: Backend> Tensor<B> {
     /// The shape as an owned value that stays inline up to rank 4 (for pullbacks that keep a
     /// shape: no allocation per op).
     pub(crate) fn shape_owned(&self) -> Shape {
-        self.shape.clone()
+        // `from_slice` copies the elements in one go (`clone` extends one element at a time).
+        Shape::from_slice(&self.shape)
     }
 
     /// The number of axes.
