@@ -2141,3 +2141,69 @@ fn unchanging_parameters_shared_by_recomputed_loops() {
     check!(shared_then_shadowed, shared_then_shadowed_vjp; [1.0, -2.0, 0.5] => [6.0, 6.0, 6.0]);
     check!(shared_used_whole, shared_used_whole_vjp; [1.0, -2.0, 0.5] => [3.0, 3.0, 3.0]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Accumulation loops the pullback must not run again
+// ---------------------------------------------------------------------------------------------
+//
+// A loop that only adds into its variables may be differentiated by running it again in the
+// pullback instead of storing each iteration. That is wrong when the second run sees other
+// values: a call that reads changing state, or a variable the loop assigns but does not carry.
+
+thread_local! {
+    /// The state of [`draw`]: 1, 2, 3, … on successive calls.
+    static DRAWS: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// The next number of a sequence 1, 2, 3, …: a stand-in for a random number generator.
+fn draw() -> f64 {
+    DRAWS.with(|d| {
+        d.set(d.get() + 1);
+        f64::from(d.get())
+    })
+}
+
+/// Σ_{k<4} x·draw() with draws 1, 2, 3, 4 = 10x, d/dx = 10 (a replay would draw 5…8: 26).
+#[differentiable]
+fn draws_in_accumulation(x: f64) -> f64 {
+    let mut s = 0.0;
+    for _ in 0..4 {
+        s += x * draw();
+    }
+    s
+}
+
+/// Σ_{k<4} x·a[2k] with an inactive counter: d/dx = a₀ + a₂ + a₄ + a₆, d/daᵢ = x for even i
+/// (a replay would start the counter at its final value, 8).
+#[differentiable]
+fn counter_in_accumulation(x: f64, a: &[f64; 8]) -> f64 {
+    let mut s = 0.0;
+    let mut k = 0;
+    for _ in 0..4 {
+        s += x * a[k];
+        k += 2;
+    }
+    s
+}
+
+#[test]
+fn accumulations_with_state_are_not_replayed() {
+    DRAWS.with(|d| d.set(0));
+    let (value, pullback) = draws_in_accumulation_vjp(0.5);
+    assert_eq!(value, 5.0);
+    assert_eq!(pullback(1.0), 10.0);
+
+    let a = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
+    let x = 0.75;
+    let (value, pullback) = counter_in_accumulation_vjp(x, &a);
+    assert_eq!(value, x * 16.0);
+    let (dx, da) = pullback(1.0);
+    assert_eq!(dx, 16.0);
+    assert_eq!(da, [x, 0.0, x, 0.0, x, 0.0, x, 0.0]);
+    check_gradient(
+        "counter_in_accumulation",
+        |(x, a): (f64, [f64; 8])| counter_in_accumulation(x, &a),
+        (x, a),
+        (dx, da),
+    );
+}

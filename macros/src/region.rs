@@ -374,8 +374,13 @@ impl Lowering<'_> {
             .copied()
             .chain(free.iter().map(|i| &i.name))
             .collect();
+        // Running the loop again needs every variable it assigns restored (so all of them
+        // carried: an inactive counter would start from its final value) and a body that gives
+        // the same values the second time.
         let expr = match replay.filter(|_| {
             exit_check.is_empty()
+                && carried.len() == assigned.len()
+                && scan::replayable(body)
                 && accumulates_only(body, &carried_names)
                 && (self.refs_capturable || !captured.iter().any(|n| self.ref_names.contains(n)))
         }) {

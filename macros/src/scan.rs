@@ -100,6 +100,93 @@ fn assigns_next(rest: &[TokenTree]) -> bool {
     }
 }
 
+/// Methods of `f32`/`f64` (and `clone`): functions of their receiver and arguments only, so a
+/// loop body calling them gives the same values when run again.
+const PURE_METHODS: &[&str] = &[
+    "abs",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "cbrt",
+    "ceil",
+    "clamp",
+    "clone",
+    "copysign",
+    "cos",
+    "cosh",
+    "exp",
+    "exp2",
+    "exp_m1",
+    "floor",
+    "fract",
+    "hypot",
+    "ln",
+    "ln_1p",
+    "log",
+    "log10",
+    "log2",
+    "max",
+    "min",
+    "mul_add",
+    "powf",
+    "powi",
+    "recip",
+    "round",
+    "signum",
+    "sin",
+    "sin_cos",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+    "to_degrees",
+    "to_radians",
+    "trunc",
+];
+
+/// Whether running `body` a second time from the same variables gives the same values: it
+/// calls no function or macro (which may read or change state: a random number generator, a
+/// counter, I/O), only the pure float methods, and takes no `&mut` borrow. A pullback may then
+/// run the loop again instead of storing each iteration's residuals.
+pub fn replayable(body: &syn::Block) -> bool {
+    struct Pure(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Pure {
+        fn visit_expr(&mut self, e: &'ast syn::Expr) {
+            use syn::Expr;
+            let pure = match e {
+                Expr::Call(_)
+                | Expr::Macro(_)
+                | Expr::Closure(_)
+                | Expr::Unsafe(_)
+                | Expr::Async(_)
+                | Expr::Await(_)
+                | Expr::Yield(_) => false,
+                Expr::MethodCall(m) => PURE_METHODS.contains(&m.method.to_string().as_str()),
+                Expr::Reference(r) => r.mutability.is_none(),
+                _ => true,
+            };
+            if pure {
+                syn::visit::visit_expr(self, e);
+            } else {
+                self.0 = false;
+            }
+        }
+        fn visit_stmt_macro(&mut self, _: &'ast syn::StmtMacro) {
+            self.0 = false;
+        }
+        fn visit_item(&mut self, _: &'ast syn::Item) {
+            self.0 = false;
+        }
+    }
+    let mut pure = Pure(true);
+    syn::visit::Visit::visit_block(&mut pure, body);
+    pure.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,5 +214,35 @@ mod tests {
         assert!(first_mention(t, &mut |i| i == "x").is_none());
         let t = quote!(println!("{}", x));
         assert!(first_mention(t, &mut |i| i == "x").is_some());
+    }
+
+    #[test]
+    fn replayable_bodies_call_only_pure_float_methods() {
+        let pure: syn::Block = syn::parse_quote!({
+            s += (w[i] * x).tanh().max(0.0);
+        });
+        assert!(replayable(&pure));
+        for impure in [
+            quote!({
+                s += x * next();
+            }),
+            quote!({
+                s += x * rng.sample();
+            }),
+            quote!({
+                println!("{}", s);
+                s += x;
+            }),
+            quote!({
+                s += x;
+                bump(&mut n);
+            }),
+            quote!({
+                s += (|| x)();
+            }),
+        ] {
+            let block: syn::Block = syn::parse2(impure.clone()).unwrap();
+            assert!(!replayable(&block), "{impure}");
+        }
     }
 }
