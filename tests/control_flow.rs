@@ -2146,9 +2146,11 @@ fn unchanging_parameters_shared_by_recomputed_loops() {
 // Accumulation loops the pullback must not run again
 // ---------------------------------------------------------------------------------------------
 //
-// A loop that only adds into its variables may be differentiated by running it again in the
-// pullback instead of storing each iteration. That is wrong when the second run sees other
-// values: a call that reads changing state, or a variable the loop assigns but does not carry.
+// A loop over a range may be differentiated by running its body again in the pullback instead
+// of storing each iteration's residuals (forwards for a loop that only adds into its
+// variables, backwards from stored states for a recurrence). That is wrong when the second run
+// sees other values: a call that reads changing state, or a variable the loop assigns but does
+// not carry. Such loops are taped.
 
 thread_local! {
     /// The state of [`draw`]: 1, 2, 3, … on successive calls.
@@ -2186,8 +2188,31 @@ fn counter_in_accumulation(x: f64, a: &[f64; 8]) -> f64 {
     s
 }
 
+/// x·draw()·draw()·… over 3 iterations with draws 1, 2, 3: 6x, d/dx = 6 (a recurrence, so
+/// a candidate for checkpointing, which would draw 4, 5, 6 when run again: 120).
+#[differentiable]
+fn draws_in_recurrence(x: f64) -> f64 {
+    let mut y = x;
+    for _ in 0..3 {
+        y = y * draw();
+    }
+    y
+}
+
+/// y ← y·a[k], k ← k + 3 over 3 iterations: y = x·a₀·a₃·a₆, d/dx = a₀a₃a₆.
+#[differentiable(wrt(x))]
+fn counter_in_recurrence(x: f64, a: &[f64; 8]) -> f64 {
+    let mut y = x;
+    let mut k = 0;
+    for _ in 0..3 {
+        y = y * a[k];
+        k += 3;
+    }
+    y
+}
+
 #[test]
-fn accumulations_with_state_are_not_replayed() {
+fn loops_with_state_are_not_replayed() {
     DRAWS.with(|d| d.set(0));
     let (value, pullback) = draws_in_accumulation_vjp(0.5);
     assert_eq!(value, 5.0);
@@ -2200,6 +2225,13 @@ fn accumulations_with_state_are_not_replayed() {
     let (dx, da) = pullback(1.0);
     assert_eq!(dx, 16.0);
     assert_eq!(da, [x, 0.0, x, 0.0, x, 0.0, x, 0.0]);
+    DRAWS.with(|d| d.set(0));
+    let (value, pullback) = draws_in_recurrence_vjp(0.5);
+    assert_eq!(value, 3.0);
+    assert_eq!(pullback(1.0), 6.0);
+    let (value, pullback) = counter_in_recurrence_vjp(x, &a);
+    assert_eq!(value, x * 28.0);
+    assert_eq!(pullback(1.0), 28.0);
     check_gradient(
         "counter_in_accumulation",
         |(x, a): (f64, [f64; 8])| counter_in_accumulation(x, &a),

@@ -583,6 +583,7 @@ impl<'u> Lowering<'u> {
         }
         let replay = matches!(&*f.expr, Expr::Range(_)).then(|| crate::region::Replay {
             pattern: quote!(#(#attrs)* #pat),
+            pat: quote!(#pat),
             range: iter.clone(),
         });
         let bound = pattern_names(&f.pat);

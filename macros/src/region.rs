@@ -11,6 +11,10 @@
 //!   at the end of the iteration to their adjoints at its start, and the loop's pullback runs
 //!   the closures in reverse. A loop of N iterations holds N closures, each holding the
 //!   residuals of one iteration.
+//! * A `for` loop over a range whose body gives the same values when run again (see
+//!   [`scan::replayable`]) stores less: an accumulation loop is run again forwards in the
+//!   pullback ([`LoopCode::replayed`]), a straight-line recurrence stores only its carried
+//!   variables per iteration and is run again backwards ([`LoopCode::checkpointed`]).
 //!
 //! [`Branch`]: https://docs.rs/adjoint
 
@@ -381,9 +385,33 @@ impl Lowering<'_> {
             exit_check.is_empty()
                 && carried.len() == assigned.len()
                 && scan::replayable(body)
-                && accumulates_only(body, &carried_names)
+                && !captured.iter().any(|n| *n == "self")
                 && (self.refs_capturable || !captured.iter().any(|n| self.ref_names.contains(n)))
         }) {
+            Some(replay) if !accumulates_only(body, &carried_names) => {
+                let written = scan::element_written(body.to_token_stream());
+                if scan::has_loop(body)
+                    || written
+                        .iter()
+                        .any(|w| carried_names.iter().any(|c| w == c.as_str()))
+                {
+                    // Running a nested loop again costs its whole work a second time (the
+                    // Elman RNN's 160 `tanh`s), and a container written element by element
+                    // would be copied whole for every iteration: the tape is cheaper.
+                    code.taped(setup, header, exit_check)
+                } else {
+                    let free_names: Vec<&String> = free.iter().map(|i| &i.name).collect();
+                    let shared: Vec<bool> = free_names
+                        .iter()
+                        .map(|n| {
+                            self.in_loop
+                                && self.shared.contains(n)
+                                && only_indexed(body.to_token_stream(), n)
+                        })
+                        .collect();
+                    code.checkpointed(replay, body, &carried_names, &free_names, &shared)
+                }
+            }
             Some(replay) => {
                 // Sharing pays for its `Rc` only when the loop runs more than once per call.
                 let shared: Vec<bool> = captured
@@ -435,7 +463,10 @@ impl Lowering<'_> {
 
 /// A `for` loop over a range, which the pullback can run again.
 pub struct Replay {
+    /// The loop's attributes and pattern, as written after `for`.
     pub pattern: TokenStream,
+    /// The pattern alone.
+    pub pat: TokenStream,
     pub range: Expr,
 }
 
@@ -523,30 +554,8 @@ impl LoopCode {
             stmts,
             acc_ty,
         } = self;
-        let Replay { pattern, range } = replay;
-        let names: Vec<Ident> = captured.iter().map(|n| format_ident!("{}", n)).collect();
-        let caps: Vec<Ident> = (0..names.len())
-            .map(|k| format_ident!("__cap{}", k))
-            .collect();
-        let (capture, restore): (Vec<TokenStream>, Vec<TokenStream>) = names
-            .iter()
-            .zip(&caps)
-            .zip(shared)
-            .map(|((name, cap), &shared)| {
-                if shared {
-                    let cell = format_ident!("__shared_{}", name);
-                    (
-                        quote!(let #cap = #cell.share(&#name);),
-                        quote!(let #name = &*#cap;),
-                    )
-                } else {
-                    (
-                        quote!(let #cap = ::core::clone::Clone::clone(&#name);),
-                        quote!(#[allow(unused_mut)] let mut #name = #cap;),
-                    )
-                }
-            })
-            .unzip();
+        let Replay { pattern, range, .. } = replay;
+        let (capture, restore) = captures(captured, shared, 0);
         parse_quote!(({
             let __adjoint_range = #range;
             #(#capture)*
@@ -565,6 +574,98 @@ impl LoopCode {
             };
         }))
     }
+
+    /// Checkpointing: a loop with a recurrence (`x = r * x * (1.0 - x)`) whose body can be run
+    /// again. The forward pass runs the loop on values and stores only the `carried` variables
+    /// at the start of each iteration; the pullback walks the iterations backwards, restores
+    /// them, runs the differentiated body once more from there and applies its step. A loop of
+    /// N iterations holds N copies of its carried state instead of N closures of residuals.
+    fn checkpointed(
+        self,
+        replay: Replay,
+        body: &Block,
+        carried: &[&String],
+        free: &[&String],
+        shared: &[bool],
+    ) -> Expr {
+        let LoopCode {
+            pullback,
+            step,
+            ins,
+            hoisted,
+            stmts,
+            acc_ty,
+        } = self;
+        let Replay {
+            pattern,
+            pat,
+            range,
+        } = replay;
+        let (capture, restore) = captures(free, shared, 0);
+        let carried: Vec<Ident> = carried.iter().map(|n| format_ident!("{}", n)).collect();
+        parse_quote!(({
+            let __adjoint_range = #range;
+            #(#capture)*
+            let mut __tape = ::adjoint::__private::tape(
+                ::core::iter::Iterator::size_hint(&__adjoint_range).0,
+            );
+            for #pattern in ::core::clone::Clone::clone(&__adjoint_range) {
+                __tape.push((#(::core::clone::Clone::clone(&#carried),)*));
+                #body
+            }
+            #pullback = move |__seed, __acc: #acc_ty| {
+                let (#(#ins,)*) = __acc;
+                #(#restore)*
+                let mut __carry = __seed;
+                let __states = ::core::iter::Iterator::zip(
+                    ::core::iter::Iterator::rev(__adjoint_range),
+                    ::core::iter::Iterator::rev(::core::iter::IntoIterator::into_iter(__tape)),
+                );
+                for (#pat, __state) in __states {
+                    #[allow(unused_mut)]
+                    let (#(mut #carried,)*) = __state;
+                    #(let #hoisted;)*
+                    { #(#stmts)* };
+                    let __step = #step;
+                    __carry = __step(__carry, (#(&mut *#ins,)*));
+                }
+                __carry
+            };
+        }))
+    }
+}
+
+/// The captures of a replayed loop's inputs (`let __capK = ..;` before the loop) and their
+/// restoring in its pullback (`let name = ..;`): a clone, or a handle on the function's shared
+/// copy for an unchanging parameter read only by indexing.
+fn captures(
+    names: &[&String],
+    shared: &[bool],
+    first: usize,
+) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    names
+        .iter()
+        .zip(shared)
+        .enumerate()
+        .map(|(k, (name, &shared))| {
+            let (name, cap) = (
+                format_ident!("{}", name),
+                format_ident!("__cap{}", first + k),
+            );
+            if shared {
+                let cell = format_ident!("__shared_{}", name);
+                (
+                    quote!(let #cap = #cell.share(&#name);),
+                    quote!(let #name = &*#cap;),
+                )
+            } else {
+                (
+                    quote!(let #cap = ::core::clone::Clone::clone(&#name);),
+                    quote!(#[allow(unused_mut)] let mut #name = #cap;),
+                )
+            }
+        })
+        .unzip()
 }
 
 /// What a variable (or value) that is inactive in every arm is after the branch: poisoned if

@@ -73,6 +73,23 @@ fn collect_assigned(tokens: TokenStream, out: &mut Vec<Ident>) {
     }
 }
 
+/// Variables whose elements `tokens` write (`v[i] = ..`, `v[i] += ..`) or that they push to.
+pub fn element_written(tokens: TokenStream) -> Vec<Ident> {
+    fn collect(tokens: TokenStream, out: &mut Vec<Ident>) {
+        let tts: Vec<TokenTree> = tokens.into_iter().collect();
+        for (i, tt) in tts.iter().enumerate() {
+            match tt {
+                TokenTree::Group(g) => collect(g.stream(), out),
+                TokenTree::Ident(id) if mutates_next(&tts[i + 1..]) => out.push(id.clone()),
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    collect(tokens, &mut out);
+    out
+}
+
 /// `[..] = `, `[..] op= ` or `.push(`: an element write or a push mutates the variable.
 fn mutates_next(rest: &[TokenTree]) -> bool {
     match (rest.first(), rest.get(1), rest.get(2)) {
@@ -185,6 +202,26 @@ pub fn replayable(body: &syn::Block) -> bool {
     let mut pure = Pure(true);
     syn::visit::Visit::visit_block(&mut pure, body);
     pure.0
+}
+
+/// Whether `body` contains a loop (`for`, `while`, `loop`).
+pub fn has_loop(body: &syn::Block) -> bool {
+    struct Loops(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Loops {
+        fn visit_expr(&mut self, e: &'ast syn::Expr) {
+            if matches!(
+                e,
+                syn::Expr::ForLoop(_) | syn::Expr::While(_) | syn::Expr::Loop(_)
+            ) {
+                self.0 = true;
+            } else {
+                syn::visit::visit_expr(self, e);
+            }
+        }
+    }
+    let mut loops = Loops(false);
+    syn::visit::Visit::visit_block(&mut loops, body);
+    loops.0
 }
 
 #[cfg(test)]

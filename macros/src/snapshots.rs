@@ -131,3 +131,19 @@ fn nested_loop_sharing_a_parameter() {
     };
     check("nested_loop", &expand(quote!(), item));
 }
+
+/// A recurrence over a range with a straight-line body: checkpointed (the tape holds `x` per
+/// iteration, the pullback runs the body again backwards from each stored `x`).
+#[test]
+fn checkpointed_recurrence() {
+    let item = quote! {
+        fn f(r: f64, x0: f64) -> f64 {
+            let mut x = x0;
+            for _ in 0..3 {
+                x = r * x * (1.0 - x);
+            }
+            x
+        }
+    };
+    check("checkpointed_loop", &expand(quote!(), item));
+}
