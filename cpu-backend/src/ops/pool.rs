@@ -66,15 +66,63 @@ fn forward<T: Real + Send + Sync>(x: &[T], g: &Conv2dGeometry) -> (Vec<T>, Vec<u
         .zip(ids.par_chunks_mut(l))
         .zip(x.par_chunks(image))
         .with_min_len(per_task)
-        .for_each(|((y, ids), plane)| pool_plane(plane, g, y, ids));
+        .for_each(|((y, ids), plane)| {
+            if is_plain_2x2(g) {
+                pool_plane_2x2(plane, g.input[1], y, ids);
+            } else {
+                pool_plane(plane, g, y, ids);
+            }
+        });
     (y, ids)
+}
+
+/// Whether the windows are 2×2 with stride 2, without padding or dilation: the pooling of
+/// most CNNs, which [`pool_plane_2x2`] does in one pass.
+fn is_plain_2x2(g: &Conv2dGeometry) -> bool {
+    g.kernel == [2, 2] && g.stride == [2, 2] && g.padding == [0, 0] && g.dilation == [1, 1]
+}
+
+/// [`pool_plane`] for 2×2 windows at stride 2 without padding: each output reads its four
+/// taps `(top[2j], top[2j+1], bottom[2j], bottom[2j+1])` in window order and keeps the first
+/// maximum (a NaN wins over numbers, the first NaN of the window), with the same taps and
+/// tie-breaking as the general loop. One pass over both input rows instead of a
+/// read-modify-write pass over the output row per tap (the general loop took 8.6 ms for the
+/// MNIST CNN's [64, 64, 24, 24] input, ~11% of its training step).
+fn pool_plane_2x2<T: Real>(plane: &[T], w: usize, y: &mut [T], ids: &mut [u32]) {
+    let ow = w / 2;
+    if ow == 0 {
+        return;
+    }
+    for ((y, ids), rows) in y
+        .chunks_exact_mut(ow)
+        .zip(ids.chunks_exact_mut(ow))
+        .zip(plane.chunks_exact(2 * w))
+    {
+        let (top, bottom) = rows.split_at(w);
+        let (top, bottom) = (&top[..2 * ow], &bottom[..2 * ow]);
+        for (((y, id), t), b) in y
+            .iter_mut()
+            .zip(ids.iter_mut())
+            .zip(top.chunks_exact(2))
+            .zip(bottom.chunks_exact(2))
+        {
+            let (mut best, mut tap) = (t[0], 0_u32);
+            for (k, v) in [(1, t[1]), (2, b[0]), (3, b[1])] {
+                let take = (v > best) | (v.is_nan() & !best.is_nan());
+                best = if take { v } else { best };
+                tap = if take { k } else { tap };
+            }
+            *y = best;
+            *id = tap;
+        }
+    }
 }
 
 /// The maximum and first maximal tap of every window of one plane. A NaN wins over numbers
 /// (the first NaN of a window); padding is skipped, so it never wins. Taps are visited in
 /// row-major window order, each over the output columns of a row that it reads inside the
-/// input. The selects compile to branches (this loop is ~8–10% of the MNIST CNN step);
-/// two rewrites without them, measured, were no faster.
+/// input. The selects compile to branches; two rewrites without them, measured, were no
+/// faster. 2×2 windows at stride 2 take [`pool_plane_2x2`] instead.
 fn pool_plane<T: Real>(plane: &[T], g: &Conv2dGeometry, y: &mut [T], ids: &mut [u32]) {
     const NONE: u32 = u32::MAX;
     let [oh, ow] = g.output().expect("geometry validated by the caller");
@@ -136,4 +184,57 @@ fn backward<T: Real + Send + Sync>(dy: &[T], winners: &[u32], g: &Conv2dGeometry
             }
         });
     dx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The 2×2 path gives the general loop's maxima and taps, ties, NaNs and odd sizes included.
+    #[test]
+    fn plain_2x2_matches_the_general_loop() {
+        for (h, w) in [(4, 4), (7, 5), (6, 9), (1, 3), (3, 1)] {
+            let g = Conv2dGeometry {
+                batch: 1,
+                channels: 1,
+                input: [h, w],
+                kernel: [2, 2],
+                stride: [2, 2],
+                padding: [0, 0],
+                dilation: [1, 1],
+            };
+            assert!(is_plain_2x2(&g));
+            let Some([oh, ow]) = g.output() else {
+                continue;
+            };
+            // Small integers (many ties) and a NaN every seventh element.
+            let plane: Vec<f32> = (0..h * w)
+                .map(|i| {
+                    if i % 7 == 3 {
+                        f32::NAN
+                    } else {
+                        ((i * 5) % 3) as f32
+                    }
+                })
+                .collect();
+            let (mut y, mut ids) = (vec![0.0; oh * ow], vec![0; oh * ow]);
+            let (mut y2, mut ids2) = (vec![0.0; oh * ow], vec![0; oh * ow]);
+            pool_plane(&plane, &g, &mut y, &mut ids);
+            pool_plane_2x2(&plane, w, &mut y2, &mut ids2);
+            assert_eq!(ids, ids2, "{h}x{w}");
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&y), bits(&y2), "{h}x{w}");
+        }
+    }
+
+    #[test]
+    fn plain_2x2_exact_windows() {
+        // Windows [[1, 3], [3, 0]], [[2, NaN], [5, NaN]]: the first maximum, the first NaN.
+        let plane = [1.0, 3.0, 2.0, f32::NAN, 3.0, 0.0, 5.0, f32::NAN];
+        let (mut y, mut ids) = ([0.0; 2], [0; 2]);
+        pool_plane_2x2(&plane, 4, &mut y, &mut ids);
+        assert_eq!(y[0], 3.0);
+        assert!(y[1].is_nan());
+        assert_eq!(ids, [1, 1]);
+    }
 }
