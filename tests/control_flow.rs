@@ -2211,8 +2211,28 @@ fn counter_in_recurrence(x: f64, a: &[f64; 8]) -> f64 {
     y
 }
 
+/// A local `Vec` of data read by a checkpointed recurrence and a replayed accumulation, then
+/// after them: x = x₀·Πdᵢ, s = x·Σdᵢ + x·d₀, ds/dx₀ = Πdᵢ·(Σdᵢ + d₀). (The pullbacks of
+/// loops run again must read copies: moving the `Vec` into them did not compile.)
+#[differentiable]
+fn data_after_replayed_loops(x0: f64) -> f64 {
+    let data: Vec<f64> = vec![0.5, 1.5, 2.0, 0.25];
+    let mut x = x0;
+    for i in 0..4 {
+        x = x * data[i];
+    }
+    let mut s = 0.0;
+    for i in 0..4 {
+        s += x * data[i];
+    }
+    s + x * data[0]
+}
+
 #[test]
 fn loops_with_state_are_not_replayed() {
+    let product = 0.5 * 1.5 * 2.0 * 0.25;
+    check!(data_after_replayed_loops, data_after_replayed_loops_vjp; 2.0 => product * (4.25 + 0.5));
+
     DRAWS.with(|d| d.set(0));
     let (value, pullback) = draws_in_accumulation_vjp(0.5);
     assert_eq!(value, 5.0);

@@ -373,10 +373,22 @@ impl Lowering<'_> {
             acc_ty: acc_type(acc_count),
         };
         let carried_names: Vec<&String> = carried.iter().map(|&j| &assigned[j]).collect();
+        // The inactive variables the body reads: a loop run again in the pullback reads its own
+        // copies (the `move` closure would otherwise take the variables themselves, and code
+        // after the loop could no longer use them).
+        let mut data: Vec<String> = Vec::new();
+        for name in scan::idents(body.to_token_stream()) {
+            let name = name.to_string();
+            let inactive = matches!(self.lookup(&name), Some(a) if !is_active(a));
+            if inactive && !assigned.contains(&name) && !data.contains(&name) {
+                data.push(name);
+            }
+        }
         let captured: Vec<&String> = carried_names
             .iter()
             .copied()
             .chain(free.iter().map(|i| &i.name))
+            .chain(&data)
             .collect();
         // Running the loop again needs every variable it assigns restored (so all of them
         // carried: an inactive counter would start from its final value) and a body that gives
@@ -400,7 +412,8 @@ impl Lowering<'_> {
                     // would be copied whole for every iteration: the tape is cheaper.
                     code.taped(setup, header, exit_check)
                 } else {
-                    let free_names: Vec<&String> = free.iter().map(|i| &i.name).collect();
+                    let free_names: Vec<&String> =
+                        free.iter().map(|i| &i.name).chain(&data).collect();
                     let shared: Vec<bool> = free_names
                         .iter()
                         .map(|n| {
