@@ -403,13 +403,16 @@ impl Lowering<'_> {
             Some(replay) if !accumulates_only(body, &carried_names) => {
                 let written = scan::element_written(body.to_token_stream());
                 if scan::has_loop(body)
+                    || scan::borrows(body)
                     || written
                         .iter()
                         .any(|w| carried_names.iter().any(|c| w == c.as_str()))
                 {
                     // Running a nested loop again costs its whole work a second time (the
-                    // Elman RNN's 160 `tanh`s), and a container written element by element
-                    // would be copied whole for every iteration: the tape is cheaper.
+                    // Elman RNN's 160 `tanh`s), as running tensor code again (which borrows its
+                    // operands, `&h * &w`) costs its kernels, and a container written element
+                    // by element would be copied whole for every iteration: the tape is
+                    // cheaper.
                     code.taped(setup, header, exit_check)
                 } else {
                     let free_names: Vec<&String> =

@@ -117,8 +117,8 @@ fn assigns_next(rest: &[TokenTree]) -> bool {
     }
 }
 
-/// Methods of `f32`/`f64` (and `clone`): functions of their receiver and arguments only, so a
-/// loop body calling them gives the same values when run again.
+/// Methods of `f32`/`f64`: functions of their receiver and arguments only, so a loop body
+/// calling them gives the same values when run again.
 const PURE_METHODS: &[&str] = &[
     "abs",
     "acos",
@@ -131,7 +131,6 @@ const PURE_METHODS: &[&str] = &[
     "cbrt",
     "ceil",
     "clamp",
-    "clone",
     "copysign",
     "cos",
     "cosh",
@@ -204,6 +203,20 @@ pub fn replayable(body: &syn::Block) -> bool {
     pure.0
 }
 
+/// Whether `body` borrows (`&h * &w`): how tensor code reads, where running the body again
+/// would run its kernels again.
+pub fn borrows(body: &syn::Block) -> bool {
+    struct Refs(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Refs {
+        fn visit_expr_reference(&mut self, _: &'ast syn::ExprReference) {
+            self.0 = true;
+        }
+    }
+    let mut refs = Refs(false);
+    syn::visit::Visit::visit_block(&mut refs, body);
+    refs.0
+}
+
 /// Whether `body` contains a loop (`for`, `while`, `loop`).
 pub fn has_loop(body: &syn::Block) -> bool {
     struct Loops(bool);
@@ -258,7 +271,17 @@ mod tests {
         let pure: syn::Block = syn::parse_quote!({
             s += (w[i] * x).tanh().max(0.0);
         });
-        assert!(replayable(&pure));
+        assert!(replayable(&pure) && !borrows(&pure) && !has_loop(&pure));
+        let tensor_code: syn::Block = syn::parse_quote!({
+            h = (&h * &w + &b).tanh();
+        });
+        assert!(replayable(&tensor_code) && borrows(&tensor_code));
+        let nested: syn::Block = syn::parse_quote!({
+            for j in 0..3 {
+                s += w[j];
+            }
+        });
+        assert!(has_loop(&nested));
         for impure in [
             quote!({
                 s += x * next();
