@@ -53,12 +53,29 @@ pub(crate) fn unfold_row<T: Copy>(x: &[T], g: &Conv2dGeometry, r: usize, row: &m
         let src = &plane[y * w..][..w];
         let dst = &mut row[oi * ow..][lo..hi];
         if s == 1 {
-            dst.copy_from_slice(&src[first..first + (hi - lo)]);
+            copy_short(dst, &src[first..first + (hi - lo)]);
         } else {
             for (j, d) in dst.iter_mut().enumerate() {
                 *d = src[first + j * s];
             }
         }
+    }
+}
+
+/// `dst.copy_from_slice(src)` for the short runs of an unfolding (one output row: 24 elements
+/// in the MNIST CNN), as moves of eight elements at a time: `copy_from_slice` of a length only
+/// known at run time is a call to `memmove`, and its fixed cost per call was ~4% of the CNN
+/// step (almost half a million calls per unfolding of a batch).
+#[inline(always)]
+fn copy_short<T: Copy>(dst: &mut [T], src: &[T]) {
+    assert_eq!(dst.len(), src.len(), "copy_short: lengths differ");
+    let (dst8, dst_rest) = dst.as_chunks_mut::<8>();
+    let (src8, src_rest) = src.as_chunks::<8>();
+    for (d, s) in dst8.iter_mut().zip(src8) {
+        *d = *s;
+    }
+    for (d, s) in dst_rest.iter_mut().zip(src_rest) {
+        *d = *s;
     }
 }
 
