@@ -94,12 +94,12 @@ fn over_images<R: Send>(batch: usize, task: impl Fn(Range<usize>, bool) -> R + S
 /// Calls `f(n, block, columns, serial)` for every image `n` of the ranges of [`split`], one
 /// range per task: `block` is image `n`'s `per` elements of `out`, `columns` a zeroed scratch
 /// buffer of `cols` elements owned by the task and reused across its images.
-fn for_each_image<T: Gemm>(
-    out: &mut [T],
+fn for_each_image<O: Send, T: Gemm>(
+    out: &mut [O],
     per: usize,
     cols: usize,
     batch: usize,
-    f: impl Fn(usize, &mut [T], &mut [T], bool) + Sync,
+    f: impl Fn(usize, &mut [O], &mut [T], bool) + Sync,
 ) {
     let (images, serial) = split(batch);
     out.par_chunks_mut(images * per.max(1))
@@ -118,23 +118,39 @@ fn for_each_image<T: Gemm>(
 fn forward<T: Gemm>(x: &[T], w: &[T], bias: Option<&[T]>, s: &Conv2dSpec) -> Vec<T> {
     let d = dims(s);
     let beta = if bias.is_some() { T::one() } else { T::zero() };
-    let mut y = vec![T::zero(); s.geometry.batch * d.out];
+    let len = s.geometry.batch * d.out;
+    if d.ck == 0 {
+        // No input channels: the products are empty sums, and a GEMM with k = 0 is not
+        // relied on to write its output.
+        return match bias {
+            Some(bias) => (0..len).map(|i| bias[(i % d.out) / d.l.max(1)]).collect(),
+            None => vec![T::zero(); len],
+        };
+    }
+    // Every element of `y` is written before it is read (the bias fill, or the β = 0 GEMM
+    // that covers each image's whole `o × l` block), so it is not zeroed first.
+    let mut y: Vec<T> = Vec::with_capacity(len);
     // The unfolding never writes padding positions, so they stay zero in `cols`.
     for_each_image(
-        &mut y,
+        &mut y.spare_capacity_mut()[..len],
         d.out,
         d.cols,
         s.geometry.batch,
         |n, image, cols, serial| {
             if let Some(bias) = bias {
                 for (channel, &b) in image.chunks_mut(d.l).zip(bias) {
-                    channel.fill(b);
+                    for v in channel {
+                        v.write(b);
+                    }
                 }
             }
+            let image = image.as_mut_ptr().cast::<T>();
             unfold_image(&x[n * d.image..][..d.image], &s.geometry, cols, d.l);
             for grp in 0..s.groups {
                 // SAFETY: W_g is og × ck (row stride ck); the group's columns are ck × l; its
-                // output block is og × l inside `image`.
+                // output block is og × l inside the image's `out = o·l` elements (groups·og =
+                // o), which with β = 1 the bias fill initialized and with β = 0 the GEMM only
+                // writes.
                 unsafe {
                     product(
                         serial,
@@ -142,12 +158,14 @@ fn forward<T: Gemm>(x: &[T], w: &[T], bias: Option<&[T]>, s: &Conv2dSpec) -> Vec
                         (w[grp * d.og * d.ck..].as_ptr(), [d.ck as isize, 1]),
                         (cols[grp * d.ck * d.l..].as_ptr(), [d.l as isize, 1]),
                         beta,
-                        (image[grp * d.og * d.l..].as_mut_ptr(), [d.l as isize, 1]),
+                        (image.add(grp * d.og * d.l), [d.l as isize, 1]),
                     );
                 }
             }
         },
     );
+    // SAFETY: the capacity is `len`, and every element was written (see above).
+    unsafe { y.set_len(len) };
     y
 }
 
