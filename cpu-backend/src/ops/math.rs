@@ -36,10 +36,10 @@ const SATURATE: f32 = 10.0;
 /// trades the higher ones for accuracy at the end of the interval).
 const POLY: [f32; 6] = [
     -3.333_332_5e-1,
-    1.333_300_0e-1,
+    1.333_3e-1,
     -5.392_231e-2,
     2.157_617_4e-2,
-    -7.892_220_3e-3,
+    -7.892_22e-3,
     1.901_518_1e-3,
 ];
 
