@@ -336,6 +336,27 @@ fn convolution_case(batch: usize) {
 }
 
 #[test]
+#[should_panic(expected = "conv2d: 4 input and 3 output channels do not split into 2 groups")]
+fn convolution_rejects_channels_that_do_not_split_into_groups() {
+    let geometry = Conv2dGeometry {
+        batch: 1,
+        channels: 4,
+        input: [4, 4],
+        kernel: [3, 3],
+        stride: [1, 1],
+        padding: [0, 0],
+        dilation: [1, 1],
+    };
+    let spec = crate::Conv2dSpec {
+        geometry,
+        out_channels: 3,
+        groups: 2,
+    };
+    // Three output channels in two groups would leave the third unwritten.
+    let _ = Cpu::conv2d(&rand(64, 1), &rand(3 * 2 * 9, 2), &spec);
+}
+
+#[test]
 fn input_tangent_with_padding_is_the_adjoint() {
     use crate::Conv2dSpec;
     // Stride 1, groups 1, a rectangular kernel and paddings up to the kernel size.

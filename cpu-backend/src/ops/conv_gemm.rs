@@ -32,6 +32,16 @@ struct Dims {
 
 fn dims(s: &Conv2dSpec) -> Dims {
     let g = &s.geometry;
+    assert!(
+        s.groups > 0
+            && s.out_channels.is_multiple_of(s.groups)
+            && g.channels.is_multiple_of(s.groups),
+        "conv2d: {} input and {} output channels do not split into {} groups (the caller must \
+         validate the spec)",
+        g.channels,
+        s.out_channels,
+        s.groups
+    );
     let [oh, ow] = g.output().expect("validated by the caller");
     let l = oh * ow;
     let cols = cols_per_image(g);

@@ -396,18 +396,18 @@ mod tests {
                     padding: [padding, padding],
                     dilation: [1, 1],
                 },
-                out_channels: 9,
+                out_channels: 12,
                 groups,
             };
             let g = Geometry::new(&spec.geometry);
             let s = sizes(&spec, &g);
             let batch = spec.geometry.batch;
             let x = rand(batch * 6 * 42, 1);
-            let w = rand(9 * 6 / groups * 6, 2);
-            let dy = rand(batch * 9 * s.l, 3);
+            let w = rand(12 * 6 / groups * 6, 2);
+            let dy = rand(batch * 12 * s.l, 3);
             let cols = Cpu::im2col(&x, &spec.geometry, 0.0);
 
-            let mut y = vec![0.0; batch * 9 * s.l];
+            let mut y = vec![0.0; batch * 12 * s.l];
             run_on_host(
                 &forward_plan(&s, batch),
                 &w.to_f64(),
@@ -433,8 +433,8 @@ mod tests {
             // The device unfolds as [C·kh·kw, N, l] and permutes Ȳ to [O, N, l]; here both
             // come from the CPU's [N, …, l] layouts by the same permutation.
             let rows = Cpu::permute(&cols, &[batch, s.rows, s.l], &[1, 0, 2]);
-            let dy_rows = Cpu::permute(&dy, &[batch, 9, s.l], &[1, 0, 2]);
-            let mut dw = vec![0.0; 9 * s.ck];
+            let dy_rows = Cpu::permute(&dy, &[batch, 12, s.l], &[1, 0, 2]);
+            let mut dw = vec![0.0; 12 * s.ck];
             let plan = backward_weight_plan(&s, batch * s.l);
             run_on_host(&plan, &dy_rows.to_f64(), &rows.to_f64(), &mut dw);
             close(
