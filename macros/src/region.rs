@@ -417,33 +417,30 @@ impl Lowering<'_> {
                 } else {
                     let free_names: Vec<&String> =
                         free.iter().map(|i| &i.name).chain(&data).collect();
-                    let shared: Vec<bool> = free_names
-                        .iter()
-                        .map(|n| {
-                            self.in_loop
-                                && self.shared.contains(n)
-                                && only_indexed(body.to_token_stream(), n)
-                        })
-                        .collect();
+                    let shared = self.shared_flags(body, &free_names);
                     code.checkpointed(replay, body, &carried_names, &free_names, &shared)
                 }
             }
             Some(replay) => {
-                // Sharing pays for its `Rc` only when the loop runs more than once per call.
-                let shared: Vec<bool> = captured
-                    .iter()
-                    .map(|n| {
-                        self.in_loop
-                            && self.shared.contains(n)
-                            && only_indexed(body.to_token_stream(), n)
-                    })
-                    .collect();
+                let shared = self.shared_flags(body, &captured);
                 code.replayed(replay, body, &captured, &shared)
             }
             None => code.taped(setup, header, exit_check),
         };
         self.hoisted.push(pullback);
         (expr, Act::Inactive)
+    }
+
+    /// For each name a replayed loop captures, whether it reads the function's shared copy
+    /// (an unchanging parameter read only by indexing) instead of cloning it. Sharing pays for
+    /// its `Rc` only when the loop runs more than once per call, inside another loop.
+    fn shared_flags(&self, body: &Block, names: &[&String]) -> Vec<bool> {
+        names
+            .iter()
+            .map(|n| {
+                self.in_loop && self.shared.contains(*n) && only_indexed(body.to_token_stream(), n)
+            })
+            .collect()
     }
 
     /// Grows the carried set from the variables active before the loop until a lowering of
@@ -571,7 +568,7 @@ impl LoopCode {
             acc_ty,
         } = self;
         let Replay { pattern, range, .. } = replay;
-        let (capture, restore) = captures(captured, shared, 0);
+        let (capture, restore) = captures(captured, shared);
         parse_quote!(({
             let __adjoint_range = #range;
             #(#capture)*
@@ -617,7 +614,7 @@ impl LoopCode {
             pat,
             range,
         } = replay;
-        let (capture, restore) = captures(free, shared, 0);
+        let (capture, restore) = captures(free, shared);
         let carried: Vec<Ident> = carried.iter().map(|n| format_ident!("{}", n)).collect();
         parse_quote!(({
             let __adjoint_range = #range;
@@ -654,20 +651,13 @@ impl LoopCode {
 /// The captures of a replayed loop's inputs (`let __capK = ..;` before the loop) and their
 /// restoring in its pullback (`let name = ..;`): a clone, or a handle on the function's shared
 /// copy for an unchanging parameter read only by indexing.
-fn captures(
-    names: &[&String],
-    shared: &[bool],
-    first: usize,
-) -> (Vec<TokenStream>, Vec<TokenStream>) {
+fn captures(names: &[&String], shared: &[bool]) -> (Vec<TokenStream>, Vec<TokenStream>) {
     names
         .iter()
         .zip(shared)
         .enumerate()
         .map(|(k, (name, &shared))| {
-            let (name, cap) = (
-                format_ident!("{}", name),
-                format_ident!("__cap{}", first + k),
-            );
+            let (name, cap) = (format_ident!("{}", name), format_ident!("__cap{}", k));
             if shared {
                 let cell = format_ident!("__shared_{}", name);
                 (
