@@ -30,19 +30,21 @@ const SMALL: usize = 32 * 32 * 32;
 fn product<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
     let len = spec.batch * spec.m * spec.n;
     if spec.m * spec.k * spec.n <= SMALL {
-        // The plain loops accumulate into `C`, so it starts at zero.
-        let mut c = vec![T::zero(); len];
+        // The plain loops write every element of `C` before reading it, so it is not zeroed.
+        let mut c = Vec::with_capacity(len);
         run(
             spec,
             a,
             b,
-            c.as_mut_ptr(),
+            c.spare_capacity_mut().as_mut_ptr().cast::<T>(),
             |m, k, n, a, a_strides, b, b_strides, c| {
                 // SAFETY: as for the GEMM below: `run` checked the buffers against these
-                // dimensions and strides.
+                // dimensions and strides, and `c` is an `m × n` block of the allocation.
                 unsafe { small_product_dispatch(m, k, n, (a, a_strides), (b, b_strides), c) }
             },
         );
+        // SAFETY: the capacity is `len`, and the loops wrote all `batch · m · n` elements.
+        unsafe { c.set_len(len) };
         return c;
     }
     // With β = 0 the GEMM writes every element of `C` and reads none, so `C` is not zeroed
@@ -120,7 +122,8 @@ fn madd<T: Real, const FMA: bool>(acc: T, x: T, y: T) -> T {
 }
 
 /// `C = A·B` by plain loops, in the order that reads `B` (or, for a transposed `B`, both
-/// operands) contiguously, so that the inner loop vectorizes.
+/// operands) contiguously, so that the inner loop vectorizes. Every element of `C` is written
+/// before it is read (`C` may start uninitialized).
 ///
 /// # Safety
 /// As [`Gemm::gemm`]: the pointers cover `m × k`, `k × n` and `m × n` elements under the
@@ -139,10 +142,22 @@ unsafe fn small_product<T: Real, const FMA: bool>(
     unsafe {
         let at = |i: usize, l: usize| *a.offset(i as isize * ar + l as isize * ac);
         if bc == 1 {
-            // C[i, :] += A[i, l] · B[l, :], rows of B contiguous.
+            // C[i, :] = Σₗ A[i, l] · B[l, :], rows of B contiguous: the first term is written,
+            // the others added.
             for i in 0..m {
-                let row = std::slice::from_raw_parts_mut(c.add(i * n), n);
-                for l in 0..k {
+                let first = c.add(i * n);
+                if k == 0 {
+                    for j in 0..n {
+                        first.add(j).write(T::zero());
+                    }
+                } else {
+                    let (x, b_row) = (at(i, 0), b);
+                    for j in 0..n {
+                        first.add(j).write(x * *b_row.add(j));
+                    }
+                }
+                let row = std::slice::from_raw_parts_mut(first, n);
+                for l in 1..k {
                     let x = at(i, l);
                     let b_row = std::slice::from_raw_parts(b.offset(l as isize * br), n);
                     for (out, &y) in row.iter_mut().zip(b_row) {
@@ -156,7 +171,7 @@ unsafe fn small_product<T: Real, const FMA: bool>(
                 let a_row = std::slice::from_raw_parts(a.offset(i as isize * ar), k);
                 for j in 0..n {
                     let b_col = std::slice::from_raw_parts(b.offset(j as isize * bc), k);
-                    *c.add(i * n + j) = dot::<T, FMA>(a_row, b_col);
+                    c.add(i * n + j).write(dot::<T, FMA>(a_row, b_col));
                 }
             }
         } else {
@@ -170,7 +185,7 @@ unsafe fn small_product<T: Real, const FMA: bool>(
                             *b.offset(l as isize * br + j as isize * bc),
                         );
                     }
-                    *c.add(i * n + j) = sum;
+                    c.add(i * n + j).write(sum);
                 }
             }
         }
