@@ -16,7 +16,7 @@ use super::slot;
 use crate::rules::operators::{AddRule, DivRule, MulRule, NegRule, SubRule};
 use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::shape::{aligned, broadcast_shape, reduced_axes};
-use crate::tensor::{Backend, Tensor, TensorTangent};
+use crate::tensor::{Backend, Tensor, TensorTangent, UpdateOp};
 use adjoint_backend::{BinaryOp, ReduceOp, UnaryOp};
 
 impl<B: Backend> Tensor<B> {
@@ -139,15 +139,88 @@ binary_ops! {
 /// Pullback type of a binary rule.
 pub(crate) type Pair<B> = (TensorTangent<B>, TensorTangent<B>);
 
+/// An operand of an operator, given by value (its buffer may be reused for the result) or by
+/// reference.
+pub(crate) enum Given<'a, B: Backend> {
+    Owned(Tensor<B>),
+    Borrowed(&'a Tensor<B>),
+}
+
+impl<B: Backend> Given<'_, B> {
+    fn tensor(&self) -> &Tensor<B> {
+        match self {
+            Given::Owned(t) => t,
+            Given::Borrowed(t) => t,
+        }
+    }
+}
+
+impl<B: Backend> From<Tensor<B>> for Given<'_, B> {
+    fn from(t: Tensor<B>) -> Self {
+        Given::Owned(t)
+    }
+}
+
+impl<'a, B: Backend> From<&'a Tensor<B>> for Given<'a, B> {
+    fn from(t: &'a Tensor<B>) -> Self {
+        Given::Borrowed(t)
+    }
+}
+
+/// `a + b`, written into the buffer of an operand given by value when no other tensor shares
+/// that buffer and the sum has as many elements as both operands (only axes of size 1
+/// broadcast, so the elements line up): `h.matmul(w) + x.matmul(u) + b` in an RNN step
+/// allocates for its products only. Otherwise (and for every error) [`Tensor::add`]. The sum
+/// is the same either way (`a + b = b + a` exactly).
+#[track_caller]
+fn add_given<B: Backend>(mut a: Given<'_, B>, mut b: Given<'_, B>) -> Tensor<B> {
+    let (ta, tb) = (a.tensor(), b.tensor());
+    let fits = ta.len() == tb.len() && ta.dtype() == tb.dtype() && ta.dtype().is_float();
+    let out = fits
+        .then(|| broadcast_shape("add", ta.shape(), tb.shape()).ok())
+        .flatten();
+    if let Some(out) = out {
+        if let Given::Owned(x) = &mut a
+            && let Some(buf) = x.unique_storage_mut()
+        {
+            B::update(UpdateOp::Accumulate, buf, b.tensor().storage(), &mut []);
+            return x.with_shape(&out);
+        }
+        if let Given::Owned(y) = &mut b
+            && let Some(buf) = y.unique_storage_mut()
+        {
+            B::update(UpdateOp::Accumulate, buf, a.tensor().storage(), &mut []);
+            return y.with_shape(&out);
+        }
+    }
+    a.tensor().add(b.tensor())
+}
+
+/// The other operators' values, from operands given either way (no buffer is reused).
+macro_rules! by_reference {
+    ($($given:ident $method:ident;)*) => {$(
+        #[track_caller]
+        fn $given<B: Backend>(a: Given<'_, B>, b: Given<'_, B>) -> Tensor<B> {
+            a.tensor().$method(b.tensor())
+        }
+    )*};
+}
+
+by_reference! {
+    sub_given sub;
+    mul_given mul;
+    div_given div;
+}
+
 /// Rule of `a + b`.
 #[track_caller]
 pub(crate) fn add_rule<B: Backend>(
-    a: &Tensor<B>,
-    b: &Tensor<B>,
+    a: Given<'_, B>,
+    b: Given<'_, B>,
     needs: [bool; 2],
 ) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
-    let (sa, sb) = (a.shape_owned(), b.shape_owned());
-    (a.add(b), move |d| {
+    let (sa, sb) = (a.tensor().shape_owned(), b.tensor().shape_owned());
+    (add_given(a, b), move |d| {
         (
             slot(needs[0], &d, |d| d.sum_to(&sa)),
             slot(needs[1], &d, |d| d.sum_to(&sb)),
@@ -158,10 +231,11 @@ pub(crate) fn add_rule<B: Backend>(
 /// Rule of `a - b`.
 #[track_caller]
 pub(crate) fn sub_rule<B: Backend>(
-    a: &Tensor<B>,
-    b: &Tensor<B>,
+    a: Given<'_, B>,
+    b: Given<'_, B>,
     needs: [bool; 2],
 ) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
+    let (a, b) = (a.tensor(), b.tensor());
     let (sa, sb) = (a.shape_owned(), b.shape_owned());
     (a.sub(b), move |d| {
         (
@@ -174,10 +248,11 @@ pub(crate) fn sub_rule<B: Backend>(
 /// Rule of `a * b`: keeps `b` only if `ā` is needed and `a` only if `b̄` is.
 #[track_caller]
 pub(crate) fn mul_rule<B: Backend>(
-    a: &Tensor<B>,
-    b: &Tensor<B>,
+    a: Given<'_, B>,
+    b: Given<'_, B>,
     needs: [bool; 2],
 ) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
+    let (a, b) = (a.tensor(), b.tensor());
     let y = a.mul(b);
     let keep_a = needs[1].then(|| a.clone());
     let keep_b = needs[0].then(|| b.clone());
@@ -196,10 +271,11 @@ pub(crate) fn mul_rule<B: Backend>(
 /// Rule of `a / b`: `ā = ȳ/b`, `b̄ = −ȳ·y/b`.
 #[track_caller]
 pub(crate) fn div_rule<B: Backend>(
-    a: &Tensor<B>,
-    b: &Tensor<B>,
+    a: Given<'_, B>,
+    b: Given<'_, B>,
     needs: [bool; 2],
 ) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
+    let (a, b) = (a.tensor(), b.tensor());
     let y = a.div(b);
     let keep_y = needs[1].then(|| y.clone());
     let b = b.clone();
@@ -287,7 +363,7 @@ macro_rules! method_rules {
             $(#[$doc])*
             #[track_caller]
             pub fn $vjp(&self, rhs: &Self, needs: [bool; 2]) -> (Self, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
-                $rule(self, rhs, needs)
+                $rule(self.into(), rhs.into(), needs)
             }
         )*}
     };
@@ -306,18 +382,18 @@ method_rules! {
 
 /// Implements `std::ops::$Op` and the rule trait for the four owned/borrowed combinations.
 macro_rules! tensor_operator {
-    ($Op:ident $op:ident $Rule:ident $vjp:ident $method:ident $rule:ident) => {
-        tensor_operator!(@one $Op $op $Rule $vjp $method $rule [Tensor<B>] [Tensor<B>]);
-        tensor_operator!(@one $Op $op $Rule $vjp $method $rule [&Tensor<B>] [Tensor<B>]);
-        tensor_operator!(@one $Op $op $Rule $vjp $method $rule [Tensor<B>] [&Tensor<B>]);
-        tensor_operator!(@one $Op $op $Rule $vjp $method $rule [&Tensor<B>] [&Tensor<B>]);
+    ($Op:ident $op:ident $Rule:ident $vjp:ident $value:ident $rule:ident) => {
+        tensor_operator!(@one $Op $op $Rule $vjp $value $rule [Tensor<B>] [Tensor<B>]);
+        tensor_operator!(@one $Op $op $Rule $vjp $value $rule [&Tensor<B>] [Tensor<B>]);
+        tensor_operator!(@one $Op $op $Rule $vjp $value $rule [Tensor<B>] [&Tensor<B>]);
+        tensor_operator!(@one $Op $op $Rule $vjp $value $rule [&Tensor<B>] [&Tensor<B>]);
     };
-    (@one $Op:ident $op:ident $Rule:ident $vjp:ident $method:ident $rule:ident [$($L:tt)*] [$($R:tt)*]) => {
+    (@one $Op:ident $op:ident $Rule:ident $vjp:ident $value:ident $rule:ident [$($L:tt)*] [$($R:tt)*]) => {
         impl<B: Backend> std::ops::$Op<$($R)*> for $($L)* {
             type Output = Tensor<B>;
             #[track_caller]
             fn $op(self, rhs: $($R)*) -> Tensor<B> {
-                Tensor::$method(&self, &rhs)
+                $value(self.into(), rhs.into())
             }
         }
 
@@ -328,16 +404,16 @@ macro_rules! tensor_operator {
             #[track_caller]
             #[allow(refining_impl_trait, reason = "callers see that the pullback borrows nothing, so operators on `&local` work")]
             fn $vjp(self, rhs: $($R)*, needs: [bool; 2]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
-                $rule(&self, &rhs, needs)
+                $rule(self.into(), rhs.into(), needs)
             }
         }
     };
 }
 
-tensor_operator!(Add add AddRule add_vjp add add_rule);
-tensor_operator!(Sub sub SubRule sub_vjp sub sub_rule);
-tensor_operator!(Mul mul MulRule mul_vjp mul mul_rule);
-tensor_operator!(Div div DivRule div_vjp div div_rule);
+tensor_operator!(Add add AddRule add_vjp add_given add_rule);
+tensor_operator!(Sub sub SubRule sub_vjp sub_given sub_rule);
+tensor_operator!(Mul mul MulRule mul_vjp mul_given mul_rule);
+tensor_operator!(Div div DivRule div_vjp div_given div_rule);
 
 macro_rules! tensor_neg {
     ($($T:ty),*) => {$(
@@ -395,11 +471,58 @@ mod tests {
     }
 
     #[test]
+    fn owned_sums_reuse_an_unshared_buffer_and_never_a_shared_one() {
+        let at = |t: &crate::Tensor| t.storage() as *const _;
+        let (a, b) = (
+            t64(&[1.0, 2.0, 3.0], &[1, 3]),
+            t64(&[10.0, 20.0, 30.0], &[3]),
+        );
+        // An unshared left operand given by value holds the sum, with the broadcast shape.
+        let a_buf = at(&a);
+        let y = a + &b;
+        assert_eq!(at(&y), a_buf);
+        assert_eq!(
+            (y.shape(), y.to_vec_f64()),
+            (&[1, 3][..], vec![11.0, 22.0, 33.0])
+        );
+        // Else an unshared right operand: [3] + [1, 3] has shape [1, 3].
+        let c = t64(&[1.0, 1.0, 1.0], &[1, 3]);
+        let c_buf = at(&c);
+        let z = &b + c;
+        assert_eq!(at(&z), c_buf);
+        assert_eq!(
+            (z.shape(), z.to_vec_f64()),
+            (&[1, 3][..], vec![11.0, 21.0, 31.0])
+        );
+        // A shared buffer is left alone (its other holder keeps its values); so is one that
+        // broadcasts to more elements.
+        let d = t64(&[1.0, 2.0, 3.0], &[1, 3]);
+        let alias = d.clone();
+        let w = d + &b;
+        assert_ne!(at(&w), at(&alias));
+        assert_eq!(alias.to_vec_f64(), vec![1.0, 2.0, 3.0]);
+        let e = t64(&[1.0, 2.0, 3.0], &[3]);
+        let wide = e + t64(&[0.0, 1.0], &[2, 1]);
+        assert_eq!(wide.shape(), &[2, 3]);
+        assert_eq!(wide.to_vec_f64(), vec![1.0, 2.0, 3.0, 2.0, 3.0, 4.0]);
+        // The rule of an owned sum: the value in place, the tangents summed to each shape.
+        let (y, pb) = AddRule::add_vjp(
+            t64(&[1.0, 2.0], &[1, 2]),
+            t64(&[3.0, 4.0], &[2]),
+            [true, true],
+        );
+        assert_eq!(y.to_vec_f64(), vec![4.0, 6.0]);
+        let (da, db) = pb(crate::TensorTangent::Dense(t64(&[1.0, -1.0], &[1, 2])));
+        assert_eq!(da.unwrap().shape(), &[1, 2]);
+        assert_eq!(db.unwrap().to_vec_f64(), vec![1.0, -1.0]);
+    }
+
+    #[test]
     fn exact_small_case() {
         let a = t64(&[1.0, 2.0, 3.0, 4.0], &[2, 2]);
         let b = t64(&[10.0, 20.0], &[2]);
         assert_eq!((&a + &b).to_vec_f64(), vec![11.0, 22.0, 13.0, 24.0]);
-        let (y, pb) = super::mul_rule(&a, &b, [true, true]);
+        let (y, pb) = super::mul_rule((&a).into(), (&b).into(), [true, true]);
         assert_eq!(y.to_vec_f64(), vec![10.0, 40.0, 30.0, 80.0]);
         let (da, db) = pb(crate::TensorTangent::Dense(a.ones_like()));
         assert_eq!(da.unwrap().to_vec_f64(), vec![10.0, 20.0, 10.0, 20.0]);
