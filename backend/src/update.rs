@@ -73,8 +73,8 @@ pub enum UpdateOp {
         /// `c₂ = 1 − β₂ᵗ`.
         bias_correction2: f64,
     },
-    /// `θ ← θ + g`: the in-place sum that accumulates a tangent into a gradient buffer (what
-    /// `TensorTangent::plus_assign` runs when the accumulator's buffer is not shared), so that
+    /// `θ ← θ + g`: the in-place sum of two tensors (what `a + b` on owned tensors runs when
+    /// one of the buffers is not shared, and with it the accumulation of tangents), so that
     /// summing the contributions of a loop's iterations allocates nothing. No state.
     Accumulate,
 }

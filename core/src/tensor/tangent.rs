@@ -1,6 +1,6 @@
 //! [`TensorTangent`]: the tangent of a tensor, and the [`Differentiable`] impl of [`Tensor`].
 
-use super::{Backend, Cpu, Tensor, UpdateOp};
+use super::{Backend, Cpu, Tensor};
 use crate::{Differentiable, TangentVector, UnitSeed};
 
 /// The derivative with respect to a [`Tensor`]: a tensor of the same shape, or a symbolic zero.
@@ -80,35 +80,16 @@ impl<B: Backend> TangentVector for TensorTangent<B> {
         TensorTangent::Zero
     }
 
-    /// Elementwise sum; the shapes of two dense tangents must be equal.
+    /// Elementwise sum; the shapes of two dense tangents must be equal. The sum goes into the
+    /// buffer of either tangent that no other tensor shares (see `+` on owned tensors), so
+    /// accumulating into a gradient (`plus_assign`) allocates nothing.
     #[track_caller]
     fn plus(self, other: Self) -> Self {
         match (self, other) {
             (TensorTangent::Zero, t) | (t, TensorTangent::Zero) => t,
             (TensorTangent::Dense(a), TensorTangent::Dense(b)) => {
                 assert_eq!(a.shape(), b.shape(), "tangent plus: shapes differ");
-                TensorTangent::Dense(&a + &b)
-            }
-        }
-    }
-
-    /// `self ← self + other`, in place when `self`'s buffer is not shared with another tensor
-    /// (the common case for a gradient accumulator): no allocation.
-    #[track_caller]
-    fn plus_assign(&mut self, other: Self) {
-        match (&mut *self, other) {
-            (_, TensorTangent::Zero) => {}
-            (TensorTangent::Dense(acc), TensorTangent::Dense(t))
-                if acc.shape() == t.shape() && acc.dtype() == t.dtype() && t.dtype().is_float() =>
-            {
-                match acc.unique_storage_mut() {
-                    Some(buf) => B::update(UpdateOp::Accumulate, buf, t.storage(), &mut []),
-                    None => *acc = &*acc + &t,
-                }
-            }
-            (this, t) => {
-                let acc = std::mem::replace(this, TensorTangent::Zero);
-                *this = acc.plus(t);
+                TensorTangent::Dense(a + b)
             }
         }
     }
