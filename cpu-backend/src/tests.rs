@@ -340,6 +340,28 @@ fn convolution_case(batch: usize) {
 }
 
 #[test]
+fn convolution_without_input_channels_is_its_bias() {
+    let spec = crate::Conv2dSpec {
+        geometry: Conv2dGeometry {
+            batch: 2,
+            channels: 0,
+            input: [3, 3],
+            kernel: [2, 2],
+            stride: [1, 1],
+            padding: [0, 0],
+            dilation: [1, 1],
+        },
+        out_channels: 2,
+        groups: 1,
+    };
+    let (x, w) = (rand(0, 1), rand(0, 2));
+    assert_eq!(Cpu::conv2d(&x, &w, &spec).to_f64(), vec![0.0; 16]);
+    let b = Cpu::upload_f64(&Cpu, &[1.5, -2.0], DType::F64);
+    let y = Cpu::conv2d_bias(&x, &w, &b, &spec).expect("fused").to_f64();
+    assert_eq!(y, [[1.5; 4], [-2.0; 4], [1.5; 4], [-2.0; 4]].concat());
+}
+
+#[test]
 #[should_panic(expected = "conv2d: 4 input and 3 output channels do not split into 2 groups")]
 fn convolution_rejects_channels_that_do_not_split_into_groups() {
     let geometry = Conv2dGeometry {

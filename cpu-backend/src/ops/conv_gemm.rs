@@ -129,16 +129,9 @@ fn forward<T: Gemm>(x: &[T], w: &[T], bias: Option<&[T]>, s: &Conv2dSpec) -> Vec
     let d = dims(s);
     let beta = if bias.is_some() { T::one() } else { T::zero() };
     let len = s.geometry.batch * d.out;
-    if d.ck == 0 {
-        // No input channels: the products are empty sums, and a GEMM with k = 0 is not
-        // relied on to write its output.
-        return match bias {
-            Some(bias) => (0..len).map(|i| bias[(i % d.out) / d.l.max(1)]).collect(),
-            None => vec![T::zero(); len],
-        };
-    }
     // Every element of `y` is written before it is read (the bias fill, or the β = 0 GEMM
-    // that covers each image's whole `o × l` block), so it is not zeroed first.
+    // that covers each image's whole `o × l` block, writing β·C = 0 even when there are no
+    // input channels and k = 0), so it is not zeroed first.
     let mut y: Vec<T> = Vec::with_capacity(len);
     // The unfolding never writes padding positions, so they stay zero in `cols`.
     for_each_image(

@@ -26,29 +26,12 @@ type Strides = (isize, isize);
 /// step of `benches/steps.rs`: `[1, 32]·[32, 32]`).
 const SMALL: usize = 32 * 32 * 32;
 
-/// The batched product of two buffers of one float type.
+/// The batched product of two buffers of one float type. Neither kernel reads `C` (the plain
+/// loops write each element before reading it, the GEMM runs with β = 0), so `C` is not
+/// zeroed first (a pass over the output fewer: ~4% of the MLP step was this `memset`).
 fn product<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
     let len = spec.batch * spec.m * spec.n;
-    if spec.m * spec.k * spec.n <= SMALL {
-        // The plain loops write every element of `C` before reading it, so it is not zeroed.
-        let mut c = Vec::with_capacity(len);
-        run(
-            spec,
-            a,
-            b,
-            c.spare_capacity_mut().as_mut_ptr().cast::<T>(),
-            |m, k, n, a, a_strides, b, b_strides, c| {
-                // SAFETY: as for the GEMM below: `run` checked the buffers against these
-                // dimensions and strides, and `c` is an `m × n` block of the allocation.
-                unsafe { small_product_dispatch(m, k, n, (a, a_strides), (b, b_strides), c) }
-            },
-        );
-        // SAFETY: the capacity is `len`, and the loops wrote all `batch · m · n` elements.
-        unsafe { c.set_len(len) };
-        return c;
-    }
-    // With β = 0 the GEMM writes every element of `C` and reads none, so `C` is not zeroed
-    // first (a pass over the output fewer: ~4% of the MLP step was this `memset`).
+    let small = spec.m * spec.k * spec.n <= SMALL;
     let mut c = Vec::with_capacity(len);
     run(
         spec,
@@ -56,19 +39,23 @@ fn product<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
         b,
         c.spare_capacity_mut().as_mut_ptr().cast::<T>(),
         |m, k, n, a, (ar, ac), b, (br, bc), c| unsafe {
-            // SAFETY: `run` passes pointers into buffers whose lengths were checked
-            // against these dimensions and strides; `c` is a row-major `m × n` block of the
-            // allocation, which the GEMM only writes (β = 0).
-            gemm_parallel(
-                [m, k, n],
-                (a, [ar, ac]),
-                (b, [br, bc]),
-                T::zero(),
-                (c, [n as isize, 1]),
-            )
+            // SAFETY: `run` passes pointers into buffers whose lengths were checked against
+            // these dimensions and strides; `c` is a row-major `m × n` block of the
+            // allocation, which both kernels only write.
+            if small {
+                small_product_dispatch(m, k, n, (a, (ar, ac)), (b, (br, bc)), c)
+            } else {
+                gemm_parallel(
+                    [m, k, n],
+                    (a, [ar, ac]),
+                    (b, [br, bc]),
+                    T::zero(),
+                    (c, [n as isize, 1]),
+                )
+            }
         },
     );
-    // SAFETY: the capacity is `len`, and `run` had the GEMM write every one of the
+    // SAFETY: the capacity is `len`, and `run` had a kernel write every one of the
     // `batch · m · n` elements (none when `m` or `n` is 0, and then `len` is 0).
     unsafe { c.set_len(len) };
     c
