@@ -569,6 +569,7 @@ impl LoopCode {
         } = self;
         let Replay { pattern, range, .. } = replay;
         let (capture, restore) = captures(captured, shared);
+        let iteration = differentiated_iteration(&hoisted, &stmts, &step, &ins);
         parse_quote!(({
             let __adjoint_range = #range;
             #(#capture)*
@@ -578,10 +579,7 @@ impl LoopCode {
                 #(#restore)*
                 let mut __carry = __seed;
                 for #pattern in __adjoint_range {
-                    #(let #hoisted;)*
-                    { #(#stmts)* };
-                    let __step = #step;
-                    __carry = __step(__carry, (#(&mut *#ins,)*));
+                    #iteration
                 }
                 __carry
             };
@@ -615,6 +613,7 @@ impl LoopCode {
             range,
         } = replay;
         let (capture, restore) = captures(free, shared);
+        let iteration = differentiated_iteration(&hoisted, &stmts, &step, &ins);
         let carried: Vec<Ident> = carried.iter().map(|n| format_ident!("{}", n)).collect();
         parse_quote!(({
             let __adjoint_range = #range;
@@ -637,14 +636,27 @@ impl LoopCode {
                 for (#pat, __state) in __states {
                     #[allow(unused_mut)]
                     let (#(mut #carried,)*) = __state;
-                    #(let #hoisted;)*
-                    { #(#stmts)* };
-                    let __step = #step;
-                    __carry = __step(__carry, (#(&mut *#ins,)*));
+                    #iteration
                 }
                 __carry
             };
         }))
+    }
+}
+
+/// One iteration of a replayed loop's pullback: the differentiated body (which records the
+/// iteration's pullbacks in `hoisted`), then its step, applied to `__carry` at once.
+fn differentiated_iteration(
+    hoisted: &[Ident],
+    stmts: &[Stmt],
+    step: &TokenStream,
+    ins: &[Ident],
+) -> TokenStream {
+    quote! {
+        #(let #hoisted;)*
+        { #(#stmts)* };
+        let __step = #step;
+        __carry = __step(__carry, (#(&mut *#ins,)*));
     }
 }
 

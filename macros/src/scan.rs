@@ -169,72 +169,69 @@ const PURE_METHODS: &[&str] = &[
 /// counter, I/O), only the pure float methods, and takes no `&mut` borrow. A pullback may then
 /// run the loop again instead of storing each iteration's residuals.
 pub fn replayable(body: &syn::Block) -> bool {
-    struct Pure(bool);
-    impl<'ast> syn::visit::Visit<'ast> for Pure {
-        fn visit_expr(&mut self, e: &'ast syn::Expr) {
-            use syn::Expr;
-            let pure = match e {
-                Expr::Call(_)
-                | Expr::Macro(_)
-                | Expr::Closure(_)
-                | Expr::Unsafe(_)
-                | Expr::Async(_)
-                | Expr::Await(_)
-                | Expr::Yield(_) => false,
-                Expr::MethodCall(m) => PURE_METHODS.contains(&m.method.to_string().as_str()),
-                Expr::Reference(r) => r.mutability.is_none(),
-                _ => true,
-            };
-            if pure {
-                syn::visit::visit_expr(self, e);
-            } else {
-                self.0 = false;
-            }
-        }
-        fn visit_stmt_macro(&mut self, _: &'ast syn::StmtMacro) {
-            self.0 = false;
-        }
-        fn visit_item(&mut self, _: &'ast syn::Item) {
-            self.0 = false;
-        }
-    }
-    let mut pure = Pure(true);
-    syn::visit::Visit::visit_block(&mut pure, body);
-    pure.0
+    use syn::Expr;
+    !contains(body, true, |e| match e {
+        Expr::Call(_)
+        | Expr::Macro(_)
+        | Expr::Closure(_)
+        | Expr::Unsafe(_)
+        | Expr::Async(_)
+        | Expr::Await(_)
+        | Expr::Yield(_) => true,
+        Expr::MethodCall(m) => !PURE_METHODS.contains(&m.method.to_string().as_str()),
+        Expr::Reference(r) => r.mutability.is_some(),
+        _ => false,
+    })
 }
 
 /// Whether `body` borrows (`&h * &w`): how tensor code reads, where running the body again
 /// would run its kernels again.
 pub fn borrows(body: &syn::Block) -> bool {
-    struct Refs(bool);
-    impl<'ast> syn::visit::Visit<'ast> for Refs {
-        fn visit_expr_reference(&mut self, _: &'ast syn::ExprReference) {
-            self.0 = true;
-        }
-    }
-    let mut refs = Refs(false);
-    syn::visit::Visit::visit_block(&mut refs, body);
-    refs.0
+    contains(body, false, |e| matches!(e, syn::Expr::Reference(_)))
 }
 
 /// Whether `body` contains a loop (`for`, `while`, `loop`).
 pub fn has_loop(body: &syn::Block) -> bool {
-    struct Loops(bool);
-    impl<'ast> syn::visit::Visit<'ast> for Loops {
+    contains(body, false, |e| {
+        matches!(
+            e,
+            syn::Expr::ForLoop(_) | syn::Expr::While(_) | syn::Expr::Loop(_)
+        )
+    })
+}
+
+/// Whether some expression of `body` satisfies `hit` (or, with `statements`, whether the body
+/// holds a macro statement or an item).
+fn contains(body: &syn::Block, statements: bool, hit: impl Fn(&syn::Expr) -> bool) -> bool {
+    struct Find<F> {
+        hit: F,
+        statements: bool,
+        found: bool,
+    }
+    impl<'ast, F: Fn(&syn::Expr) -> bool> syn::visit::Visit<'ast> for Find<F> {
         fn visit_expr(&mut self, e: &'ast syn::Expr) {
-            if matches!(
-                e,
-                syn::Expr::ForLoop(_) | syn::Expr::While(_) | syn::Expr::Loop(_)
-            ) {
-                self.0 = true;
-            } else {
+            if (self.hit)(e) {
+                self.found = true;
+            } else if !self.found {
                 syn::visit::visit_expr(self, e);
             }
         }
+        fn visit_stmt_macro(&mut self, m: &'ast syn::StmtMacro) {
+            self.found |= self.statements;
+            syn::visit::visit_stmt_macro(self, m);
+        }
+        fn visit_item(&mut self, i: &'ast syn::Item) {
+            self.found |= self.statements;
+            syn::visit::visit_item(self, i);
+        }
     }
-    let mut loops = Loops(false);
-    syn::visit::Visit::visit_block(&mut loops, body);
-    loops.0
+    let mut find = Find {
+        hit,
+        statements,
+        found: false,
+    };
+    syn::visit::Visit::visit_block(&mut find, body);
+    find.found
 }
 
 #[cfg(test)]
