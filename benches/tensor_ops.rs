@@ -8,6 +8,9 @@
 //!   `[64, 1000]`.
 //! * `elementwise`: `relu(x · 2 + 1)` forward and its pullback on 2²⁰ elements, in GB/s of
 //!   memory traffic (each op reads its inputs and writes its output once).
+//! * `small_ops`: the ops of one step of the Elman RNN of `benches/steps.rs` on their own
+//!   (`[1, 32]` tensors: `tanh`, a same-shape `+`, `[1, 32]·[32, 32]`), whose cost is mostly
+//!   the fixed cost per op, and the CNN's 2×2 max pooling of `[64, 64, 24, 24]`.
 //!
 //! Whole training steps (the MNIST MLP and CNN) are in `benches/steps.rs`, next to PyTorch.
 //! Run with `cargo bench --bench tensor_ops`.
@@ -87,5 +90,32 @@ fn elementwise(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, conv2d, softmax_cross_entropy, elementwise);
+fn small_ops(c: &mut Criterion) {
+    let mut group = c.benchmark_group("small_ops");
+    let h = Tensor::rand_uniform(&[1, 32], -1.0, 1.0, 5);
+    let x = Tensor::rand_uniform(&[1, 32], -1.0, 1.0, 6);
+    let w = Tensor::rand_uniform(&[32, 32], -1.0, 1.0, 7);
+    group.bench_function("tanh [1,32]", |b| {
+        b.iter(|| black_box(black_box(&h).tanh()))
+    });
+    group.bench_function("add [1,32]", |b| {
+        b.iter(|| black_box(black_box(&h) + black_box(&x)))
+    });
+    group.bench_function("matmul [1,32]x[32,32]", |b| {
+        b.iter(|| black_box(black_box(&h).matmul(black_box(&w))))
+    });
+    let maps = Tensor::rand_uniform(&[64, 64, 24, 24], -1.0, 1.0, 8);
+    group.bench_function("max_pool2d 2x2 [64,64,24,24]", |b| {
+        b.iter(|| black_box(black_box(&maps).max_pool2d([2, 2], Conv2d::stride(2))))
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    conv2d,
+    softmax_cross_entropy,
+    elementwise,
+    small_ops
+);
 criterion_main!(benches);
