@@ -24,13 +24,17 @@ fn close(a: &[f64], b: &[f64]) {
 #[test]
 fn matmul_with_transposes_and_broadcast_batches() {
     // Below (a vector times a matrix, an outer product, an empty inner dimension, whose
-    // product is zeros) and above the size where the plain loops hand over to `matrixmultiply`, and
+    // product is zeros, and widths with and without a tail after the plain loops' blocks of
+    // 16 columns) and above the size where the plain loops hand over to `matrixmultiply`, and
     // products large enough to be split across threads by columns (wide) and by rows (tall).
     for (batch, m, k, n) in [
         (3, 4, 5, 2),
         (2, 1, 32, 32),
         (2, 3, 1, 4),
         (2, 3, 0, 4),
+        (1, 2, 0, 18),
+        (2, 3, 7, 21),
+        (2, 5, 3, 48),
         (2, 40, 37, 33),
         (2, 100, 64, 130),
         (1, 130, 64, 100),

@@ -51,6 +51,12 @@ impl<B: Backend> Tensor<B> {
                 rhs.shape()
             )
         })?;
+        if self.shape() == rhs.shape() {
+            // No broadcasting: the shapes are already aligned.
+            let shape = self.shape();
+            let s = B::binary(op, (self.storage(), shape), (rhs.storage(), shape), shape);
+            return Ok(Tensor::from_storage(s, shape));
+        }
         let out = broadcast_shape(name, self.shape(), rhs.shape())?;
         let (ls, rs) = (
             aligned(self.shape(), out.len()),

@@ -5,6 +5,7 @@
 //! [`PAR_MIN`] elements are split across the cores with rayon.
 
 use super::math::Tanh;
+use super::simd::wide;
 use super::{into_vec, view};
 use crate::storage::float_match;
 use crate::{BinaryOp, CpuStorage, UnaryOp};
@@ -22,28 +23,74 @@ fn cst<T: Real>(v: f64) -> T {
     T::from(v).expect("constant fits the float type")
 }
 
+/// A vector of `n` elements written by `fill`, which is given them uninitialized.
+///
+/// # Safety
+/// `fill` must write every element of the slice it is given.
+unsafe fn filled<T>(n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>])) -> Vec<T> {
+    let mut out = Vec::with_capacity(n);
+    fill(&mut out.spare_capacity_mut()[..n]);
+    // SAFETY: the capacity is `n`, and the caller's `fill` wrote all `n` elements.
+    unsafe { out.set_len(n) };
+    out
+}
+
+/// `out[i] = f(a[i])`, in the wide-vector build (`out` and `a` equally long).
+#[inline(always)]
+fn write1<T: Copy>(out: &mut [MaybeUninit<T>], a: &[T], f: &impl Fn(T) -> T) {
+    wide(|| {
+        for (o, &x) in out.iter_mut().zip(a) {
+            o.write(f(x));
+        }
+    })
+}
+
+/// `out[i] = f(a[i], b[i])`, in the wide-vector build (all three equally long).
+#[inline(always)]
+fn write2<T: Copy>(out: &mut [MaybeUninit<T>], a: &[T], b: &[T], f: &impl Fn(T, T) -> T) {
+    wide(|| {
+        for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
+            o.write(f(x, y));
+        }
+    })
+}
+
 /// `f` on every element, in parallel for long buffers.
 pub(crate) fn map1<T: Real + Send + Sync>(v: &[T], f: impl Fn(T) -> T + Sync + Send) -> Vec<T> {
-    if v.len() >= PAR_MIN {
-        v.par_iter()
-            .with_min_len(PAR_CHUNK)
-            .map(|&x| f(x))
-            .collect()
-    } else {
-        v.iter().map(|&x| f(x)).collect()
+    // SAFETY: `out` and `v` are equally long, and both branches write each element of `out`
+    // (in chunks that pair up exactly).
+    unsafe {
+        filled(v.len(), |out| {
+            if v.len() >= PAR_MIN {
+                out.par_chunks_mut(PAR_CHUNK)
+                    .zip(v.par_chunks(PAR_CHUNK))
+                    .for_each(|(out, v)| write1(out, v, &f));
+            } else {
+                write1(out, v, &f);
+            }
+        })
     }
 }
 
 /// `f` on every pair of elements of two equally long buffers.
 fn map2<T: Real + Send + Sync>(a: &[T], b: &[T], f: impl Fn(T, T) -> T + Sync + Send) -> Vec<T> {
-    if a.len() >= PAR_MIN {
-        a.par_iter()
-            .with_min_len(PAR_CHUNK)
-            .zip(b)
-            .map(|(&x, &y)| f(x, y))
-            .collect()
-    } else {
-        a.iter().zip(b).map(|(&x, &y)| f(x, y)).collect()
+    assert_eq!(
+        a.len(),
+        b.len(),
+        "elementwise op on buffers of different lengths"
+    );
+    // SAFETY: `out`, `a` and `b` are equally long, and both branches write each element of
+    // `out` (in chunks that pair up exactly).
+    unsafe {
+        filled(a.len(), |out| {
+            if a.len() >= PAR_MIN {
+                out.par_chunks_mut(PAR_CHUNK)
+                    .zip(a.par_chunks(PAR_CHUNK).zip(b.par_chunks(PAR_CHUNK)))
+                    .for_each(|(out, (a, b))| write2(out, a, b, &f));
+            } else {
+                write2(out, a, b, &f);
+            }
+        })
     }
 }
 
@@ -195,9 +242,9 @@ impl<T: Real + Send + Sync> Apply<T> for Strided<'_, T> {
             let rows = PAR_CHUNK.div_ceil(inner);
             out.par_chunks_mut(rows * inner)
                 .enumerate()
-                .for_each(|(i, out)| self.rows(i * rows, out, (&sa, &sb), &f));
+                .for_each(|(i, out)| wide(|| self.rows(i * rows, out, (&sa, &sb), &f)));
         } else {
-            self.rows(0, out, (&sa, &sb), &f);
+            wide(|| self.rows(0, out, (&sa, &sb), &f));
         }
         // SAFETY: `rows` wrote all `n` elements: `out` is whole rows of `inner` elements, and
         // each row is zipped with operand slices of exactly `inner` elements (an index out of
@@ -209,7 +256,9 @@ impl<T: Real + Send + Sync> Apply<T> for Strided<'_, T> {
 
 impl<T: Real> Strided<'_, T> {
     /// Writes the innermost rows `first..` of the output into `out` (whole rows), walking the
-    /// operands with strides `sa`, `sb`; every element of `out` is written.
+    /// operands with strides `sa`, `sb`; every element of `out` is written. Inlined into the
+    /// callers' wide-vector builds.
+    #[inline(always)]
     fn rows(
         &self,
         first: usize,
@@ -300,7 +349,10 @@ fn zip2<T: Real + Send + Sync>(
     (b, bsh): (&[T], &[usize]),
     out: &[usize],
 ) -> Vec<T> {
-    if ash == out && bsh == out {
+    // Callers without broadcasting pass one slice for all three shapes: comparing addresses
+    // first skips two `memcmp` calls on the per-op path of small tensors.
+    let same = |s: &[usize]| std::ptr::eq(s, out) || s == out;
+    if same(ash) && same(bsh) {
         return dispatch(op, SameShape(a, b));
     }
     dispatch(

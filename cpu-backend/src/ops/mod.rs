@@ -11,6 +11,7 @@ pub mod matmul;
 pub mod pool;
 pub mod random;
 pub mod reduce;
+mod simd;
 pub mod update;
 
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
