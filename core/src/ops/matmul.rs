@@ -71,7 +71,9 @@ impl<B: Backend> Tensor<B> {
             });
             let db = slot(needs[1], &d, |d| {
                 let a = keep_a.as_ref().expect("kept");
-                if sb.len() == 2 {
+                if sa.len() == 2 && sb.len() == 2 {
+                    gemm(a, true, d, false)
+                } else if sb.len() == 2 {
                     // One GEMM over all batch rows: b̄ = A_flatᵀ · Ȳ_flat.
                     let k = sa[sa.len() - 1];
                     let n = sb[1];
@@ -101,23 +103,31 @@ pub(crate) fn gemm<B: Backend>(a: &Tensor<B>, ta: bool, b: &Tensor<B>, tb: bool)
         (sa[ra - 2], sa[ra - 1])
     };
     let n = if tb { sb[rb - 2] } else { sb[rb - 1] };
+    let plain = |batch, rows| MatmulSpec {
+        batch,
+        m: rows,
+        k,
+        n,
+        lhs_batch_stride: 0,
+        rhs_batch_stride: 0,
+        lhs_transposed: ta,
+        rhs_transposed: tb,
+    };
+    if ra == 2 && rb == 2 {
+        // Two matrices: no batch axes to broadcast.
+        let product = B::matmul(a.storage(), b.storage(), &plain(1, m));
+        return Tensor::from_storage(product, [m, n]);
+    }
     let (batch_a, batch_b) = (&sa[..ra - 2], &sb[..rb - 2]);
     let batch_shape = broadcast_shape("matmul", batch_a, batch_b).expect("validated");
     let mut out_shape = Shape::from_slice(&batch_shape);
     out_shape.extend_from_slice(&[m, n]);
     if batch_b.is_empty() && !ta {
         let rows = batch_a.iter().product::<usize>() * m;
-        let spec = MatmulSpec {
-            batch: 1,
-            m: rows,
-            k,
-            n,
-            lhs_batch_stride: 0,
-            rhs_batch_stride: 0,
-            lhs_transposed: false,
-            rhs_transposed: tb,
-        };
-        return Tensor::from_storage(B::matmul(a.storage(), b.storage(), &spec), out_shape);
+        return Tensor::from_storage(
+            B::matmul(a.storage(), b.storage(), &plain(1, rows)),
+            out_shape,
+        );
     }
     let batch: usize = batch_shape.iter().product();
     let operand = |t: &Tensor<B>, own: &[usize], rows: usize, cols: usize| -> (Tensor<B>, usize) {
@@ -134,14 +144,9 @@ pub(crate) fn gemm<B: Backend>(a: &Tensor<B>, ta: bool, b: &Tensor<B>, tb: bool)
     let (a2, sa_stride) = operand(a, batch_a, sa[ra - 2], sa[ra - 1]);
     let (b2, sb_stride) = operand(b, batch_b, sb[rb - 2], sb[rb - 1]);
     let spec = MatmulSpec {
-        batch,
-        m,
-        k,
-        n,
         lhs_batch_stride: sa_stride,
         rhs_batch_stride: sb_stride,
-        lhs_transposed: ta,
-        rhs_transposed: tb,
+        ..plain(batch, m)
     };
     Tensor::from_storage(B::matmul(a2.storage(), b2.storage(), &spec), out_shape)
 }
