@@ -105,6 +105,76 @@ fn inactive_input_costs_no_gemm() {
     assert_eq!(adjoint_cpu_matmul_calls() - before, 3);
 }
 
+/// An Elman RNN over tensors, h ← tanh(h·W + x·U + b) from h = 0, loss Σ h²: W, U and b are
+/// used in every step.
+#[differentiable(wrt(w, u, b))]
+fn tensor_rnn(w: &Tensor, u: &Tensor, b: &Tensor, xs: &[Tensor]) -> Tensor {
+    let mut h = Tensor::zeros_on(&[1, w.shape()[0]], DType::F64, &Cpu);
+    for x in xs {
+        h = (h.matmul(w) + x.matmul(u) + b).tanh();
+    }
+    h.square().sum_all()
+}
+
+fn rnn_problem(steps: usize) -> ([Tensor; 3], Vec<Tensor>) {
+    let weights = [
+        f64_tensor(&[4, 4], 31),
+        f64_tensor(&[3, 4], 32),
+        f64_tensor(&[4], 33),
+    ];
+    let xs = (0..steps)
+        .map(|t| f64_tensor(&[1, 3], 40 + t as u64))
+        .collect();
+    (weights, xs)
+}
+
+#[test]
+fn rnn_weight_gradients_match_finite_differences() {
+    let ([w, u, b], xs) = rnn_problem(7);
+    let (gw, gu, gb) = gradient(tensor_rnn_vjp(&w, &u, &b, &xs));
+    // The public companion returns settled tangents: dense tensors, not sums of products.
+    assert!(matches!(gw, TensorTangent::Dense(_)) && matches!(gu, TensorTangent::Dense(_)));
+    let f = |p: &[Tensor]| tensor_rnn(&p[0], &p[1], &p[2], &xs).to_scalar();
+    check_against_fd(&f, &[w, u, b], &[gw.unwrap(), gu.unwrap(), gb.unwrap()]);
+}
+
+#[test]
+fn loop_weight_tangents_cost_one_product_per_weight() {
+    let steps = 9;
+    let ([w, u, b], xs) = rnn_problem(steps);
+    let (_, pullback) = tensor_rnn_vjp(&w, &u, &b, &xs);
+    let before = adjoint_cpu_matmul_calls();
+    let (gw, gu, _) = pullback(TensorTangent::Dense(Tensor::ones_on(&[], DType::F64, &Cpu)));
+    // Per step one product for the tangent of h; the tangents of W and U over all steps are
+    // one product each (a product and a sum per step each before).
+    assert_eq!(adjoint_cpu_matmul_calls() - before, steps + 2);
+    assert_eq!(
+        (gw.unwrap().shape(), gu.unwrap().shape()),
+        (&[4, 4][..], &[3, 4][..])
+    );
+}
+
+/// Weights computed from a parameter before a product: the products' weight tangents (sums
+/// of products) flow into the pullbacks of `* 2.0` and `sigmoid`.
+#[differentiable(wrt(w))]
+fn weight_through_ops(w: &Tensor, xs: &[Tensor]) -> Tensor {
+    let (doubled, squashed) = (w.exp() * 2.0, w.sigmoid());
+    let mut total = Tensor::zeros_on(&[], DType::F64, &Cpu);
+    for x in xs {
+        total = total + x.matmul(&doubled).sum_all() + x.matmul(&squashed).tanh().sum_all();
+    }
+    total
+}
+
+#[test]
+fn weight_tangents_through_other_ops_match_finite_differences() {
+    let w = f64_tensor(&[3, 2], 51);
+    let xs: Vec<Tensor> = (0..4).map(|t| f64_tensor(&[2, 3], 60 + t)).collect();
+    let g = gradient(weight_through_ops_vjp(&w, &xs)).unwrap();
+    let f = |p: &[Tensor]| weight_through_ops(&p[0], &xs).to_scalar();
+    check_against_fd(&f, &[w], &[g]);
+}
+
 #[differentiable(wrt(w))]
 fn layer_x_data(x: &Tensor, w: &Tensor) -> Tensor {
     layer(x, w)

@@ -32,6 +32,10 @@ impl<T: TangentVector> TangentVector for Vec<T> {
     fn scaled(self, factor: f64) -> Self {
         self.into_iter().map(|t| t.scaled(factor)).collect()
     }
+
+    fn settled(self) -> Self {
+        self.into_iter().map(T::settled).collect()
+    }
 }
 
 impl<T: Differentiable> Differentiable for Vec<T> {
@@ -88,6 +92,10 @@ impl<T: TangentVector, const N: usize> TangentVector for [T; N] {
 
     fn scaled(self, factor: f64) -> Self {
         self.map(|t| t.scaled(factor))
+    }
+
+    fn settled(self) -> Self {
+        self.map(T::settled)
     }
 }
 

@@ -86,11 +86,8 @@ impl<B: Backend> Parameters<B> for Tensor<B> {
         path: &mut ParamPath,
         f: &mut GradVisitor<'_, B>,
     ) {
-        let grad = match grad {
-            TensorTangent::Zero => None,
-            TensorTangent::Dense(t) => Some(t),
-        };
-        f(path.as_str(), self, grad);
+        let mut scratch = None;
+        f(path.as_str(), self, grad.dense_ref(&mut scratch));
     }
 
     fn visit_each_mut(&mut self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &mut Tensor<B>)) {

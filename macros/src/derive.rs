@@ -152,6 +152,7 @@ impl Shape<'_> {
         let plus_fields = self.each(|m| quote!(::adjoint::TangentVector::plus(self.#m, other.#m)));
         let scaled_fields =
             self.each(|m| quote!(::adjoint::TangentVector::scaled(self.#m, factor)));
+        let settled_fields = self.each(|m| quote!(::adjoint::TangentVector::settled(self.#m)));
         let clone_fields = self.each(|m| quote!(::core::clone::Clone::clone(&self.#m)));
         let mut debug_where = (*where_clause).clone();
         for f in self.fields.iter().filter(|f| f.differentiable) {
@@ -187,6 +188,9 @@ impl Shape<'_> {
                 }
                 fn scaled(self, factor: f64) -> Self {
                     Self #scaled_fields
+                }
+                fn settled(self) -> Self {
+                    Self #settled_fields
                 }
             }
 

@@ -65,6 +65,13 @@ pub fn arg_tangent<T, S: ReceivesTangent<T>>(slot: S) -> T {
     slot.into_tangent()
 }
 
+/// `t` in its final representation ([`TangentVector::settled`]), as the public `_vjp`
+/// functions return it.
+#[inline(always)]
+pub fn settled<T: TangentVector>(t: T) -> T {
+    t.settled()
+}
+
 /// `*acc += t` of two tangents.
 #[inline(always)]
 pub fn plus_assign<T: TangentVector>(acc: &mut T, t: T) {

@@ -5,12 +5,15 @@
 //!
 //! Derivative: `ā = Σ↓ ȳ · bᵀ`, `b̄ = Σ↓ aᵀ · ȳ` (`Σ↓` sums over broadcast batch axes). Each is
 //! one GEMM, run only if that input needs a tangent. A 2-D right operand (the usual weight
-//! matrix) is handled as one GEMM over all batch rows, and its tangent too.
+//! matrix) is handled as one GEMM over all batch rows, and its tangent is that product kept as
+//! its operands ([`TensorTangent::Outer`]) until it is read or added to: the tangents of a
+//! weight used in every iteration of a loop then cost one GEMM over all iterations.
 
 use super::slot;
+use crate::TangentVector;
 use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::shape::broadcast_shape;
-use crate::tensor::{Backend, MatmulSpec, Shape, Tensor, TensorTangent};
+use crate::tensor::{Backend, MatmulSpec, OuterSum, Shape, Tensor, TensorTangent};
 
 impl<B: Backend> Tensor<B> {
     /// The matrix product over the last two axes, broadcasting batch axes:
@@ -65,28 +68,30 @@ impl<B: Backend> Tensor<B> {
         let keep_b = needs[0].then(|| rhs.clone());
         let keep_a = needs[1].then(|| self.clone());
         let (sa, sb) = (self.shape_owned(), rhs.shape_owned());
-        (y, move |d| {
+        (y, move |d: TensorTangent<B>| {
+            // Both tangents read `d`: a sum of products is computed once.
+            let d = d.settled();
             let da = slot(needs[0], &d, |d| {
                 gemm(d, false, keep_b.as_ref().expect("kept"), true).sum_to(&sa)
             });
-            let db = slot(needs[1], &d, |d| {
-                let a = keep_a.as_ref().expect("kept");
-                if sa.len() == 2 && sb.len() == 2 {
-                    gemm(a, true, d, false)
-                } else if sb.len() == 2 {
-                    // One GEMM over all batch rows: b̄ = A_flatᵀ · Ȳ_flat.
-                    let k = sa[sa.len() - 1];
-                    let n = sb[1];
-                    gemm(
-                        &a.reshape(&[a.len() / k.max(1), k]),
-                        true,
-                        &d.reshape(&[d.len() / n.max(1), n]),
-                        false,
-                    )
-                } else {
-                    gemm(a, true, d, false).sum_to(&sb)
+            let db = match (&d, &keep_a) {
+                (TensorTangent::Dense(d), Some(a)) if sb.len() == 2 => {
+                    // b̄ = A_flatᵀ · Ȳ_flat over all batch rows, kept as its two operands so
+                    // that the tangents of a weight used in many loop iterations add up to
+                    // one product (see `OuterSum`).
+                    let flat = |t: &Tensor<B>, cols: usize| {
+                        if t.rank() == 2 {
+                            t.clone()
+                        } else {
+                            t.reshape(&[t.len() / cols.max(1), cols])
+                        }
+                    };
+                    OuterSum::tangent(flat(a, sa[sa.len() - 1]), flat(d, sb[1]))
                 }
-            });
+                _ => slot(needs[1], &d, |d| {
+                    gemm(keep_a.as_ref().expect("kept"), true, d, false).sum_to(&sb)
+                }),
+            };
             (da, db)
         })
     }

@@ -37,6 +37,7 @@ pub(crate) fn slot<B: Backend>(
 ) -> TensorTangent<B> {
     match d {
         TensorTangent::Dense(d) if need => TensorTangent::Dense(f(d)),
+        TensorTangent::Outer(sum) if need => TensorTangent::Dense(f(&sum.to_tensor())),
         _ => TensorTangent::Zero,
     }
 }

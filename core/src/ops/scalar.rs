@@ -17,6 +17,7 @@
 
 use super::slot;
 use crate::Float;
+use crate::TangentVector;
 use crate::rules::operators::{AddRule, DivRule, MulRule, SubRule};
 use crate::tensor::{Backend, Tensor, TensorTangent};
 use adjoint_backend::UnaryOp;
@@ -110,6 +111,8 @@ fn scalar_rule<B: Backend, S: Float>(
     let keep_t = (needs[1] || matches!(kind, Kind::ScalarDiv)).then(|| t.clone());
     let keep_y = matches!(kind, Kind::ScalarDiv).then(|| y.clone());
     (y, move |d: TensorTangent<B>| {
+        // Both results read `d`: a sum of products is computed once.
+        let d = d.settled();
         let dt = slot(needs[0], &d, |d| match kind {
             Kind::Add | Kind::SubScalar => d.clone(),
             Kind::ScalarSub => d.neg(),

@@ -13,6 +13,7 @@
 
 mod create;
 pub(crate) mod error;
+mod outer;
 pub(crate) mod shape;
 mod tangent;
 
@@ -20,6 +21,7 @@ pub use adjoint_backend::{Backend, Conv2dGeometry, DType, MatmulSpec, UpdateOp};
 pub use adjoint_cpu::{Cpu, keep_freed_memory, matmul_calls};
 pub use create::Element;
 pub use error::TensorError;
+pub use outer::OuterSum;
 pub use shape::broadcast_shapes;
 pub use tangent::TensorTangent;
 

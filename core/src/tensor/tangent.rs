@@ -1,13 +1,22 @@
 //! [`TensorTangent`]: the tangent of a tensor, and the [`Differentiable`] impl of [`Tensor`].
 
-use super::{Backend, Cpu, Tensor};
+use super::{Backend, Cpu, OuterSum, Tensor};
 use crate::{Differentiable, TangentVector, UnitSeed};
 
-/// The derivative with respect to a [`Tensor`]: a tensor of the same shape, or a symbolic zero.
+/// The derivative with respect to a [`Tensor`]: a tensor of the same shape, a symbolic zero,
+/// or a sum of matrix products not yet computed.
 ///
 /// `Zero` carries no shape and allocates nothing: it is what a pullback returns for an input
 /// nobody asked a derivative for, and what [`TangentVector::zero`] gives. Adding `Zero` to a
 /// dense tangent returns the dense tangent unchanged (no copy).
+///
+/// `Outer` is what the pullback of [`matmul`](Tensor::matmul) gives its 2-D right operand (a
+/// weight): `xᵀ·ȳ` kept as `x` and `ȳ`, so that the tangents of a weight used in every
+/// iteration of a loop add up to one matrix product at the end instead of one product and one
+/// sum per iteration (see [`OuterSum`]). [`dense`](TensorTangent::dense),
+/// [`unwrap`](TensorTangent::unwrap), [`to_tensor_like`](TensorTangent::to_tensor_like),
+/// [`map`](TensorTangent::map) and the optimizers compute it; the public `_vjp` functions that
+/// `#[differentiable]` generates return only `Zero` or `Dense`.
 ///
 /// ```
 /// use adjoint::prelude::*;
@@ -15,12 +24,25 @@ use crate::{Differentiable, TangentVector, UnitSeed};
 /// let z = TensorTangent::zero();
 /// assert_eq!(g.clone().plus(z).unwrap().to_vec_f32(), vec![1.0, 1.0]);
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum TensorTangent<B: Backend = Cpu> {
     /// The zero tangent, of whatever shape is needed.
     Zero,
     /// A tangent stored as a tensor of the primal's shape.
     Dense(Tensor<B>),
+    /// `Σᵢ Aᵢᵀ·Gᵢ` of a 2-D primal, computed when read.
+    Outer(OuterSum<B>),
+}
+
+impl<B: Backend> PartialEq for TensorTangent<B> {
+    /// Equal values: a sum of products equals the tensor it computes to.
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (TensorTangent::Zero, TensorTangent::Zero) => true,
+            (TensorTangent::Zero, _) | (_, TensorTangent::Zero) => false,
+            (a, b) => a.clone().unwrap() == b.clone().unwrap(),
+        }
+    }
 }
 
 impl<B: Backend> TensorTangent<B> {
@@ -29,11 +51,22 @@ impl<B: Backend> TensorTangent<B> {
         matches!(self, TensorTangent::Zero)
     }
 
-    /// The dense tangent, or `None` for the symbolic zero.
+    /// The dense tangent (a sum of products computed), or `None` for the symbolic zero.
     pub fn dense(self) -> Option<Tensor<B>> {
         match self {
             TensorTangent::Zero => None,
             TensorTangent::Dense(t) => Some(t),
+            TensorTangent::Outer(sum) => Some(sum.into_tensor()),
+        }
+    }
+
+    /// The dense tangent by reference, computing a sum of products into `scratch` (for
+    /// readers that hold the tangent by reference, like the optimizers).
+    pub fn dense_ref<'a>(&'a self, scratch: &'a mut Option<Tensor<B>>) -> Option<&'a Tensor<B>> {
+        match self {
+            TensorTangent::Zero => None,
+            TensorTangent::Dense(t) => Some(t),
+            TensorTangent::Outer(sum) => Some(scratch.insert(sum.to_tensor())),
         }
     }
 
@@ -44,27 +77,21 @@ impl<B: Backend> TensorTangent<B> {
     /// zeros instead.
     #[track_caller]
     pub fn unwrap(self) -> Tensor<B> {
-        match self {
-            TensorTangent::Zero => panic!(
-                "TensorTangent::unwrap on the symbolic zero tangent (no derivative flowed here)"
-            ),
-            TensorTangent::Dense(t) => t,
-        }
+        self.dense().unwrap_or_else(|| {
+            panic!("TensorTangent::unwrap on the symbolic zero tangent (no derivative flowed here)")
+        })
     }
 
     /// The dense tangent, or zeros shaped like `primal` for the symbolic zero.
     pub fn to_tensor_like(self, primal: &Tensor<B>) -> Tensor<B> {
-        match self {
-            TensorTangent::Zero => primal.zeros_like(),
-            TensorTangent::Dense(t) => t,
-        }
+        self.dense().unwrap_or_else(|| primal.zeros_like())
     }
 
     /// `f` applied to a dense tangent; zero stays zero (for linear maps, as in pullbacks).
     pub fn map(self, f: impl FnOnce(Tensor<B>) -> Tensor<B>) -> Self {
-        match self {
-            TensorTangent::Zero => TensorTangent::Zero,
-            TensorTangent::Dense(t) => TensorTangent::Dense(f(t)),
+        match self.dense() {
+            None => TensorTangent::Zero,
+            Some(t) => TensorTangent::Dense(f(t)),
         }
     }
 }
@@ -83,11 +110,19 @@ impl<B: Backend> TangentVector for TensorTangent<B> {
     /// Elementwise sum; the shapes of two dense tangents must be equal. The sum goes into the
     /// buffer of either tangent that no other tensor shares (see `+` on owned tensors), so
     /// accumulating into a gradient (`plus_assign`) allocates nothing.
+    ///
+    /// Two sums of products of one shape add up to one sum of products (nothing is computed);
+    /// a sum of products added to a dense tangent is computed first.
     #[track_caller]
     fn plus(self, other: Self) -> Self {
         match (self, other) {
             (TensorTangent::Zero, t) | (t, TensorTangent::Zero) => t,
-            (TensorTangent::Dense(a), TensorTangent::Dense(b)) => {
+            (TensorTangent::Outer(mut a), TensorTangent::Outer(b)) if a.matches(&b) => {
+                a.absorb(b);
+                TensorTangent::Outer(a)
+            }
+            (a, b) => {
+                let (a, b) = (a.unwrap(), b.unwrap());
                 assert_eq!(a.shape(), b.shape(), "tangent plus: shapes differ");
                 TensorTangent::Dense(a + b)
             }
@@ -97,6 +132,14 @@ impl<B: Backend> TangentVector for TensorTangent<B> {
     fn scaled(self, factor: f64) -> Self {
         self.map(|t| &t * factor)
     }
+
+    /// `Zero` or `Dense`: a sum of products is computed.
+    fn settled(self) -> Self {
+        match self {
+            TensorTangent::Outer(sum) => TensorTangent::Dense(sum.into_tensor()),
+            t => t,
+        }
+    }
 }
 
 impl<B: Backend> Differentiable for Tensor<B> {
@@ -105,7 +148,8 @@ impl<B: Backend> Differentiable for Tensor<B> {
     /// `self ← self + tangent` (a new buffer; other clones keep the old values).
     #[track_caller]
     fn move_by(&mut self, tangent: &TensorTangent<B>) {
-        if let TensorTangent::Dense(t) = tangent {
+        let mut scratch = None;
+        if let Some(t) = tangent.dense_ref(&mut scratch) {
             assert_eq!(
                 self.shape(),
                 t.shape(),
@@ -146,7 +190,7 @@ mod tests {
         let mut acc = dense(&[1.0, 2.0, 3.0]);
         let ptr = |t: &TensorTangent| match t {
             TensorTangent::Dense(t) => t.storage() as *const <Cpu as Backend>::Storage,
-            TensorTangent::Zero => std::ptr::null(),
+            _ => std::ptr::null(),
         };
         let first = ptr(&acc);
         acc.plus_assign(dense(&[10.0, 20.0, 30.0]));

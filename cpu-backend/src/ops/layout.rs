@@ -1,9 +1,9 @@
 //! Layout primitives: permute, broadcast, narrow, cat.
 
-use super::{into_vec, view};
+use super::view;
 use crate::CpuStorage;
 use crate::storage::any_match;
-use ndarray::{Axis, IxDyn, Slice, concatenate};
+use ndarray::{Axis, IxDyn, Slice};
 
 /// A contiguous copy with permuted axes.
 pub fn permute(x: &CpuStorage, shape: &[usize], perm: &[usize]) -> CpuStorage {
@@ -39,14 +39,17 @@ pub fn narrow(
     })
 }
 
-/// Concatenation along `axis`.
+/// Concatenation along `axis`: for each index of the leading axes, each part's contiguous
+/// block of `size along axis × trailing sizes` elements in turn (plain copies; a loop that
+/// stacks its per-iteration rows does this with many small parts).
 pub fn cat(parts: &[(&CpuStorage, &[usize])], axis: usize) -> CpuStorage {
-    let first = parts.first().expect("cat of at least one part").0;
+    let (first, first_shape) = *parts.first().expect("cat of at least one part");
+    let outer: usize = first_shape[..axis].iter().product();
     any_match!(first, |_v, Wrap| {
-        let views: Vec<_> = parts
+        let blocks: Vec<(&[_], usize)> = parts
             .iter()
-            .map(|(s, sh)| match s {
-                Wrap(d) => view(d, sh),
+            .map(|(s, shape)| match s {
+                Wrap(d) => (d.as_slice(), shape[axis..].iter().product()),
                 other => panic!(
                     "cat: dtypes {:?} and {:?} differ",
                     first.dtype(),
@@ -54,7 +57,12 @@ pub fn cat(parts: &[(&CpuStorage, &[usize])], axis: usize) -> CpuStorage {
                 ),
             })
             .collect();
-        let joined = concatenate(Axis(axis), &views).expect("shapes agree off the axis");
-        Wrap(into_vec(joined))
+        let mut out = Vec::with_capacity(blocks.iter().map(|(d, _)| d.len()).sum());
+        for o in 0..outer {
+            for &(d, block) in &blocks {
+                out.extend_from_slice(&d[o * block..(o + 1) * block]);
+            }
+        }
+        Wrap(out)
     })
 }

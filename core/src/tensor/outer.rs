@@ -1,0 +1,222 @@
+//! [`OuterSum`]: a sum of matrix products `Σᵢ Aᵢᵀ·Gᵢ` kept as its operands until it is read.
+//!
+//! The tangent of the weight `W` of `y = x·W` is `xᵀ·ȳ`. When `W` is used in every iteration
+//! of a loop (an RNN over time steps), its tangent is the sum of one such product per
+//! iteration, and computing each product as it comes costs a matrix product, an allocation
+//! and an accumulation per iteration — for a batch-1 RNN, small operations whose fixed cost is
+//! most of their time. Kept as operands instead, the sum is one product of the stacked
+//! operands when it is read: `Σᵢ Aᵢᵀ·Gᵢ = [A₁; …; Aₖ]ᵀ · [G₁; …; Gₖ]` (the rows stacked), which
+//! is how cuDNN computes the weight gradient of a recurrent layer.
+//!
+//! Memory: the operands pending at any time hold at most as many elements as the dense sum
+//! or 64 Ki elements, whichever is more (`Σ kᵢ·(m + n) ≤ max(m·n, 2¹⁶)`); a contribution that
+//! would exceed that is multiplied out and added to a dense part first, so the laziness never
+//! holds more than one extra gradient's worth (or 256 KiB of `f32`).
+
+use super::{Backend, DType, Tensor, TensorTangent};
+use crate::ops::matmul::gemm;
+
+/// The most elements the pending operands of an `[m, n]` sum may hold: as many as the sum
+/// itself, or 64 Ki (256 KiB of `f32`) for small ones, so that the weight tangent of a small
+/// RNN over a few hundred steps is one product.
+fn pending_limit([m, n]: [usize; 2]) -> usize {
+    (m * n).max(1 << 16)
+}
+
+/// `dense + Σᵢ Aᵢᵀ·Gᵢ` with `Aᵢ: [kᵢ, m]`, `Gᵢ: [kᵢ, n]`, all of one dtype and device: an
+/// `[m, n]` tensor not yet computed.
+///
+/// Made by the pullback of [`Tensor::matmul`] for a 2-D right operand, summed by
+/// [`TangentVector::plus`](crate::TangentVector::plus), and computed by
+/// [`to_tensor`](OuterSum::to_tensor) (which every accessor of
+/// [`TensorTangent`](super::TensorTangent) calls).
+#[derive(Clone, Debug)]
+pub struct OuterSum<B: Backend> {
+    /// What was already multiplied out.
+    dense: Option<Tensor<B>>,
+    /// The pending pairs `(Aᵢ, Gᵢ)`.
+    pairs: Vec<(Tensor<B>, Tensor<B>)>,
+    /// `Σ kᵢ` over the pending pairs.
+    rows: usize,
+    /// `[m, n]`.
+    shape: [usize; 2],
+}
+
+impl<B: Backend> OuterSum<B> {
+    /// The tangent `aᵀ·g` for 2-D `a: [k, m]`, `g: [k, n]`: kept as the two operands if they
+    /// hold no more elements than the product (`k·(m + n) ≤ m·n`), else computed.
+    pub(crate) fn tangent(a: Tensor<B>, g: Tensor<B>) -> TensorTangent<B> {
+        assert!(
+            a.rank() == 2 && g.rank() == 2 && a.shape()[0] == g.shape()[0],
+            "OuterSum: operands {:?} and {:?} are not [k, m] and [k, n]",
+            a.shape(),
+            g.shape()
+        );
+        let (k, shape) = (a.shape()[0], [a.shape()[1], g.shape()[1]]);
+        if k * (shape[0] + shape[1]) > pending_limit(shape) {
+            return TensorTangent::Dense(gemm(&a, true, &g, false));
+        }
+        TensorTangent::Outer(OuterSum {
+            dense: None,
+            rows: k,
+            pairs: vec![(a, g)],
+            shape,
+        })
+    }
+
+    /// The shape `[m, n]` of the sum.
+    pub fn shape(&self) -> [usize; 2] {
+        self.shape
+    }
+
+    /// The dtype and device of the terms.
+    fn kind(&self) -> (DType, B::Device) {
+        let t = (self.dense.as_ref())
+            .or(self.pairs.first().map(|(a, _)| a))
+            .expect("an OuterSum holds at least one product (it is made from one)");
+        (t.dtype(), t.device())
+    }
+
+    /// Whether `other` is a sum of the same shape, dtype and device (so that the two can be
+    /// merged without computing either).
+    pub(crate) fn matches(&self, other: &Self) -> bool {
+        self.shape == other.shape && self.kind() == other.kind()
+    }
+
+    /// Adds the pending pairs and dense part of `other` (same shape, dtype and device).
+    pub(crate) fn absorb(&mut self, other: Self) {
+        for (a, g) in other.pairs {
+            self.push(a, g);
+        }
+        if let Some(d) = other.dense {
+            self.add_dense(d);
+        }
+    }
+
+    /// Adds `aᵀ·g`, multiplying the pending pairs out first if keeping `a` and `g` too would
+    /// hold more elements than the dense sum.
+    fn push(&mut self, a: Tensor<B>, g: Tensor<B>) {
+        let [m, n] = self.shape;
+        let k = a.shape()[0];
+        if (self.rows + k) * (m + n) > pending_limit(self.shape) {
+            self.flush();
+            if k * (m + n) > pending_limit(self.shape) {
+                return self.add_dense(gemm(&a, true, &g, false));
+            }
+        }
+        self.rows += k;
+        self.pairs.push((a, g));
+    }
+
+    /// Adds an `[m, n]` tensor to the dense part.
+    fn add_dense(&mut self, t: Tensor<B>) {
+        self.dense = Some(match self.dense.take() {
+            Some(d) => d + t,
+            None => t,
+        });
+    }
+
+    /// Multiplies the pending pairs out into the dense part: one product over the stacked
+    /// operands.
+    fn flush(&mut self) {
+        let pairs = std::mem::take(&mut self.pairs);
+        self.rows = 0;
+        let product = match pairs.as_slice() {
+            [] => return,
+            [(a, g)] => gemm(a, true, g, false),
+            _ => {
+                let (a, g): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
+                gemm(
+                    &Tensor::cat(&a[..], 0),
+                    true,
+                    &Tensor::cat(&g[..], 0),
+                    false,
+                )
+            }
+        };
+        self.add_dense(product);
+    }
+
+    /// The sum as one `[m, n]` tensor.
+    pub fn to_tensor(&self) -> Tensor<B> {
+        let mut sum = self.clone();
+        sum.flush();
+        sum.dense
+            .expect("an OuterSum holds at least one product (it is made from one)")
+    }
+
+    /// The sum as one `[m, n]` tensor, reusing this sum's buffers.
+    pub fn into_tensor(mut self) -> Tensor<B> {
+        self.flush();
+        self.dense
+            .expect("an OuterSum holds at least one product (it is made from one)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::TangentVector;
+
+    fn t(v: Vec<f64>, shape: &[usize]) -> Tensor {
+        Tensor::from_vec(v, shape)
+    }
+
+    /// Integers in −5..=5, so that every sum below is exact in `f64` in any order.
+    fn ints(rows: usize, cols: usize, seed: usize) -> Tensor {
+        let v = (0..rows * cols).map(|i| ((i * 7 + seed * 3) % 11) as f64 - 5.0);
+        t(v.collect(), &[rows, cols])
+    }
+
+    #[test]
+    fn products_add_up_lazily_to_the_exact_sum() {
+        // [1 2]ᵀ[3 4 5] = [[3 4 5] [6 8 10]], [1 −1]ᵀ[1 0 2] = [[1 0 2] [−1 0 −2]].
+        let p1 = OuterSum::tangent(t(vec![1., 2.], &[1, 2]), t(vec![3., 4., 5.], &[1, 3]));
+        let p2 = OuterSum::tangent(t(vec![1., -1.], &[1, 2]), t(vec![1., 0., 2.], &[1, 3]));
+        let sum = p1.plus(p2);
+        assert!(
+            matches!(&sum, TensorTangent::Outer(s) if s.shape() == [2, 3] && s.pairs.len() == 2)
+        );
+        assert_eq!(sum.unwrap().to_vec_f64(), vec![4., 4., 7., 5., 8., 8.]);
+    }
+
+    #[test]
+    fn pending_operands_beyond_the_limit_are_multiplied_out() {
+        // Each pair holds 300·(16 + 16) = 9600 elements; the seventh passes 2¹⁶.
+        let mut acc = TensorTangent::zero();
+        let mut want = Tensor::zeros_on(&[16, 16], DType::F64, &crate::tensor::Cpu);
+        for i in 0..7 {
+            let (a, g) = (ints(300, 16, i), ints(300, 16, i + 10));
+            want = want + a.t().matmul(&g);
+            acc.plus_assign(OuterSum::tangent(a, g));
+        }
+        match &acc {
+            TensorTangent::Outer(s) => assert!(s.dense.is_some() && s.rows == 300),
+            other => panic!("expected a sum of products, got {other:?}"),
+        }
+        assert_eq!(acc.unwrap().to_vec_f64(), want.to_vec_f64());
+    }
+
+    #[test]
+    fn a_product_larger_than_the_limit_is_computed_at_once() {
+        // 5000·(8 + 8) = 80000 elements > 2¹⁶.
+        let (a, g) = (ints(5000, 8, 1), ints(5000, 8, 2));
+        let want = a.t().matmul(&g);
+        let tangent = OuterSum::tangent(a, g);
+        assert!(matches!(tangent, TensorTangent::Dense(_)));
+        assert_eq!(tangent.unwrap(), want);
+    }
+
+    #[test]
+    fn a_sum_of_products_reads_like_its_tensor() {
+        // [2 3]·[1 4] = 14.
+        let sum = OuterSum::tangent(t(vec![2., 3.], &[2, 1]), t(vec![1., 4.], &[2, 1]));
+        let dense = TensorTangent::Dense(t(vec![14.], &[1, 1]));
+        assert_eq!(sum, dense);
+        let mut scratch = None;
+        assert_eq!(sum.dense_ref(&mut scratch).unwrap().to_vec_f64(), vec![14.]);
+        assert_eq!(sum.clone().plus(dense).unwrap().to_vec_f64(), vec![28.]);
+        assert_eq!(sum.clone().scaled(0.5).unwrap().to_vec_f64(), vec![7.]);
+        assert!(matches!(sum.settled(), TensorTangent::Dense(_)));
+    }
+}
