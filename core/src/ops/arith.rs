@@ -89,9 +89,12 @@ impl<B: Backend> Tensor<B> {
         if self.shape() == shape {
             return self.clone();
         }
+        // `shape` broadcasts to ours: aligned at the last axis, each of its sizes is ours or 1.
+        let lead = self.rank().checked_sub(shape.len());
         assert!(
-            shape.len() <= self.rank()
-                && broadcast_shape("sum_to", shape, self.shape()).as_deref() == Ok(self.shape()),
+            lead.is_some_and(|lead| {
+                (shape.iter().zip(&self.shape()[lead..])).all(|(&s, &d)| s == d || s == 1)
+            }),
             "sum_to: shape {shape:?} does not broadcast to {:?}",
             self.shape()
         );
@@ -456,6 +459,22 @@ tensor_neg!(Tensor<B>, &Tensor<B>);
 mod tests {
     use super::super::testing::{boxed, check, check_binary, pos, rand, t64};
     use crate::rules::operators::{AddRule, DivRule, MulRule, SubRule};
+
+    #[test]
+    fn sum_to_sums_the_broadcast_axes() {
+        let x = t64(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+        assert_eq!(x.sum_to(&[3]).to_vec_f64(), vec![5.0, 7.0, 9.0]);
+        assert_eq!(x.sum_to(&[2, 1]).to_vec_f64(), vec![6.0, 15.0]);
+        assert_eq!(x.sum_to(&[]).to_vec_f64(), vec![21.0]);
+        let row = t64(&[1.0, 2.0], &[1, 2]);
+        assert_eq!(row.sum_to(&[2]).shape(), &[2]);
+    }
+
+    #[test]
+    #[should_panic(expected = "sum_to: shape [2] does not broadcast to [2, 3]")]
+    fn sum_to_rejects_a_shape_that_does_not_broadcast() {
+        t64(&[0.0; 6], &[2, 3]).sum_to(&[2]);
+    }
 
     #[test]
     fn add_sub_mul_div_broadcast() {
