@@ -175,6 +175,29 @@ fn weight_tangents_through_other_ops_match_finite_differences() {
     check_against_fd(&f, &[w], &[g]);
 }
 
+/// A weight that is the sum of two parameters (as in weight tying or low-rank adapters).
+#[differentiable]
+fn summed_weight(x: &Tensor, w: &Tensor, v: &Tensor) -> Tensor {
+    x.matmul(&(w + v)).sum_all()
+}
+
+#[test]
+fn a_weight_tangent_read_by_two_operands_is_computed_once() {
+    let (x, w, v) = (
+        Tensor::ones(&[4, 3]),
+        Tensor::ones(&[3, 2]),
+        Tensor::ones(&[3, 2]),
+    );
+    let before = adjoint_cpu_matmul_calls();
+    let (gx, gw, gv) = gradient(summed_weight_vjp(&x, &w, &v));
+    // The forward product, x̄, and (w + v)‾ = xᵀ·ȳ once for both w̄ and v̄.
+    assert_eq!(adjoint_cpu_matmul_calls() - before, 3);
+    // ȳ = 1: x̄ = ȳ·(w + v)ᵀ = 2 + 2 per element, w̄ = v̄ = xᵀ·ȳ = 4 (four rows of ones).
+    assert_eq!(gx.unwrap().to_vec_f32(), vec![4.0; 12]);
+    assert_eq!(gw.unwrap().to_vec_f32(), vec![4.0; 6]);
+    assert_eq!(gv.unwrap().to_vec_f32(), vec![4.0; 6]);
+}
+
 #[differentiable(wrt(w))]
 fn layer_x_data(x: &Tensor, w: &Tensor) -> Tensor {
     layer(x, w)

@@ -243,10 +243,14 @@ impl Writer<'_> {
             }
             io.push(acc);
         }
+        // The seed in its final representation: a rule may read it more than once (the
+        // pullback of `a + b` hands it to both operands), and a sum of products would then be
+        // computed each time.
+        let seed = quote!(::adjoint::__private::settled(#adjoint));
         let call = if io.is_empty() {
-            quote!(#pullback(#adjoint))
+            quote!(#pullback(#seed))
         } else {
-            quote!(#pullback(#adjoint, (#(&mut #io,)*)))
+            quote!(#pullback(#seed, (#(&mut #io,)*)))
         };
         self.code.extend(quote!(let (#(#names,)*) = #call;));
         for (j, (slot, span)) in slots.iter().zip(spans).enumerate() {

@@ -65,11 +65,32 @@ pub fn arg_tangent<T, S: ReceivesTangent<T>>(slot: S) -> T {
     slot.into_tangent()
 }
 
-/// `t` in its final representation ([`TangentVector::settled`]), as the public `_vjp`
-/// functions return it.
+/// Adjoints in generated code that can be put in their final representation: tangents, and
+/// the [`Dropped`] adjoint of a `#[no_derivative]` field.
+pub trait Settle {
+    /// See [`TangentVector::settled`].
+    fn settle(self) -> Self;
+}
+
+impl<T: TangentVector> Settle for T {
+    #[inline(always)]
+    fn settle(self) -> Self {
+        self.settled()
+    }
+}
+
+impl Settle for Dropped {
+    #[inline(always)]
+    fn settle(self) -> Self {
+        self
+    }
+}
+
+/// `t` in its final representation ([`TangentVector::settled`]): what every rule's pullback
+/// is given, and what the public `_vjp` functions return.
 #[inline(always)]
-pub fn settled<T: TangentVector>(t: T) -> T {
-    t.settled()
+pub fn settled<T: Settle>(t: T) -> T {
+    t.settle()
 }
 
 /// `*acc += t` of two tangents.
