@@ -43,6 +43,43 @@ fn matmul_with_transposes_and_broadcast_batches() {
     }
 }
 
+#[test]
+fn small_f32_products_match_f64_sums() {
+    // The f32 kernels of the plain loops, including the AVX2 one for A·Bᵀ with contiguous
+    // rows (groups of eight columns and a tail, inner sizes with and without a tail of eight),
+    // against the products in f64 of the same (f32-rounded) values.
+    for (m, k, n) in [(1, 32, 32), (1, 16, 32), (2, 37, 21), (3, 5, 7), (1, 8, 9)] {
+        for rt in [false, true] {
+            let a = Cpu::random(&Cpu, m * k, 3, (-1.0, 1.0), false, DType::F32);
+            let b = Cpu::random(&Cpu, k * n, 4, (-1.0, 1.0), false, DType::F32);
+            let spec = MatmulSpec {
+                batch: 1,
+                m,
+                k,
+                n,
+                lhs_batch_stride: 0,
+                rhs_batch_stride: 0,
+                lhs_transposed: false,
+                rhs_transposed: rt,
+            };
+            let got = Cpu::matmul(&a, &b, &spec).to_f64();
+            let (av, bv) = (a.to_f64(), b.to_f64());
+            for i in 0..m {
+                for j in 0..n {
+                    let want: f64 = (0..k)
+                        .map(|l| av[i * k + l] * bv[if rt { j * k + l } else { l * n + j }])
+                        .sum();
+                    let g = got[i * n + j];
+                    assert!(
+                        (g - want).abs() < 1e-5 * (1.0 + want.abs()),
+                        "[{m}, {k}, {n}] transposed {rt}: C[{i}, {j}] = {g}, want {want}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 fn matmul_case(batch: usize, m: usize, k: usize, n: usize) {
     for (lt, rt, lhs_stride) in [
         (false, false, m * k),

@@ -29,6 +29,56 @@ pub(crate) trait Gemm: Real + Send + Sync {
         beta: Self,
         c: Output<Self>,
     );
+
+    /// `C = A·Bᵀ` by a kernel of this type for CPUs with AVX2 and FMA, when `A` (`m × k`,
+    /// row stride `ar`) and `B` (`n × k`, row stride `bc`) have contiguous rows; returns
+    /// whether it ran (`false`: no such kernel, use the generic loops).
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA, and the pointers are as for [`Gemm::gemm`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn dots_avx2(
+        _mkn: [usize; 3],
+        _a: (*const Self, isize),
+        _b: (*const Self, isize),
+        _c: *mut Self,
+    ) -> bool {
+        false
+    }
+}
+
+impl Gemm for f32 {
+    #[inline]
+    unsafe fn gemm(
+        [m, k, n]: [usize; 3],
+        (a, [ar, ac]): Operand<Self>,
+        (b, [br, bc]): Operand<Self>,
+        beta: Self,
+        (c, [cr, cc]): Output<Self>,
+    ) {
+        // SAFETY: forwarded from the caller, whose contract is the kernel's.
+        unsafe { matrixmultiply::sgemm(m, k, n, 1.0, a, ar, ac, b, br, bc, beta, c, cr, cc) }
+    }
+
+    #[inline]
+    unsafe fn dots_avx2(
+        [m, k, n]: [usize; 3],
+        (a, ar): (*const Self, isize),
+        (b, bc): (*const Self, isize),
+        c: *mut Self,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: forwarded from the caller, whose contract is the kernel's.
+            unsafe { super::dots::dots_f32(m, k, n, a, ar, b, bc, c) };
+            true
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (m, k, n, a, ar, b, bc, c);
+            false
+        }
+    }
 }
 
 macro_rules! gemm_impl {
@@ -48,7 +98,6 @@ macro_rules! gemm_impl {
         }
     };
 }
-gemm_impl!(f32, matrixmultiply::sgemm);
 gemm_impl!(f64, matrixmultiply::dgemm);
 
 /// Products of fewer multiply-adds than this run on one thread (a round number, not tuned:

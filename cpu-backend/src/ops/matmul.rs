@@ -67,7 +67,7 @@ fn product<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
 ///
 /// # Safety
 /// As [`small_product`].
-unsafe fn small_product_dispatch<T: Real>(
+unsafe fn small_product_dispatch<T: Gemm>(
     m: usize,
     k: usize,
     n: usize,
@@ -82,7 +82,7 @@ unsafe fn small_product_dispatch<T: Real>(
         /// # Safety
         /// As [`small_product`], on a CPU with AVX2 and FMA.
         #[target_feature(enable = "avx2,fma")]
-        unsafe fn avx2<T: Real>(
+        unsafe fn avx2<T: Gemm>(
             m: usize,
             k: usize,
             n: usize,
@@ -90,8 +90,15 @@ unsafe fn small_product_dispatch<T: Real>(
             b: (*const T, Strides),
             c: *mut T,
         ) {
-            // SAFETY: forwarded from the caller.
-            unsafe { small_product::<T, true>(m, k, n, a, b, c) }
+            let ((ap, (ar, ac)), (bp, (br, bc))) = (a, b);
+            // SAFETY: forwarded from the caller (the CPU has both features); the type's own
+            // kernel for `A·Bᵀ` with contiguous rows runs if it has one.
+            unsafe {
+                let dots = bc != 1 && ac == 1 && br == 1;
+                if !(dots && T::dots_avx2([m, k, n], (ap, ar), (bp, bc), c)) {
+                    small_product::<T, true>(m, k, n, a, b, c)
+                }
+            }
         }
         // SAFETY: the CPU has both features (checked above); the rest is the caller's
         // contract.

@@ -2,6 +2,7 @@
 
 pub mod conv;
 pub mod conv_gemm;
+mod dots;
 pub mod elementwise;
 mod gemm;
 pub mod index;
