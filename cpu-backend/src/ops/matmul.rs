@@ -31,34 +31,42 @@ const SMALL: usize = 32 * 32 * 32;
 /// zeroed first (a pass over the output fewer: ~4% of the MLP step was this `memset`).
 fn product<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
     let len = spec.batch * spec.m * spec.n;
-    let small = spec.m * spec.k * spec.n <= SMALL;
     let mut c = Vec::with_capacity(len);
-    run(
-        spec,
-        a,
-        b,
-        c.spare_capacity_mut().as_mut_ptr().cast::<T>(),
-        |m, k, n, a, (ar, ac), b, (br, bc), c| unsafe {
+    let out = c.spare_capacity_mut().as_mut_ptr().cast::<T>();
+    // Two instances of `run`, so that the small products (whose fixed cost is most of their
+    // time) do not carry the register pressure of the threaded GEMM's setup.
+    if spec.m * spec.k * spec.n <= SMALL {
+        run(spec, a, b, out, |m, k, n, a, sa, b, sb, c| {
             // SAFETY: `run` passes pointers into buffers whose lengths were checked against
             // these dimensions and strides; `c` is a row-major `m × n` block of the
-            // allocation, which both kernels only write.
-            if small {
-                small_product_dispatch(m, k, n, (a, (ar, ac)), (b, (br, bc)), c)
-            } else {
-                gemm_parallel(
-                    [m, k, n],
-                    (a, [ar, ac]),
-                    (b, [br, bc]),
-                    T::zero(),
-                    (c, [n as isize, 1]),
-                )
-            }
-        },
-    );
+            // allocation, which the kernel only writes.
+            unsafe { small_product_dispatch(m, k, n, (a, sa), (b, sb), c) }
+        });
+    } else {
+        large(spec, a, b, out);
+    }
     // SAFETY: the capacity is `len`, and `run` had a kernel write every one of the
     // `batch · m · n` elements (none when `m` or `n` is 0, and then `len` is 0).
     unsafe { c.set_len(len) };
     c
+}
+
+/// The products of [`product`] above the plain loops' size, by the threaded GEMM (β = 0: `C`
+/// is written, not read).
+#[inline(never)]
+fn large<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], out: *mut T) {
+    run(spec, a, b, out, |m, k, n, a, (ar, ac), b, (br, bc), c| {
+        // SAFETY: as for the small products; `gemm_parallel` writes each element of `c` once.
+        unsafe {
+            gemm_parallel(
+                [m, k, n],
+                (a, [ar, ac]),
+                (b, [br, bc]),
+                T::zero(),
+                (c, [n as isize, 1]),
+            )
+        }
+    });
 }
 
 /// [`small_product`] compiled for AVX2 with fused multiply-adds when the CPU has them (the
@@ -104,8 +112,25 @@ unsafe fn small_product_dispatch<T: Gemm>(
         // contract.
         return unsafe { avx2(m, k, n, a, b, c) };
     }
+    /// The baseline build, out of line: inlined, its loop setup was scheduled ahead of the
+    /// feature test and ran on every call.
+    ///
+    /// # Safety
+    /// As [`small_product`].
+    #[inline(never)]
+    unsafe fn baseline<T: Real>(
+        m: usize,
+        k: usize,
+        n: usize,
+        a: (*const T, Strides),
+        b: (*const T, Strides),
+        c: *mut T,
+    ) {
+        // SAFETY: forwarded from the caller.
+        unsafe { small_product::<T, false>(m, k, n, a, b, c) }
+    }
     // SAFETY: forwarded from the caller.
-    unsafe { small_product::<T, false>(m, k, n, a, b, c) }
+    unsafe { baseline(m, k, n, a, b, c) }
 }
 
 /// Columns of `C` that [`small_product`] sums in a local array (two AVX2 vectors of `f32`,
