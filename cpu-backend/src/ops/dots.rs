@@ -62,16 +62,17 @@ pub(crate) unsafe fn dots_f32(
                     out.add(j0 + r).write(tail(a_row, *row, sum));
                 }
             }
+            // The last `n mod 8` columns, one dot product each.
             for j in n - n % 8..n {
                 let row = b.offset(j as isize * bc);
-                let mut acc = [_mm256_setzero_ps(); 8];
+                let mut acc = _mm256_setzero_ps();
                 for q in 0..chunks {
                     let x = _mm256_loadu_ps(a_row.add(q * 8));
-                    acc[0] = _mm256_fmadd_ps(x, _mm256_loadu_ps(row.add(q * 8)), acc[0]);
+                    acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(row.add(q * 8)), acc);
                 }
-                let mut sums = [0.0_f32; 8];
-                _mm256_storeu_ps(sums.as_mut_ptr(), sum_each(acc));
-                out.add(j).write(tail(a_row, row, sums[0]));
+                let mut lanes = [0.0_f32; 8];
+                _mm256_storeu_ps(lanes.as_mut_ptr(), acc);
+                out.add(j).write(tail(a_row, row, lanes.iter().sum()));
             }
         }
     }
