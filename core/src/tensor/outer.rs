@@ -44,7 +44,7 @@ pub struct OuterSum<B: Backend> {
 
 impl<B: Backend> OuterSum<B> {
     /// The tangent `aᵀ·g` for 2-D `a: [k, m]`, `g: [k, n]`: kept as the two operands if they
-    /// hold no more elements than the product (`k·(m + n) ≤ m·n`), else computed.
+    /// hold no more elements than the cap (`k·(m + n) ≤ max(m·n, 2¹⁶)`), else computed.
     pub(crate) fn tangent(a: Tensor<B>, g: Tensor<B>) -> TensorTangent<B> {
         assert!(
             a.rank() == 2 && g.rank() == 2 && a.shape()[0] == g.shape()[0],
@@ -94,7 +94,7 @@ impl<B: Backend> OuterSum<B> {
     }
 
     /// Adds `aᵀ·g`, multiplying the pending pairs out first if keeping `a` and `g` too would
-    /// hold more elements than the dense sum.
+    /// pass the cap (and `aᵀ·g` itself if its operands alone would).
     fn push(&mut self, a: Tensor<B>, g: Tensor<B>) {
         let [m, n] = self.shape;
         let k = a.shape()[0];
