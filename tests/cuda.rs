@@ -1,7 +1,8 @@
 //! `#[differentiable]` tensor code on the CUDA backend against the CPU backend: the same
 //! functions, generic over the backend, run on both from the same host values, and their
 //! values and gradients must agree (every tensor op, forward and backward, appears in one of
-//! them). Tolerances: 1e-9 relative in `f64`, 1e-4 in `f32` (summation orders differ).
+//! them; the RNN's loop accumulates weight tangents as sums of products). Tolerances: 1e-9
+//! relative in `f64`, 1e-4 in `f32` (summation orders differ).
 //!
 //! Without a GPU each test prints `skipped: no CUDA device (<reason>)` and passes.
 
@@ -116,6 +117,22 @@ fn plumbing<B: Backend>(
     picked.sum_all() + e.log_softmax(0).mean_all() + a.var(&[1], false).sum_all() + t.sum_all()
 }
 
+/// An Elman RNN over the rows of `x`: the tangents of `w` and `u` are sums of products over
+/// the steps (`TensorTangent::Outer`), computed when the gradient is returned.
+#[differentiable]
+fn rnn<B: Backend>(
+    w: &Tensor<B>,
+    u: &Tensor<B>,
+    b: &Tensor<B>,
+    #[no_derivative] x: &Tensor<B>,
+) -> Tensor<B> {
+    let mut h = x.narrow(0, 0, 1).matmul(u).tanh();
+    for t in 1..x.shape()[0] {
+        h = (h.matmul(w) + x.narrow(0, t, 1).matmul(u) + b).tanh();
+    }
+    h.square().sum_all()
+}
+
 /// Runs a value-and-pullback function on CPU (always, so the test code itself is checked on
 /// every machine) and, when there is a GPU, on CUDA from the same host inputs.
 macro_rules! on_both {
@@ -177,6 +194,22 @@ fn conv_block_agrees() {
         on_both!(inputs, tol, "conv", |w, b, head, x, labels| {
             let (y, (gw, gb, gh)) = value_with_gradient(conv_vjp(w, b, head, x, labels));
             (y, vec![gw, gb, gh])
+        });
+    }
+}
+
+#[test]
+fn rnn_loop_agrees() {
+    for (dtype, tol) in [(DType::F64, 1e-9), (DType::F32, 1e-4)] {
+        let inputs = [
+            host(&[8, 8], 13, dtype),
+            host(&[5, 8], 14, dtype),
+            host(&[8], 15, dtype),
+            host(&[12, 5], 16, dtype),
+        ];
+        on_both!(inputs, tol, "rnn", |w, u, b, x| {
+            let (y, (gw, gu, gb)) = value_with_gradient(rnn_vjp(w, u, b, x));
+            (y, vec![gw, gu, gb])
         });
     }
 }
