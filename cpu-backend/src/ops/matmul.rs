@@ -3,6 +3,7 @@
 //! Transposed operands are not copied: `op(A)` is read through swapped row/column strides.
 
 use super::gemm::{Gemm, gemm_parallel};
+use super::simd::{Kernel, dispatch};
 use crate::{CpuStorage, MatmulSpec};
 use adjoint_backend::Real;
 
@@ -71,7 +72,8 @@ fn large<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], out: *mut T) {
 
 /// [`small_product`] compiled for AVX2 with fused multiply-adds when the CPU has them (the
 /// crate is built for baseline x86-64, whose 128-bit SSE2 loops run this at half the width),
-/// else the baseline build.
+/// else the baseline build; in the AVX2 build a type's own kernel for `A·Bᵀ` with contiguous
+/// rows ([`Gemm::dots_avx2`]) runs if it has one.
 ///
 /// # Safety
 /// As [`small_product`].
@@ -83,54 +85,42 @@ unsafe fn small_product_dispatch<T: Gemm>(
     b: (*const T, Strides),
     c: *mut T,
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
-        /// The AVX2 + FMA build.
-        ///
-        /// # Safety
-        /// As [`small_product`], on a CPU with AVX2 and FMA.
-        #[target_feature(enable = "avx2,fma")]
-        unsafe fn avx2<T: Gemm>(
-            m: usize,
-            k: usize,
-            n: usize,
-            a: (*const T, Strides),
-            b: (*const T, Strides),
-            c: *mut T,
-        ) {
-            let ((ap, (ar, ac)), (bp, (br, bc))) = (a, b);
-            // SAFETY: forwarded from the caller (the CPU has both features); the type's own
-            // kernel for `A·Bᵀ` with contiguous rows runs if it has one.
-            unsafe {
-                let dots = bc != 1 && ac == 1 && br == 1;
-                if !(dots && T::dots_avx2([m, k, n], (ap, ar), (bp, bc), c)) {
-                    small_product::<T, true>(m, k, n, a, b, c)
-                }
-            }
-        }
-        // SAFETY: the CPU has both features (checked above); the rest is the caller's
-        // contract.
-        return unsafe { avx2(m, k, n, a, b, c) };
-    }
-    /// The baseline build, out of line: inlined, its loop setup was scheduled ahead of the
-    /// feature test and ran on every call.
-    ///
-    /// # Safety
-    /// As [`small_product`].
-    #[inline(never)]
-    unsafe fn baseline<T: Real>(
-        m: usize,
-        k: usize,
-        n: usize,
+    /// The arguments of one small product.
+    struct Small<T> {
+        mkn: [usize; 3],
         a: (*const T, Strides),
         b: (*const T, Strides),
         c: *mut T,
-    ) {
-        // SAFETY: forwarded from the caller.
-        unsafe { small_product::<T, false>(m, k, n, a, b, c) }
     }
-    // SAFETY: forwarded from the caller.
-    unsafe { baseline(m, k, n, a, b, c) }
+    impl<T: Gemm> Kernel for Small<T> {
+        type Output = ();
+        #[inline(always)]
+        unsafe fn run<const FMA: bool>(self) {
+            let Small {
+                mkn: [m, k, n],
+                a,
+                b,
+                c,
+            } = self;
+            let ((ap, (ar, ac)), (bp, (br, bc))) = (a, b);
+            let dots = FMA && bc != 1 && ac == 1 && br == 1;
+            // SAFETY: the pointers are as `small_product` requires (the caller's contract),
+            // and `dots_avx2` runs only in the AVX2 + FMA build.
+            unsafe {
+                if !(dots && T::dots_avx2([m, k, n], (ap, ar), (bp, bc), c)) {
+                    small_product::<T, FMA>(m, k, n, a, b, c)
+                }
+            }
+        }
+    }
+    let kernel = Small {
+        mkn: [m, k, n],
+        a,
+        b,
+        c,
+    };
+    // SAFETY: the product's pointers are the caller's contract.
+    unsafe { dispatch(kernel) }
 }
 
 /// Columns of `C` that [`small_product`] sums in a local array (two AVX2 vectors of `f32`,
