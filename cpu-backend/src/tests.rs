@@ -15,9 +15,13 @@ fn dot(a: &CpuStorage, b: &CpuStorage) -> f64 {
 }
 
 fn close(a: &[f64], b: &[f64]) {
+    close_within(a, b, 1e-9);
+}
+
+fn close_within(a: &[f64], b: &[f64], tol: f64) {
     assert_eq!(a.len(), b.len());
     for (x, y) in a.iter().zip(b) {
-        assert!((x - y).abs() < 1e-9 * (1.0 + y.abs()), "{x} vs {y}");
+        assert!((x - y).abs() < tol * (1.0 + y.abs()), "{x} vs {y}");
     }
 }
 
@@ -49,46 +53,25 @@ fn small_f32_products_match_f64_sums() {
     // rows (groups of eight columns and a tail, inner sizes with and without a tail of eight),
     // against the products in f64 of the same (f32-rounded) values.
     for (m, k, n) in [(1, 32, 32), (1, 16, 32), (2, 37, 21), (3, 5, 7), (1, 8, 9)] {
-        for rt in [false, true] {
-            let a = Cpu::random(&Cpu, m * k, 3, (-1.0, 1.0), false, DType::F32);
-            let b = Cpu::random(&Cpu, k * n, 4, (-1.0, 1.0), false, DType::F32);
-            let spec = MatmulSpec {
-                batch: 1,
-                m,
-                k,
-                n,
-                lhs_batch_stride: 0,
-                rhs_batch_stride: 0,
-                lhs_transposed: false,
-                rhs_transposed: rt,
-            };
-            let got = Cpu::matmul(&a, &b, &spec).to_f64();
-            let (av, bv) = (a.to_f64(), b.to_f64());
-            for i in 0..m {
-                for j in 0..n {
-                    let want: f64 = (0..k)
-                        .map(|l| av[i * k + l] * bv[if rt { j * k + l } else { l * n + j }])
-                        .sum();
-                    let g = got[i * n + j];
-                    assert!(
-                        (g - want).abs() < 1e-5 * (1.0 + want.abs()),
-                        "[{m}, {k}, {n}] transposed {rt}: C[{i}, {j}] = {g}, want {want}"
-                    );
-                }
-            }
-        }
+        matmul_case_in(DType::F32, 1e-5, (1, m, k, n));
     }
 }
 
 fn matmul_case(batch: usize, m: usize, k: usize, n: usize) {
+    matmul_case_in(DType::F64, 1e-9, (batch, m, k, n));
+}
+
+/// Every combination of transposed operands (a shared left matrix when it is transposed),
+/// against sums in `f64` of the stored values, within `tol` relative.
+fn matmul_case_in(dtype: DType, tol: f64, (batch, m, k, n): (usize, usize, usize, usize)) {
     for (lt, rt, lhs_stride) in [
         (false, false, m * k),
         (true, false, 0),
         (false, true, m * k),
         (true, true, 0),
     ] {
-        let a = rand(batch * m * k, 1);
-        let b = rand(batch * k * n, 2);
+        let a = Cpu::random(&Cpu, batch * m * k, 1, (-1.0, 1.0), false, dtype);
+        let b = Cpu::random(&Cpu, batch * k * n, 2, (-1.0, 1.0), false, dtype);
         let spec = MatmulSpec {
             batch,
             m,
@@ -115,7 +98,7 @@ fn matmul_case(batch: usize, m: usize, k: usize, n: usize) {
                 }
             }
         }
-        close(&got, &want);
+        close_within(&got, &want, tol);
     }
 }
 

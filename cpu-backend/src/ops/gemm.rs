@@ -36,7 +36,6 @@ pub(crate) trait Gemm: Real + Send + Sync {
     ///
     /// # Safety
     /// The CPU has AVX2 and FMA, and the pointers are as for [`Gemm::gemm`].
-    #[allow(clippy::too_many_arguments)]
     unsafe fn dots_avx2(
         _mkn: [usize; 3],
         _a: (*const Self, isize),
@@ -47,19 +46,28 @@ pub(crate) trait Gemm: Real + Send + Sync {
     }
 }
 
-impl Gemm for f32 {
-    #[inline]
-    unsafe fn gemm(
-        [m, k, n]: [usize; 3],
-        (a, [ar, ac]): Operand<Self>,
-        (b, [br, bc]): Operand<Self>,
-        beta: Self,
-        (c, [cr, cc]): Output<Self>,
-    ) {
-        // SAFETY: forwarded from the caller, whose contract is the kernel's.
-        unsafe { matrixmultiply::sgemm(m, k, n, 1.0, a, ar, ac, b, br, bc, beta, c, cr, cc) }
-    }
+macro_rules! gemm_impl {
+    ($t:ty, $kernel:path $(, $extra:item)*) => {
+        impl Gemm for $t {
+            $($extra)*
 
+            #[inline]
+            unsafe fn gemm(
+                [m, k, n]: [usize; 3],
+                (a, [ar, ac]): Operand<Self>,
+                (b, [br, bc]): Operand<Self>,
+                beta: Self,
+                (c, [cr, cc]): Output<Self>,
+            ) {
+                // SAFETY: forwarded from the caller, whose contract is the kernel's.
+                unsafe { $kernel(m, k, n, 1.0, a, ar, ac, b, br, bc, beta, c, cr, cc) }
+            }
+        }
+    };
+}
+gemm_impl!(
+    f32,
+    matrixmultiply::sgemm,
     #[inline]
     unsafe fn dots_avx2(
         [m, k, n]: [usize; 3],
@@ -79,25 +87,7 @@ impl Gemm for f32 {
             false
         }
     }
-}
-
-macro_rules! gemm_impl {
-    ($t:ty, $kernel:path) => {
-        impl Gemm for $t {
-            #[inline]
-            unsafe fn gemm(
-                [m, k, n]: [usize; 3],
-                (a, [ar, ac]): Operand<Self>,
-                (b, [br, bc]): Operand<Self>,
-                beta: Self,
-                (c, [cr, cc]): Output<Self>,
-            ) {
-                // SAFETY: forwarded from the caller, whose contract is the kernel's.
-                unsafe { $kernel(m, k, n, 1.0, a, ar, ac, b, br, bc, beta, c, cr, cc) }
-            }
-        }
-    };
-}
+);
 gemm_impl!(f64, matrixmultiply::dgemm);
 
 /// Products of fewer multiply-adds than this run on one thread (a round number, not tuned:
