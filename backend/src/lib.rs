@@ -190,6 +190,19 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         rhs: (&Self::Storage, &[usize]),
         out_shape: &[usize],
     ) -> Self::Storage;
+    /// [`binary`](Backend::binary) of two equally long buffers, written into one of them:
+    /// `out ← op(out, other)` if `out_is_lhs`, else `out ← op(other, out)`. What the ops use
+    /// when they own an operand no other tensor shares (a pullback's incoming adjoint, a
+    /// temporary), so that the result needs no new buffer. The default computes into a new
+    /// buffer and replaces `out`.
+    fn binary_assign(
+        op: BinaryOp,
+        out: &mut Self::Storage,
+        other: &Self::Storage,
+        out_is_lhs: bool,
+    ) {
+        binary_assign_by_copy::<Self>(op, out, other, out_is_lhs)
+    }
     /// `if mask != 0 { on_true } else { on_false }` elementwise, broadcast as in
     /// [`binary`](Backend::binary); `mask` is any float buffer.
     fn select(
@@ -328,7 +341,8 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
     /// The optimizer step `op`, in place: for every element `i`,
     /// `(param[i], s[i]) ← op.eval(param[i], grad[i], s[i])` with `s[i]` read from and written
     /// to the `op.state_len()` buffers of `state`. All buffers have the same length and float
-    /// dtype. This is the only primitive that modifies its arguments: optimizers update
+    /// dtype. With [`binary_assign`](Backend::binary_assign) the only primitive that modifies
+    /// its arguments: optimizers update
     /// parameters and their state without allocating.
     fn update(
         op: UpdateOp,
@@ -336,4 +350,21 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         grad: &Self::Storage,
         state: &mut [&mut Self::Storage],
     );
+}
+
+/// [`Backend::binary_assign`] through [`Backend::binary`]: the result in a new buffer, which
+/// replaces `out` (the default, for backends without an in-place kernel for `op`).
+pub fn binary_assign_by_copy<B: Backend>(
+    op: BinaryOp,
+    out: &mut B::Storage,
+    other: &B::Storage,
+    out_is_lhs: bool,
+) {
+    let shape = [B::len(out)];
+    let (a, b) = if out_is_lhs {
+        (&*out, other)
+    } else {
+        (other, &*out)
+    };
+    *out = B::binary(op, (a, &shape), (b, &shape), &shape);
 }

@@ -73,9 +73,8 @@ pub enum UpdateOp {
         /// `c₂ = 1 − β₂ᵗ`.
         bias_correction2: f64,
     },
-    /// `θ ← θ + g`: the in-place sum of two tensors (what `a + b` on owned tensors runs when
-    /// one of the buffers is not shared, and with it the accumulation of tangents), so that
-    /// summing the contributions of a loop's iterations allocates nothing. No state.
+    /// `θ ← θ + g`: the in-place sum of two buffers, no state. (The CUDA backend's
+    /// [`binary_assign`](crate::Backend::binary_assign) of a sum runs it.)
     Accumulate,
 }
 

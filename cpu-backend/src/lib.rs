@@ -120,6 +120,9 @@ impl Backend for Cpu {
     ) -> CpuStorage {
         ops::elementwise::binary(op, lhs, rhs, out_shape)
     }
+    fn binary_assign(op: BinaryOp, out: &mut CpuStorage, other: &CpuStorage, out_is_lhs: bool) {
+        ops::elementwise::binary_assign(op, out, other, out_is_lhs)
+    }
     fn select(
         mask: (&CpuStorage, &[usize]),
         on_true: (&CpuStorage, &[usize]),

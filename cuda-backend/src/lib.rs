@@ -155,6 +155,14 @@ impl Backend for Cuda {
     ) -> CudaStorage {
         elementwise::binary(op, lhs, rhs, out_shape)
     }
+    /// A sum runs the in-place update kernel ([`UpdateOp::Accumulate`]; `a + b = b + a`
+    /// exactly); the other ops compute into a new buffer (the default).
+    fn binary_assign(op: BinaryOp, out: &mut CudaStorage, other: &CudaStorage, out_is_lhs: bool) {
+        if op == BinaryOp::Add {
+            return update::update(UpdateOp::Accumulate, out, other, &mut []);
+        }
+        adjoint_backend::binary_assign_by_copy::<Self>(op, out, other, out_is_lhs)
+    }
     fn select(
         mask: (&CudaStorage, &[usize]),
         on_true: (&CudaStorage, &[usize]),

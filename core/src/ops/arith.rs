@@ -19,7 +19,7 @@ use super::slot;
 use crate::rules::operators::{AddRule, DivRule, MulRule, NegRule, SubRule};
 use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::shape::{aligned, broadcast_shape, reduced_axes};
-use crate::tensor::{Backend, Tensor, TensorTangent, UpdateOp};
+use crate::tensor::{Backend, Tensor, TensorTangent};
 use adjoint_backend::{BinaryOp, ReduceOp, UnaryOp};
 
 impl<B: Backend> Tensor<B> {
@@ -179,53 +179,60 @@ impl<'a, B: Backend> From<&'a Tensor<B>> for Given<'a, B> {
     }
 }
 
-/// `a + b`, written into the buffer of an operand given by value when no other tensor shares
-/// that buffer and the sum has as many elements as both operands (only axes of size 1
-/// broadcast, so the elements line up): `h.matmul(w) + x.matmul(u) + b` in an RNN step
-/// allocates for its products only. Otherwise (and for every error) [`Tensor::add`]. The sum
-/// is the same either way (`a + b = b + a` exactly).
+/// `op(a, b)` elementwise, written into the buffer of an operand given by value when no other
+/// tensor shares that buffer and the result has as many elements as both operands (only axes
+/// of size 1 broadcast, so the elements line up): `h.matmul(w) + x.matmul(u) + b` in an RNN
+/// step allocates for its products only, and the pullbacks of elementwise functions write
+/// into the incoming adjoint. Otherwise (and for every error) the op into a new tensor. The
+/// values are the same either way (one kernel per op).
 #[track_caller]
-fn add_given<B: Backend>(mut a: Given<'_, B>, mut b: Given<'_, B>) -> Tensor<B> {
+pub(crate) fn binary_given<B: Backend>(
+    mut a: Given<'_, B>,
+    mut b: Given<'_, B>,
+    op: BinaryOp,
+    name: &'static str,
+) -> Tensor<B> {
     let (ta, tb) = (a.tensor(), b.tensor());
     if matches!((&a, &b), (Given::Borrowed(_), Given::Borrowed(_))) {
         // Nothing to reuse: `&x + &y` goes straight to the op, checking its shapes once.
-        return ta.add(tb);
+        return ta.binary(tb, op, name);
     }
     let fits = ta.len() == tb.len() && ta.dtype() == tb.dtype() && ta.dtype().is_float();
     let out = fits
-        .then(|| broadcast_shape("add", ta.shape(), tb.shape()).ok())
+        .then(|| broadcast_shape(name, ta.shape(), tb.shape()).ok())
         .flatten();
     if let Some(out) = out {
         if let Given::Owned(x) = &mut a
             && let Some(buf) = x.unique_storage_mut()
         {
-            B::update(UpdateOp::Accumulate, buf, b.tensor().storage(), &mut []);
+            B::binary_assign(op, buf, b.tensor().storage(), true);
             return x.with_shape(&out);
         }
         if let Given::Owned(y) = &mut b
             && let Some(buf) = y.unique_storage_mut()
         {
-            B::update(UpdateOp::Accumulate, buf, a.tensor().storage(), &mut []);
+            B::binary_assign(op, buf, a.tensor().storage(), false);
             return y.with_shape(&out);
         }
     }
-    a.tensor().add(b.tensor())
+    a.tensor().binary(b.tensor(), op, name)
 }
 
-/// The other operators' values, from operands given either way (no buffer is reused).
-macro_rules! by_reference {
-    ($($given:ident $method:ident;)*) => {$(
+/// The operators' values, from operands given either way ([`binary_given`]).
+macro_rules! given {
+    ($($given:ident $op:ident $name:literal;)*) => {$(
         #[track_caller]
         fn $given<B: Backend>(a: Given<'_, B>, b: Given<'_, B>) -> Tensor<B> {
-            a.tensor().$method(b.tensor())
+            binary_given(a, b, BinaryOp::$op, $name)
         }
     )*};
 }
 
-by_reference! {
-    sub_given sub;
-    mul_given mul;
-    div_given div;
+given! {
+    add_given Add "add";
+    sub_given Sub "sub";
+    mul_given Mul "mul";
+    div_given Div "div";
 }
 
 /// Rule of `a + b`.
@@ -251,9 +258,8 @@ pub(crate) fn sub_rule<B: Backend>(
     b: Given<'_, B>,
     needs: [bool; 2],
 ) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
-    let (a, b) = (a.tensor(), b.tensor());
-    let (sa, sb) = (a.shape_owned(), b.shape_owned());
-    (a.sub(b), move |d| {
+    let (sa, sb) = (a.tensor().shape_owned(), b.tensor().shape_owned());
+    (sub_given(a, b), move |d| {
         (
             slot(needs[0], &d, |d| d.sum_to(&sa)),
             slot(needs[1], &d, |d| d.sum_to(&sb).neg()),
@@ -268,11 +274,11 @@ pub(crate) fn mul_rule<B: Backend>(
     b: Given<'_, B>,
     needs: [bool; 2],
 ) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
-    let (a, b) = (a.tensor(), b.tensor());
-    let y = a.mul(b);
-    let keep_a = needs[1].then(|| a.clone());
-    let keep_b = needs[0].then(|| b.clone());
-    let (sa, sb) = (a.shape_owned(), b.shape_owned());
+    // Kept before the product, so that an operand the pullback needs is never overwritten.
+    let keep_a = needs[1].then(|| a.tensor().clone());
+    let keep_b = needs[0].then(|| b.tensor().clone());
+    let (sa, sb) = (a.tensor().shape_owned(), b.tensor().shape_owned());
+    let y = mul_given(a, b);
     (y, move |d| {
         let da = slot(needs[0], &d, |d| {
             d.mul(keep_b.as_ref().expect("kept")).sum_to(&sa)
@@ -291,11 +297,12 @@ pub(crate) fn div_rule<B: Backend>(
     b: Given<'_, B>,
     needs: [bool; 2],
 ) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> Pair<B> + use<B>) {
-    let (a, b) = (a.tensor(), b.tensor());
-    let y = a.div(b);
+    let sa = a.tensor().shape_owned();
+    // `b` is kept before the quotient, so that the quotient never overwrites it.
+    let kept_b = b.tensor().clone();
+    let y = div_given(a, b);
     let keep_y = needs[1].then(|| y.clone());
-    let b = b.clone();
-    let sa = a.shape_owned();
+    let b = kept_b;
     (y, move |d| {
         let da = slot(needs[0], &d, |d| d.div(&b).sum_to(&sa));
         let db = slot(needs[1], &d, |d| {
@@ -547,6 +554,43 @@ mod tests {
         let (da, db) = pb(crate::TensorTangent::Dense(t64(&[1.0, -1.0], &[1, 2])));
         assert_eq!(da.unwrap().shape(), &[1, 2]);
         assert_eq!(db.unwrap().to_vec_f64(), vec![1.0, -1.0]);
+    }
+
+    #[test]
+    fn owned_operands_are_reused() {
+        let at = |t: &crate::Tensor| t.storage() as *const _;
+        let b = t64(&[2.0, 4.0, 8.0], &[3]);
+        for (name, f, want) in [
+            ("sub", (|x, y| x - y) as fn(_, &_) -> _, [-1.0, -2.0, -5.0]),
+            ("mul", |x, y| x * y, [2.0, 8.0, 24.0]),
+            ("div", |x, y| x / y, [0.5, 0.5, 0.375]),
+        ] {
+            let a = t64(&[1.0, 2.0, 3.0], &[1, 3]);
+            let a_buf = at(&a);
+            let y: crate::Tensor = f(a, &b);
+            assert_eq!(at(&y), a_buf, "{name} writes into its unshared operand");
+            assert_eq!(y.to_vec_f64(), want, "{name}");
+        }
+        // The right operand, when it is the one given by value: 2 / [1, 2, 4].
+        let c = t64(&[1.0, 2.0, 4.0], &[3]);
+        let c_buf = at(&c);
+        let q = &t64(&[2.0, 2.0, 2.0], &[3]) / c;
+        assert_eq!((at(&q), q.to_vec_f64()), (c_buf, vec![2.0, 1.0, 0.5]));
+        // The rules keep what their pullbacks read before the value can overwrite it:
+        // y = a·b with both given by value, ā = ȳ·b, b̄ = ȳ·a from the original values.
+        let (y, pb) =
+            MulRule::mul_vjp(t64(&[1.0, 2.0], &[2]), t64(&[3.0, 5.0], &[2]), [true, true]);
+        assert_eq!(y.to_vec_f64(), vec![3.0, 10.0]);
+        let (da, db) = pb(crate::TensorTangent::Dense(t64(&[1.0, 10.0], &[2])));
+        assert_eq!(da.unwrap().to_vec_f64(), vec![3.0, 50.0]);
+        assert_eq!(db.unwrap().to_vec_f64(), vec![1.0, 20.0]);
+        // y = a / b: ā = ȳ/b, b̄ = −ȳ·y/b = [−1·(1/2)/2, −1·(3/4)/4].
+        let (y, pb) =
+            DivRule::div_vjp(t64(&[1.0, 3.0], &[2]), t64(&[2.0, 4.0], &[2]), [true, true]);
+        assert_eq!(y.to_vec_f64(), vec![0.5, 0.75]);
+        let (da, db) = pb(crate::TensorTangent::Dense(t64(&[1.0, 1.0], &[2])));
+        assert_eq!(da.unwrap().to_vec_f64(), vec![0.5, 0.25]);
+        assert_eq!(db.unwrap().to_vec_f64(), vec![-0.25, -0.1875]);
     }
 
     #[test]

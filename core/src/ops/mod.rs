@@ -28,6 +28,21 @@ pub(crate) mod testing;
 use crate::tensor::TensorTangent;
 use crate::tensor::{Backend, Tensor};
 
+/// [`slot`] for a pullback that owns the output tangent: `f` gets it by value, so it can write
+/// its result into the tangent's buffer.
+#[inline]
+pub(crate) fn slot_owned<B: Backend>(
+    need: bool,
+    d: TensorTangent<B>,
+    f: impl FnOnce(Tensor<B>) -> Tensor<B>,
+) -> TensorTangent<B> {
+    match d {
+        TensorTangent::Dense(d) if need => TensorTangent::Dense(f(d)),
+        TensorTangent::Outer(sum) if need => TensorTangent::Dense(f(sum.into_tensor())),
+        _ => TensorTangent::Zero,
+    }
+}
+
 /// The tangent slot of input `i`: `f()` if `needs[i]` and the output tangent is not zero.
 #[inline]
 pub(crate) fn slot<B: Backend>(

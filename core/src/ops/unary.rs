@@ -21,7 +21,8 @@
 //!
 //! `gelu` is the tanh approximation (PyTorch's `approximate="tanh"`).
 
-use super::slot;
+use super::slot_owned;
+use crate::ops::arith::binary_given;
 use crate::tensor::{Backend, Tensor, TensorTangent};
 use adjoint_backend::{BinaryOp, UnaryOp};
 
@@ -48,7 +49,7 @@ macro_rules! unary_ops {
             pub fn $vjp(&self, needs: [bool; 1]) -> (Self, impl FnOnce(TensorTangent<B>) -> One<B> + use<B>) {
                 let y = self.$name();
                 let $s = unary_ops!(@saved $saved self y needs);
-                (y, move |d: TensorTangent<B>| (slot(needs[0], &d, |$d| {
+                (y, move |d: TensorTangent<B>| (slot_owned(needs[0], d, |$d| {
                     let $s = $s.as_ref().expect("saved for the pullback");
                     $dx
                 }),))
@@ -61,31 +62,31 @@ macro_rules! unary_ops {
 
 unary_ops! {
     /// `eˣ` elementwise; derivative `ȳ·y`.
-    exp exp_vjp_full Exp saves y => |y, d| d.mul(y);
+    exp exp_vjp_full Exp saves y => |y, d| binary_given(d.into(), y.into(), BinaryOp::Mul, "exp");
     /// `ln x` elementwise; derivative `ȳ/x`.
-    ln ln_vjp_full Ln saves x => |x, d| d.div(x);
+    ln ln_vjp_full Ln saves x => |x, d| binary_given(d.into(), x.into(), BinaryOp::Div, "ln");
     /// `√x` elementwise; derivative `ȳ/(2y)`.
-    sqrt sqrt_vjp_full Sqrt saves y => |y, d| d.div(y).mul_scalar(0.5);
+    sqrt sqrt_vjp_full Sqrt saves y => |y, d| (d / y).mul_scalar(0.5);
     /// `1/√x` elementwise; derivative `−ȳ·y³/2`.
-    rsqrt rsqrt_vjp_full Rsqrt saves y => |y, d| d.mul(&y.mul(y).mul(y)).mul_scalar(-0.5);
+    rsqrt rsqrt_vjp_full Rsqrt saves y => |y, d| (d * &y.mul(y).mul(y)).mul_scalar(-0.5);
     /// `1/x` elementwise; derivative `−ȳ·y²`.
-    recip recip_vjp_full Recip saves y => |y, d| d.mul(&y.mul(y)).neg();
+    recip recip_vjp_full Recip saves y => |y, d| (d * &y.mul(y)).neg();
     /// `|x|` elementwise; derivative `ȳ·sign(x)`, 0 at 0.
-    abs abs_vjp_full Abs saves x => |x, d| d.mul(&x.unary(UnaryOp::Sign, "abs"));
+    abs abs_vjp_full Abs saves x => |x, d| d * &x.unary(UnaryOp::Sign, "abs");
     /// `sin x` elementwise; derivative `ȳ·cos x`.
-    sin sin_vjp_full Sin saves x => |x, d| d.mul(&x.cos());
+    sin sin_vjp_full Sin saves x => |x, d| d * &x.cos();
     /// `cos x` elementwise; derivative `−ȳ·sin x`.
-    cos cos_vjp_full Cos saves x => |x, d| d.mul(&x.sin()).neg();
+    cos cos_vjp_full Cos saves x => |x, d| (d * &x.sin()).neg();
     /// `tanh x` elementwise; derivative `ȳ·(1 − y²)`.
-    tanh tanh_vjp_full Tanh saves y => |y, d| y.binary(d, BinaryOp::TanhGrad, "tanh");
+    tanh tanh_vjp_full Tanh saves y => |y, d| binary_given(y.into(), d.into(), BinaryOp::TanhGrad, "tanh");
     /// `σ(x) = 1/(1 + e⁻ˣ)` elementwise; derivative `ȳ·y(1 − y)`.
-    sigmoid sigmoid_vjp_full Sigmoid saves y => |y, d| y.binary(d, BinaryOp::SigmoidGrad, "sigmoid");
+    sigmoid sigmoid_vjp_full Sigmoid saves y => |y, d| binary_given(y.into(), d.into(), BinaryOp::SigmoidGrad, "sigmoid");
     /// `max(x, 0)` elementwise; derivative `ȳ·𝟙(x > 0)` (0 at 0).
-    relu relu_vjp_full Relu saves y => |y, d| y.binary(d, BinaryOp::ReluGrad, "relu");
+    relu relu_vjp_full Relu saves y => |y, d| binary_given(y.into(), d.into(), BinaryOp::ReluGrad, "relu");
     /// GELU, tanh form: `x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))`; derivative `ȳ·gelu′(x)`.
-    gelu gelu_vjp_full Gelu saves x => |x, d| x.binary(d, BinaryOp::GeluGrad, "gelu");
+    gelu gelu_vjp_full Gelu saves x => |x, d| binary_given(x.into(), d.into(), BinaryOp::GeluGrad, "gelu");
     /// SiLU (swish) `x·σ(x)`; derivative `ȳ·σ(x)(1 + x(1 − σ(x)))`.
-    silu silu_vjp_full Silu saves x => |x, d| x.binary(d, BinaryOp::SiluGrad, "silu");
+    silu silu_vjp_full Silu saves x => |x, d| binary_given(x.into(), d.into(), BinaryOp::SiluGrad, "silu");
 }
 
 /// The pullback of a rule with one tensor input and one constant parameter.
@@ -111,9 +112,14 @@ impl<B: Backend> Tensor<B> {
         let x = needs[0].then(|| self.clone());
         (self.leaky_relu(alpha), move |d| {
             (
-                slot(needs[0], &d, |d| {
-                    x.expect("saved")
-                        .binary(d, BinaryOp::LeakyReluGrad(alpha), "leaky_relu")
+                slot_owned(needs[0], d, |d| {
+                    let x = x.expect("saved");
+                    binary_given(
+                        (&x).into(),
+                        d.into(),
+                        BinaryOp::LeakyReluGrad(alpha),
+                        "leaky_relu",
+                    )
                 }),
                 crate::__private::NoTangent,
             )
@@ -138,8 +144,8 @@ impl<B: Backend> Tensor<B> {
     ) {
         let x = needs[0].then(|| self.clone());
         (self.powf(p), move |d| {
-            let dx = slot(needs[0], &d, |d| {
-                d.mul(&x.expect("saved").powf(p - 1.0)).mul_scalar(p)
+            let dx = slot_owned(needs[0], d, |d| {
+                (d * &x.expect("saved").powf(p - 1.0)).mul_scalar(p)
             });
             (dx, crate::__private::NoTangent)
         })
@@ -159,7 +165,7 @@ impl<B: Backend> Tensor<B> {
     ) -> (Self, impl FnOnce(TensorTangent<B>) -> One<B> + use<B>) {
         let x = self.clone();
         (self.square(), move |d| {
-            (slot(needs[0], &d, |d| d.mul(&x).mul_scalar(2.0)),)
+            (slot_owned(needs[0], d, |d| (d * &x).mul_scalar(2.0)),)
         })
     }
 
@@ -192,9 +198,9 @@ impl<B: Backend> Tensor<B> {
     ) {
         let x = needs[0].then(|| self.clone());
         (self.clamp(lo, hi), move |d| {
-            let dx = slot(needs[0], &d, |d| {
-                x.expect("saved")
-                    .binary(d, BinaryOp::ClampGrad(lo, hi), "clamp")
+            let dx = slot_owned(needs[0], d, |d| {
+                let x = x.expect("saved");
+                binary_given((&x).into(), d.into(), BinaryOp::ClampGrad(lo, hi), "clamp")
             });
             (dx, crate::__private::NoTangent, crate::__private::NoTangent)
         })
@@ -204,6 +210,27 @@ impl<B: Backend> Tensor<B> {
 #[cfg(test)]
 mod tests {
     use super::super::testing::{check_unary, pos, rand};
+
+    #[test]
+    fn elementwise_pullbacks_write_into_the_adjoint() {
+        use crate::{Tensor, TensorTangent};
+        let at = |t: &Tensor| t.storage() as *const _;
+        let x = Tensor::from_vec(vec![-1.0, 0.5, 2.0], &[3]);
+        // relu: x̄ = ȳ·𝟙(y > 0) = [0, 10, 100], over ȳ's own buffer.
+        let (_, pb) = x.relu_vjp_full([true]);
+        let d = Tensor::from_vec(vec![1.0, 10.0, 100.0], &[3]);
+        let d_buf = at(&d);
+        let dx = pb(TensorTangent::Dense(d)).0.unwrap();
+        assert_eq!((at(&dx), dx.to_vec_f64()), (d_buf, vec![0.0, 10.0, 100.0]));
+        // An adjoint shared with another holder is left alone: exp's x̄ = ȳ·eˣ in a new buffer.
+        let (y, pb) = x.exp_vjp_full([true]);
+        let d = Tensor::from_vec(vec![2.0, 2.0, 2.0], &[3]);
+        let alias = d.clone();
+        let dx = pb(TensorTangent::Dense(d)).0.unwrap();
+        assert_ne!(at(&dx), at(&alias));
+        assert_eq!(alias.to_vec_f64(), vec![2.0; 3]);
+        assert_eq!(dx.to_vec_f64(), (&y * 2.0).to_vec_f64());
+    }
 
     #[test]
     fn unary_rules() {

@@ -129,6 +129,20 @@ impl<B: Backend> TangentVector for TensorTangent<B> {
         }
     }
 
+    /// [`plus`](TangentVector::plus) into `self`: a sum of products absorbs another in place,
+    /// and a dense tangent adds into its own buffer when no other tensor shares it.
+    #[track_caller]
+    fn plus_assign(&mut self, other: Self) {
+        match (&mut *self, other) {
+            (_, TensorTangent::Zero) => {}
+            (TensorTangent::Outer(a), TensorTangent::Outer(b)) if a.matches(&b) => a.absorb(b),
+            (this, other) => {
+                let acc = std::mem::replace(this, TensorTangent::Zero);
+                *this = acc.plus(other);
+            }
+        }
+    }
+
     fn scaled(self, factor: f64) -> Self {
         self.map(|t| &t * factor)
     }

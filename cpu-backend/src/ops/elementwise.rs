@@ -169,11 +169,13 @@ fn unary_typed<T: Real + Send + Sync + Tanh>(op: UnaryOp, v: &[T]) -> Vec<T> {
 /// A loop over buffers that runs a kernel `f(x, y)`; [`dispatch`] calls it with the
 /// kernel of one [`BinaryOp`], monomorphised per op.
 trait Apply<T> {
-    fn apply<F: Fn(T, T) -> T + Sync + Send>(self, f: F) -> Vec<T>;
+    /// What the loop produces: a new buffer, or nothing when it writes into an operand.
+    type Out;
+    fn apply<F: Fn(T, T) -> T + Sync + Send>(self, f: F) -> Self::Out;
 }
 
 /// Runs `app` with the kernel of `op` (constants converted once).
-fn dispatch<T: Real + Send + Sync, A: Apply<T>>(op: BinaryOp, app: A) -> Vec<T> {
+fn dispatch<T: Real + Send + Sync, A: Apply<T>>(op: BinaryOp, app: A) -> A::Out {
     macro_rules! run {
         (|$x:ident, $y:ident| $e:expr) => {
             app.apply(|$x, $y| $e)
@@ -195,8 +197,49 @@ fn dispatch<T: Real + Send + Sync, A: Apply<T>>(op: BinaryOp, app: A) -> Vec<T> 
 struct SameShape<'a, T>(&'a [T], &'a [T]);
 
 impl<T: Real + Send + Sync> Apply<T> for SameShape<'_, T> {
+    type Out = Vec<T>;
     fn apply<F: Fn(T, T) -> T + Sync + Send>(self, f: F) -> Vec<T> {
         map2(self.0, self.1, f)
+    }
+}
+
+/// Two equally long buffers, the result written over the first (`out_is_lhs`: it is the
+/// left operand, else the right one).
+struct InPlace<'a, T> {
+    out: &'a mut [T],
+    other: &'a [T],
+    out_is_lhs: bool,
+}
+
+impl<T: Real + Send + Sync> Apply<T> for InPlace<'_, T> {
+    type Out = ();
+    fn apply<F: Fn(T, T) -> T + Sync + Send>(self, f: F) {
+        let InPlace {
+            out,
+            other,
+            out_is_lhs,
+        } = self;
+        assert_eq!(
+            out.len(),
+            other.len(),
+            "in-place elementwise op on buffers of different lengths"
+        );
+        let run = |out: &mut [T], other: &[T]| {
+            wide(|| {
+                if out_is_lhs {
+                    out.iter_mut().zip(other).for_each(|(o, &y)| *o = f(*o, y));
+                } else {
+                    out.iter_mut().zip(other).for_each(|(o, &x)| *o = f(x, *o));
+                }
+            })
+        };
+        if out.len() >= PAR_MIN {
+            out.par_chunks_mut(PAR_CHUNK)
+                .zip(other.par_chunks(PAR_CHUNK))
+                .for_each(|(out, other)| run(out, other));
+        } else {
+            run(out, other);
+        }
     }
 }
 
@@ -224,6 +267,7 @@ fn broadcast_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
 }
 
 impl<T: Real + Send + Sync> Apply<T> for Strided<'_, T> {
+    type Out = Vec<T>;
     fn apply<F: Fn(T, T) -> T + Sync + Send>(self, f: F) -> Vec<T> {
         let n: usize = self.out.iter().product();
         let mut result = Vec::with_capacity(n);
@@ -337,6 +381,34 @@ pub fn binary(
         }
         (a, b) => panic!(
             "binary {op:?}: dtypes {:?} and {:?} differ or are not float",
+            a.dtype(),
+            b.dtype()
+        ),
+    }
+}
+
+/// `out ← op(out, other)` (`out_is_lhs`) or `out ← op(other, out)`, elementwise over two
+/// equally long buffers of one float dtype.
+pub fn binary_assign(op: BinaryOp, out: &mut CpuStorage, other: &CpuStorage, out_is_lhs: bool) {
+    match (out, other) {
+        (CpuStorage::F32(out), CpuStorage::F32(other)) => dispatch(
+            op,
+            InPlace {
+                out,
+                other,
+                out_is_lhs,
+            },
+        ),
+        (CpuStorage::F64(out), CpuStorage::F64(other)) => dispatch(
+            op,
+            InPlace {
+                out,
+                other,
+                out_is_lhs,
+            },
+        ),
+        (a, b) => panic!(
+            "binary {op:?} in place: dtypes {:?} and {:?} differ or are not float",
             a.dtype(),
             b.dtype()
         ),

@@ -3,7 +3,6 @@
 //! element, split across the threads for long buffers. Nothing is allocated.
 
 use super::elementwise::{PAR_CHUNK, PAR_MIN};
-use super::simd::wide;
 use crate::{CpuStorage, UpdateOp};
 use adjoint_backend::Real;
 
@@ -71,17 +70,6 @@ fn run<T: Elem>(op: UpdateOp, p: &mut [T], g: &[T], state: &mut [&mut CpuStorage
         "update: buffers of different lengths"
     );
     let [s0, s1] = s;
-    if op == UpdateOp::Accumulate {
-        // The tangent sum of every loop iteration (small buffers, many calls): its own
-        // vectorized loop instead of matching the op per element.
-        return blocks(p, g, (&mut [], &mut []), &|p, g, _| {
-            wide(|| {
-                for (p, &g) in p.iter_mut().zip(g) {
-                    *p = *p + g;
-                }
-            })
-        });
-    }
     match op.state_len() {
         0 => blocks(p, g, (&mut [], &mut []), &|p, g, _| {
             for (p, &g) in p.iter_mut().zip(g) {
