@@ -198,24 +198,34 @@ pub(crate) fn binary_given<B: Backend>(
         return ta.binary(tb, op, name);
     }
     let fits = ta.len() == tb.len() && ta.dtype() == tb.dtype() && ta.dtype().is_float();
+    // Equally long operands can still broadcast to more elements ([1, 3] and [3, 1]).
     let out = fits
         .then(|| broadcast_shape(name, ta.shape(), tb.shape()).ok())
-        .flatten();
+        .flatten()
+        .filter(|out| out.iter().product::<usize>() == ta.len());
     if let Some(out) = out {
         if let Given::Owned(x) = &mut a
             && let Some(buf) = x.unique_storage_mut()
         {
             B::binary_assign(op, buf, b.tensor().storage(), true);
-            return x.with_shape(&out);
+            return reshaped(a, &out);
         }
         if let Given::Owned(y) = &mut b
             && let Some(buf) = y.unique_storage_mut()
         {
             B::binary_assign(op, buf, a.tensor().storage(), false);
-            return y.with_shape(&out);
+            return reshaped(b, &out);
         }
     }
     a.tensor().binary(b.tensor(), op, name)
+}
+
+/// The tensor of `given` with shape `shape` (as many elements): itself when it has it.
+fn reshaped<B: Backend>(given: Given<'_, B>, shape: &[usize]) -> Tensor<B> {
+    match given {
+        Given::Owned(t) if t.shape() == shape => t,
+        given => given.tensor().with_shape(shape),
+    }
 }
 
 /// The operators' values, from operands given either way ([`binary_given`]).
@@ -544,6 +554,13 @@ mod tests {
         let wide = e + t64(&[0.0, 1.0], &[2, 1]);
         assert_eq!(wide.shape(), &[2, 3]);
         assert_eq!(wide.to_vec_f64(), vec![1.0, 2.0, 3.0, 2.0, 3.0, 4.0]);
+        // Equally long operands that broadcast to more elements: [1, 3] + [3, 1] is [3, 3].
+        let outer = t64(&[1.0, 2.0, 3.0], &[1, 3]) + t64(&[10.0, 20.0, 30.0], &[3, 1]);
+        assert_eq!(outer.shape(), &[3, 3]);
+        assert_eq!(
+            outer.to_vec_f64(),
+            vec![11.0, 12.0, 13.0, 21.0, 22.0, 23.0, 31.0, 32.0, 33.0]
+        );
         // The rule of an owned sum: the value in place, the tangents summed to each shape.
         let (y, pb) = AddRule::add_vjp(
             t64(&[1.0, 2.0], &[1, 2]),
