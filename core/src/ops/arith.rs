@@ -208,24 +208,16 @@ pub(crate) fn binary_given<B: Backend>(
             && let Some(buf) = x.unique_storage_mut()
         {
             B::binary_assign(op, buf, b.tensor().storage(), true);
-            return reshaped(a, &out);
+            return x.with_shape(&out);
         }
         if let Given::Owned(y) = &mut b
             && let Some(buf) = y.unique_storage_mut()
         {
             B::binary_assign(op, buf, a.tensor().storage(), false);
-            return reshaped(b, &out);
+            return y.with_shape(&out);
         }
     }
     a.tensor().binary(b.tensor(), op, name)
-}
-
-/// The tensor of `given` with shape `shape` (as many elements): itself when it has it.
-fn reshaped<B: Backend>(given: Given<'_, B>, shape: &[usize]) -> Tensor<B> {
-    match given {
-        Given::Owned(t) if t.shape() == shape => t,
-        given => given.tensor().with_shape(shape),
-    }
 }
 
 /// The operators' values, from operands given either way ([`binary_given`]).

@@ -26,8 +26,21 @@ pub(crate) fn broadcast_shape(
     a: &[usize],
     b: &[usize],
 ) -> Result<Shape, TensorError> {
-    if a == b {
+    // The common cases first, without building aligned copies: equal shapes, and one shape
+    // a suffix of the other (a bias row added to a batch of rows).
+    let is_suffix = |short: &[usize], long: &[usize]| {
+        short.len() <= long.len()
+            && short
+                .iter()
+                .rev()
+                .zip(long.iter().rev())
+                .all(|(x, y)| x == y)
+    };
+    if is_suffix(b, a) {
         return Ok(Shape::from_slice(a));
+    }
+    if is_suffix(a, b) {
+        return Ok(Shape::from_slice(b));
     }
     let rank = a.len().max(b.len());
     let (pa, pb) = (aligned(a, rank), aligned(b, rank));
@@ -90,4 +103,31 @@ pub fn reduced_axes(from: &[usize], to: &[usize]) -> Shape {
     (0..from.len())
         .filter(|&i| i < lead || (to[i - lead] == 1 && from[i] != 1))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::broadcast_shapes;
+
+    #[test]
+    fn broadcast_shapes_of_every_kind() {
+        let ok = |a: &[usize], b: &[usize]| broadcast_shapes("op", a, b).unwrap();
+        // Equal shapes, one a suffix of the other (either way, scalars included), and sizes
+        // of 1 on either side.
+        assert_eq!(ok(&[2, 3], &[2, 3]), vec![2, 3]);
+        assert_eq!(ok(&[4, 1, 32], &[32]), vec![4, 1, 32]);
+        assert_eq!(ok(&[32], &[4, 1, 32]), vec![4, 1, 32]);
+        assert_eq!(ok(&[], &[2, 3]), vec![2, 3]);
+        assert_eq!(ok(&[2, 3], &[]), vec![2, 3]);
+        assert_eq!(ok(&[3, 1], &[1, 5]), vec![3, 5]);
+        assert_eq!(ok(&[1, 3], &[3, 1]), vec![3, 3]);
+        assert_eq!(ok(&[2, 1, 4], &[3, 1]), vec![2, 3, 4]);
+        let err = broadcast_shapes("add", &[2, 3], &[4])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("add") && err.contains("[2, 3]") && err.contains("[4]"),
+            "{err}"
+        );
+    }
 }
