@@ -203,6 +203,15 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
     ) {
         binary_assign_by_copy::<Self>(op, out, other, out_is_lhs)
     }
+    /// `relu` and the signs of its result as bits: `y = max(x, 0)` (`x > 0 ? x : 0`), and a
+    /// `u32` buffer of `⌈n/32⌉` words whose bit `i % 32` of word `i / 32` says whether
+    /// `y[i] > 0` (the unused bits of the last word clear). What the `relu` rule runs: its
+    /// pullback keeps one bit per element instead of the output.
+    fn relu_with_bits(x: &Self::Storage) -> (Self::Storage, Self::Storage);
+    /// `d[i] ← d[i]` where bit `i` of `bits` (as made by
+    /// [`relu_with_bits`](Backend::relu_with_bits) from a buffer as long as `d`) is set, else
+    /// `0`, in place: `ȳ·𝟙(y > 0)`, the pullback of `relu`.
+    fn mask_by_bits(d: &mut Self::Storage, bits: &Self::Storage);
     /// `if mask != 0 { on_true } else { on_false }` elementwise, broadcast as in
     /// [`binary`](Backend::binary); `mask` is any float buffer.
     fn select(

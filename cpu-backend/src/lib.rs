@@ -123,6 +123,12 @@ impl Backend for Cpu {
     fn binary_assign(op: BinaryOp, out: &mut CpuStorage, other: &CpuStorage, out_is_lhs: bool) {
         ops::elementwise::binary_assign(op, out, other, out_is_lhs)
     }
+    fn relu_with_bits(x: &CpuStorage) -> (CpuStorage, CpuStorage) {
+        ops::bits::relu_with_bits(x)
+    }
+    fn mask_by_bits(d: &mut CpuStorage, bits: &CpuStorage) {
+        ops::bits::mask_by_bits(d, bits)
+    }
     fn select(
         mask: (&CpuStorage, &[usize]),
         on_true: (&CpuStorage, &[usize]),

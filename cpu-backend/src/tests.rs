@@ -485,3 +485,48 @@ fn binary_assign_equals_binary_for_every_op_and_side() {
 fn binary_assign_checks_lengths() {
     Cpu::binary_assign(BinaryOp::Add, &mut rand(3, 1), &rand(4, 2), true);
 }
+
+#[test]
+fn relu_with_bits_and_masking_by_them() {
+    // Bits 0..: 0.5 > 0, −1 no, 0 no, NaN no, 2 yes; then a second word for element 32; and
+    // a buffer long enough to be split across threads.
+    let mut x = vec![0.5, -1.0, 0.0, f64::NAN, 2.0];
+    x.resize(33, -3.0);
+    x[32] = 7.0;
+    for dtype in [DType::F32, DType::F64] {
+        let xs = Cpu::upload_f64(&Cpu, &x, dtype);
+        let (y, bits) = Cpu::relu_with_bits(&xs);
+        assert_eq!(Cpu::download_u32(&bits), vec![0b10001, 1]);
+        assert_eq!(y, Cpu::unary(UnaryOp::Relu, &xs));
+        let mut d = Cpu::upload_f64(&Cpu, &[10.0; 33], dtype);
+        Cpu::mask_by_bits(&mut d, &bits);
+        let mut want = vec![0.0; 33];
+        (want[0], want[4], want[32]) = (10.0, 10.0, 10.0);
+        assert_eq!(d.to_f64(), want);
+        // Long: the bits against a reference loop, the masked adjoint against ReluGrad.
+        let n = crate::ops::elementwise::PAR_MIN + 45;
+        let xs = Cpu::random(&Cpu, n, 9, (-1.0, 1.0), false, dtype);
+        let (y, bits) = Cpu::relu_with_bits(&xs);
+        assert_eq!(y, Cpu::unary(UnaryOp::Relu, &xs));
+        let words: Vec<u32> = (xs.to_f64().chunks(32))
+            .map(|c| (c.iter().enumerate()).fold(0, |m, (k, &v)| m | u32::from(v > 0.0) << k))
+            .collect();
+        assert_eq!(Cpu::download_u32(&bits), words);
+        let d = Cpu::random(&Cpu, n, 10, (-1.0, 1.0), false, dtype);
+        let mut got = d.clone();
+        Cpu::mask_by_bits(&mut got, &bits);
+        let shape = [n];
+        let want = Cpu::binary(BinaryOp::ReluGrad, (&xs, &shape), (&d, &shape), &shape);
+        assert_eq!(got, want);
+    }
+    // An empty buffer has no words.
+    let empty = Cpu::upload_f64(&Cpu, &[], DType::F32);
+    assert!(Cpu::download_u32(&Cpu::relu_with_bits(&empty).1).is_empty());
+}
+
+#[test]
+#[should_panic(expected = "mask_by_bits: 1 words of bits for 33 elements")]
+fn mask_by_bits_checks_the_word_count() {
+    let (_, bits) = Cpu::relu_with_bits(&rand(32, 1));
+    Cpu::mask_by_bits(&mut rand(33, 2), &bits);
+}

@@ -29,6 +29,33 @@ __device__ void select(const T* mask, const T* on_true, const T* on_false, T* y,
     }
 }
 
+// `y[i] = max(x[i], 0)`, and bit `k` of `bits[w]` set where `x[32·w + k] > 0` (one thread
+// per word).
+template <typename T>
+__device__ void relu_with_bits(const T* x, T* y, u32* bits, u32 n) {
+    u32 words = (n + 31) / 32;
+    FOR_EACH(w, words) {
+        u32 m = 0;
+        for (u32 k = 0; k < 32; ++k) {
+            u32 i = 32 * w + k;
+            if (i < n) {
+                bool on = x[i] > T(0);
+                y[i] = on ? x[i] : T(0);
+                if (on) m |= 1u << k;
+            }
+        }
+        bits[w] = m;
+    }
+}
+
+// `d[i] = 0` where bit `i` of `bits` is clear.
+template <typename T>
+__device__ void mask_by_bits(T* d, const u32* bits, u32 n) {
+    FOR_EACH(i, n) {
+        if (((bits[i / 32] >> (i % 32)) & 1u) == 0) d[i] = T(0);
+    }
+}
+
 #define KERNELS(S, T)                                                                        \
     extern "C" __global__ void unary_##S(const T* x, T* y, u32 n, u32 op, double a,          \
                                          double b) {                                         \
@@ -41,5 +68,11 @@ __device__ void select(const T* mask, const T* on_true, const T* on_false, T* y,
     extern "C" __global__ void select_##S(const T* mask, const T* on_true, const T* on_false, \
                                           T* y, u32 n, Strided s) {                          \
         select<T>(mask, on_true, on_false, y, n, s);                                         \
+    }                                                                                        \
+    extern "C" __global__ void relu_with_bits_##S(const T* x, T* y, u32* bits, u32 n) {      \
+        relu_with_bits<T>(x, y, bits, n);                                                    \
+    }                                                                                        \
+    extern "C" __global__ void mask_by_bits_##S(T* d, const u32* bits, u32 n) {              \
+        mask_by_bits<T>(d, bits, n);                                                         \
     }
 FOR_FLOATS(KERNELS)

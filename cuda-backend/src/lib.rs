@@ -163,6 +163,12 @@ impl Backend for Cuda {
         }
         adjoint_backend::binary_assign_by_copy::<Self>(op, out, other, out_is_lhs)
     }
+    fn relu_with_bits(x: &CudaStorage) -> (CudaStorage, CudaStorage) {
+        elementwise::relu_with_bits(x)
+    }
+    fn mask_by_bits(d: &mut CudaStorage, bits: &CudaStorage) {
+        elementwise::mask_by_bits(d, bits)
+    }
     fn select(
         mask: (&CudaStorage, &[usize]),
         on_true: (&CudaStorage, &[usize]),

@@ -175,6 +175,36 @@ fn select_broadcasts_mask_and_branches() {
 }
 
 #[test]
+fn relu_with_bits_and_masking_by_them() {
+    let Some(gpu) = gpu() else { return };
+    // A partial last word, whole words, a NaN (not positive) and exact zeros.
+    for n in [1, 31, 32, 33, 100, 4097] {
+        for dtype in FLOATS {
+            let mut x = rand(n, 21, dtype).to_f64();
+            x[0] = f64::NAN;
+            if n > 2 {
+                x[2] = 0.0;
+            }
+            let x = Cpu::upload_f64(&Cpu, &x, dtype);
+            let (want_y, want_bits) = Cpu::relu_with_bits(&x);
+            let (got_y, got_bits) = Cuda::relu_with_bits(&up(&gpu, &x));
+            same("relu_with_bits", &want_y, &got_y, 0.0);
+            assert_eq!(
+                Cpu::download_u32(&want_bits),
+                Cuda::download_u32(&got_bits),
+                "relu_with_bits n={n} {dtype:?}"
+            );
+            let d = rand(n, 22, dtype);
+            let mut want = d.clone();
+            Cpu::mask_by_bits(&mut want, &want_bits);
+            let mut got = up(&gpu, &d);
+            Cuda::mask_by_bits(&mut got, &got_bits);
+            same("mask_by_bits", &want, &got, 0.0);
+        }
+    }
+}
+
+#[test]
 fn reductions_over_axis_sets_and_argmax() {
     let Some(gpu) = gpu() else { return };
     let shape = [3, 5, 70];

@@ -12,17 +12,21 @@
 //! | `sin` / `cos` | sin x / cos x | x | ȳ·cos x / −ȳ·sin x |
 //! | `tanh` | tanh x | y | ȳ·(1 − y²) |
 //! | `sigmoid` | 1/(1+e⁻ˣ) | y | ȳ·y(1 − y) |
-//! | `relu` | max(x, 0) | y | ȳ·𝟙(y > 0) (0 at 0) |
+//! | `relu` | max(x, 0) | 𝟙(y > 0), one bit each | ȳ·𝟙(y > 0) (0 at 0) |
 //! | `gelu` | x/2·(1 + tanh(√(2/π)(x + 0.044715x³))) | x | ȳ·gelu′(x) |
 //! | `silu` | x·σ(x) | x | ȳ·σ(x)(1 + x(1 − σ(x))) |
 //! | `leaky_relu(α)` | x > 0 ? x : αx | x | ȳ·(x > 0 ? 1 : α) |
 //! | `powf(p)` | xᵖ | x | ȳ·p·xᵖ⁻¹ |
 //! | `clamp(lo, hi)` | min(max(x, lo), hi) | x | ȳ·𝟙(lo ≤ x ≤ hi) |
 //!
-//! `gelu` is the tanh approximation (PyTorch's `approximate="tanh"`).
+//! `gelu` is the tanh approximation (PyTorch's `approximate="tanh"`). `relu` keeps the signs
+//! of its output packed 32 to a `u32` word ([`Backend::relu_with_bits`]) instead of the output
+//! itself: a thirty-second of the memory when nothing else keeps the output (a ReLU before a
+//! max-pool, whose rule keeps only its argmax), and a pullback that reads that much less.
 
 use super::slot_owned;
 use crate::ops::arith::binary_given;
+use crate::tensor::error::or_panic;
 use crate::tensor::{Backend, Tensor, TensorTangent};
 use adjoint_backend::{BinaryOp, UnaryOp};
 
@@ -81,8 +85,6 @@ unary_ops! {
     tanh tanh_vjp_full Tanh saves y => |y, d| binary_given(y.into(), d.into(), BinaryOp::TanhGrad, "tanh");
     /// `σ(x) = 1/(1 + e⁻ˣ)` elementwise; derivative `ȳ·y(1 − y)`.
     sigmoid sigmoid_vjp_full Sigmoid saves y => |y, d| binary_given(y.into(), d.into(), BinaryOp::SigmoidGrad, "sigmoid");
-    /// `max(x, 0)` elementwise; derivative `ȳ·𝟙(x > 0)` (0 at 0).
-    relu relu_vjp_full Relu saves y => |y, d| binary_given(y.into(), d.into(), BinaryOp::ReluGrad, "relu");
     /// GELU, tanh form: `x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))`; derivative `ȳ·gelu′(x)`.
     gelu gelu_vjp_full Gelu saves x => |x, d| binary_given(x.into(), d.into(), BinaryOp::GeluGrad, "gelu");
     /// SiLU (swish) `x·σ(x)`; derivative `ȳ·σ(x)(1 + x(1 − σ(x)))`.
@@ -93,6 +95,41 @@ unary_ops! {
 pub(crate) type OneAndParam<B> = (TensorTangent<B>, crate::__private::NoTangent);
 
 impl<B: Backend> Tensor<B> {
+    /// `max(x, 0)` elementwise; derivative `ȳ·𝟙(x > 0)` (0 at 0).
+    ///
+    /// # Panics
+    /// If the tensor is not of a float dtype.
+    #[track_caller]
+    pub fn relu(&self) -> Self {
+        self.unary(UnaryOp::Relu, "relu")
+    }
+
+    /// Derivative rule of [`relu`](Tensor::relu): keeps `𝟙(y > 0)` as bits, and writes
+    /// `ȳ·𝟙(y > 0)` over `ȳ` (over a copy if another tensor shares its buffer).
+    #[track_caller]
+    pub fn relu_vjp_full(
+        &self,
+        needs: [bool; 1],
+    ) -> (Self, impl FnOnce(TensorTangent<B>) -> One<B> + use<B>) {
+        or_panic(self.check_float("relu"));
+        let (y, bits) = if needs[0] {
+            let (y, bits) = B::relu_with_bits(self.storage());
+            (y, Some(bits))
+        } else {
+            (B::unary(UnaryOp::Relu, self.storage()), None)
+        };
+        let y = Tensor::from_storage(y, self.shape());
+        (y, move |d| {
+            (slot_owned(needs[0], d, |mut d| {
+                B::mask_by_bits(
+                    d.storage_mut(),
+                    bits.as_ref().expect("saved for the pullback"),
+                );
+                d
+            }),)
+        })
+    }
+
     /// `x > 0 ? x : α·x` elementwise; derivative `ȳ·(x > 0 ? 1 : α)`.
     #[track_caller]
     pub fn leaky_relu(&self, alpha: f64) -> Self {

@@ -1,5 +1,6 @@
 //! The primitives of [`Cpu`](crate::Cpu), one module per family.
 
+pub mod bits;
 pub mod conv;
 pub mod conv_gemm;
 mod dots;

@@ -67,6 +67,69 @@ fn binary_typed<T: Float>(
     y
 }
 
+/// `max(x, 0)`, and bit `i % 32` of word `i / 32` set where `x[i] > 0`.
+pub(crate) fn relu_with_bits(x: &CudaStorage) -> (CudaStorage, CudaStorage) {
+    let state = x.device.state();
+    let (y, bits) = match &x.buf {
+        Buffer::F32(v) => {
+            let (y, bits) = relu_bits_typed(state, v);
+            (Buffer::F32(y), bits)
+        }
+        Buffer::F64(v) => {
+            let (y, bits) = relu_bits_typed(state, v);
+            (Buffer::F64(y), bits)
+        }
+        Buffer::U32(_) => panic!("relu: expected a float tensor, got u32"),
+    };
+    (
+        CudaStorage::new(x.device, y),
+        CudaStorage::new(x.device, Buffer::U32(bits)),
+    )
+}
+
+fn relu_bits_typed<T: Float>(
+    state: &DeviceState,
+    x: &CudaSlice<T>,
+) -> (CudaSlice<T>, CudaSlice<u32>) {
+    let n = count(x.len(), "relu");
+    let words = x.len().div_ceil(32);
+    let mut y = alloc::<T>(&state.stream, x.len(), "relu");
+    let mut bits = alloc::<u32>(&state.stream, words, "relu");
+    if words > 0 {
+        // relu_with_bits_T(const T* x, T* y, u32* bits, u32 n)
+        launch!(state, Module::Elementwise, "relu_with_bits", T::SUFFIX, grid(count(words, "relu")), "relu";
+            x, &mut y, &mut bits, &n);
+    }
+    (y, bits)
+}
+
+/// `d[i] ← 0` where bit `i` of `bits` is clear, in place.
+pub(crate) fn mask_by_bits(d: &mut CudaStorage, bits: &CudaStorage) {
+    let state = d.device.state();
+    let words = bits.ids("mask_by_bits");
+    assert_eq!(
+        words.len(),
+        d.len().div_ceil(32),
+        "mask_by_bits: {} words of bits for {} elements",
+        words.len(),
+        d.len()
+    );
+    match &mut d.buf {
+        Buffer::F32(v) => mask_by_bits_typed(state, v, words),
+        Buffer::F64(v) => mask_by_bits_typed(state, v, words),
+        Buffer::U32(_) => panic!("mask_by_bits: expected a float tensor, got u32"),
+    }
+}
+
+fn mask_by_bits_typed<T: Float>(state: &DeviceState, d: &mut CudaSlice<T>, bits: &CudaSlice<u32>) {
+    let n = count(d.len(), "mask_by_bits");
+    if n > 0 {
+        // mask_by_bits_T(T* d, const u32* bits, u32 n)
+        launch!(state, Module::Elementwise, "mask_by_bits", T::SUFFIX, grid(n), "mask_by_bits";
+            d, bits, &n);
+    }
+}
+
 /// `mask != 0 ? on_true : on_false`, all three broadcast to `out_shape` (the mask is cast to
 /// the values' dtype first if it differs).
 pub(crate) fn select(
