@@ -208,10 +208,9 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
     /// `y[i] > 0` (the unused bits of the last word clear). What the `relu` rule runs: its
     /// pullback keeps one bit per element instead of the output.
     fn relu_with_bits(x: &Self::Storage) -> (Self::Storage, Self::Storage);
-    /// `d[i] ← d[i]` where bit `i` of `bits` (as made by
-    /// [`relu_with_bits`](Backend::relu_with_bits) from a buffer as long as `d`) is set, else
-    /// `0`, in place: `ȳ·𝟙(y > 0)`, the pullback of `relu`.
-    fn mask_by_bits(d: &mut Self::Storage, bits: &Self::Storage);
+    /// `d[i]` where bit `i` of `bits` (as made by [`relu_with_bits`](Backend::relu_with_bits)
+    /// from a buffer as long as `d`) is set, else `0`: `ȳ·𝟙(y > 0)`, the pullback of `relu`.
+    fn mask_by_bits(d: &Self::Storage, bits: &Self::Storage) -> Self::Storage;
     /// `if mask != 0 { on_true } else { on_false }` elementwise, broadcast as in
     /// [`binary`](Backend::binary); `mask` is any float buffer.
     fn select(

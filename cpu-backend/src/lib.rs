@@ -126,7 +126,7 @@ impl Backend for Cpu {
     fn relu_with_bits(x: &CpuStorage) -> (CpuStorage, CpuStorage) {
         ops::bits::relu_with_bits(x)
     }
-    fn mask_by_bits(d: &mut CpuStorage, bits: &CpuStorage) {
+    fn mask_by_bits(d: &CpuStorage, bits: &CpuStorage) -> CpuStorage {
         ops::bits::mask_by_bits(d, bits)
     }
     fn select(

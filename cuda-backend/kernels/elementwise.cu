@@ -48,12 +48,10 @@ __device__ void relu_with_bits(const T* x, T* y, u32* bits, u32 n) {
     }
 }
 
-// `d[i] = 0` where bit `i` of `bits` is clear.
+// `y[i] = d[i]` where bit `i` of `bits` is set, else 0.
 template <typename T>
-__device__ void mask_by_bits(T* d, const u32* bits, u32 n) {
-    FOR_EACH(i, n) {
-        if (((bits[i / 32] >> (i % 32)) & 1u) == 0) d[i] = T(0);
-    }
+__device__ void mask_by_bits(const T* d, const u32* bits, T* y, u32 n) {
+    FOR_EACH(i, n) { y[i] = ((bits[i / 32] >> (i % 32)) & 1u) ? d[i] : T(0); }
 }
 
 #define KERNELS(S, T)                                                                        \
@@ -72,7 +70,7 @@ __device__ void mask_by_bits(T* d, const u32* bits, u32 n) {
     extern "C" __global__ void relu_with_bits_##S(const T* x, T* y, u32* bits, u32 n) {      \
         relu_with_bits<T>(x, y, bits, n);                                                    \
     }                                                                                        \
-    extern "C" __global__ void mask_by_bits_##S(T* d, const u32* bits, u32 n) {              \
-        mask_by_bits<T>(d, bits, n);                                                         \
+    extern "C" __global__ void mask_by_bits_##S(const T* d, const u32* bits, T* y, u32 n) {  \
+        mask_by_bits<T>(d, bits, y, n);                                                      \
     }
 FOR_FLOATS(KERNELS)

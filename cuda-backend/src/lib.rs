@@ -166,7 +166,7 @@ impl Backend for Cuda {
     fn relu_with_bits(x: &CudaStorage) -> (CudaStorage, CudaStorage) {
         elementwise::relu_with_bits(x)
     }
-    fn mask_by_bits(d: &mut CudaStorage, bits: &CudaStorage) {
+    fn mask_by_bits(d: &CudaStorage, bits: &CudaStorage) -> CudaStorage {
         elementwise::mask_by_bits(d, bits)
     }
     fn select(

@@ -24,7 +24,7 @@
 //! itself: a thirty-second of the memory when nothing else keeps the output (a ReLU before a
 //! max-pool, whose rule keeps only its argmax), and a pullback that reads that much less.
 
-use super::slot_owned;
+use super::{slot, slot_owned};
 use crate::ops::arith::binary_given;
 use crate::tensor::error::or_panic;
 use crate::tensor::{Backend, Tensor, TensorTangent};
@@ -104,8 +104,8 @@ impl<B: Backend> Tensor<B> {
         self.unary(UnaryOp::Relu, "relu")
     }
 
-    /// Derivative rule of [`relu`](Tensor::relu): keeps `𝟙(y > 0)` as bits, and writes
-    /// `ȳ·𝟙(y > 0)` over `ȳ` (over a copy if another tensor shares its buffer).
+    /// Derivative rule of [`relu`](Tensor::relu): keeps `𝟙(y > 0)` as bits; the pullback is
+    /// `ȳ·𝟙(y > 0)` in a new buffer (one pass over `ȳ`).
     #[track_caller]
     pub fn relu_vjp_full(
         &self,
@@ -120,12 +120,9 @@ impl<B: Backend> Tensor<B> {
         };
         let y = Tensor::from_storage(y, self.shape());
         (y, move |d| {
-            (slot_owned(needs[0], d, |mut d| {
-                B::mask_by_bits(
-                    d.storage_mut(),
-                    bits.as_ref().expect("saved for the pullback"),
-                );
-                d
+            (slot(needs[0], &d, |d| {
+                let bits = bits.as_ref().expect("saved for the pullback");
+                Tensor::from_storage(B::mask_by_bits(d.storage(), bits), d.shape())
             }),)
         })
     }
@@ -253,12 +250,12 @@ mod tests {
         use crate::{Tensor, TensorTangent};
         let at = |t: &Tensor| t.storage() as *const _;
         let x = Tensor::from_vec(vec![-1.0, 0.5, 2.0], &[3]);
-        // relu: x̄ = ȳ·𝟙(y > 0) = [0, 10, 100], over ȳ's own buffer.
-        let (_, pb) = x.relu_vjp_full([true]);
+        // leaky_relu(½): x̄ = ȳ·(x > 0 ? 1 : ½) = [½, 10, 100], over ȳ's own buffer.
+        let (_, pb) = x.leaky_relu_vjp_full(0.5, [true, false]);
         let d = Tensor::from_vec(vec![1.0, 10.0, 100.0], &[3]);
         let d_buf = at(&d);
         let dx = pb(TensorTangent::Dense(d)).0.unwrap();
-        assert_eq!((at(&dx), dx.to_vec_f64()), (d_buf, vec![0.0, 10.0, 100.0]));
+        assert_eq!((at(&dx), dx.to_vec_f64()), (d_buf, vec![0.5, 10.0, 100.0]));
         // An adjoint shared with another holder is left alone: exp's x̄ = ȳ·eˣ in a new buffer.
         let (y, pb) = x.exp_vjp_full([true]);
         let d = Tensor::from_vec(vec![2.0, 2.0, 2.0], &[3]);

@@ -6,7 +6,7 @@
 //! (a ReLU before a max-pool, whose rule keeps only its argmax, holds nothing else).
 
 use super::elementwise::{PAR_CHUNK, PAR_MIN, filled};
-use super::simd::{Kernel, dispatch, wide};
+use super::simd::{Kernel, dispatch};
 use crate::CpuStorage;
 use crate::storage::float_match;
 use adjoint_backend::Real;
@@ -24,14 +24,25 @@ trait SignBits: Real + Send + Sync {
     /// The CPU has AVX2.
     #[cfg(target_arch = "x86_64")]
     unsafe fn word_avx2(x: &[Self; 32]) -> u32;
+
+    /// `out[k] = d[k]` where bit `k` of `m` is set, else `+0.0`, with AVX2 lane masks.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[cfg(target_arch = "x86_64")]
+    unsafe fn mask_word_avx2(d: &[Self; 32], m: u32, out: &mut [MaybeUninit<Self>; 32]);
 }
 
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use std::arch::x86_64::{
-        _CMP_GT_OQ, _mm256_cmp_pd, _mm256_cmp_ps, _mm256_loadu_pd, _mm256_loadu_ps,
-        _mm256_movemask_pd, _mm256_movemask_ps, _mm256_setzero_pd, _mm256_setzero_ps,
+        _CMP_GT_OQ, _mm256_and_pd, _mm256_and_ps, _mm256_and_si256, _mm256_castsi256_pd,
+        _mm256_castsi256_ps, _mm256_cmp_pd, _mm256_cmp_ps, _mm256_cmpeq_epi32, _mm256_cmpeq_epi64,
+        _mm256_loadu_pd, _mm256_loadu_ps, _mm256_movemask_pd, _mm256_movemask_ps,
+        _mm256_set1_epi32, _mm256_set1_epi64x, _mm256_setr_epi32, _mm256_setr_epi64x,
+        _mm256_setzero_pd, _mm256_setzero_ps, _mm256_storeu_pd, _mm256_storeu_ps,
     };
+    use std::mem::MaybeUninit;
 
     impl super::SignBits for f32 {
         #[inline]
@@ -47,6 +58,24 @@ mod avx2 {
                 m |= (lanes as u32) << (8 * q);
             }
             m
+        }
+
+        #[inline]
+        #[target_feature(enable = "avx2")]
+        unsafe fn mask_word_avx2(d: &[f32; 32], m: u32, out: &mut [MaybeUninit<f32>; 32]) {
+            let lane_bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+            for q in 0..4 {
+                // Bits 8q..8q+8 of `m`, one per lane: all ones where set, zeros elsewhere.
+                let word = _mm256_set1_epi32((m >> (8 * q)) as i32);
+                let on = _mm256_cmpeq_epi32(_mm256_and_si256(word, lane_bits), lane_bits);
+                // SAFETY: elements 8q..8q+8 of `d` and `out` are in bounds (q < 4); the
+                // caller checked AVX2.
+                unsafe {
+                    let v = _mm256_loadu_ps(d.as_ptr().add(8 * q));
+                    let kept = _mm256_and_ps(v, _mm256_castsi256_ps(on));
+                    _mm256_storeu_ps(out.as_mut_ptr().add(8 * q).cast(), kept);
+                }
+            }
         }
     }
 
@@ -64,6 +93,23 @@ mod avx2 {
                 m |= (lanes as u32) << (4 * q);
             }
             m
+        }
+
+        #[inline]
+        #[target_feature(enable = "avx2")]
+        unsafe fn mask_word_avx2(d: &[f64; 32], m: u32, out: &mut [MaybeUninit<f64>; 32]) {
+            let lane_bits = _mm256_setr_epi64x(1, 2, 4, 8);
+            for q in 0..8 {
+                let word = _mm256_set1_epi64x(i64::from((m >> (4 * q)) & 0xf));
+                let on = _mm256_cmpeq_epi64(_mm256_and_si256(word, lane_bits), lane_bits);
+                // SAFETY: elements 4q..4q+4 of `d` and `out` are in bounds (q < 8); the
+                // caller checked AVX2.
+                unsafe {
+                    let v = _mm256_loadu_pd(d.as_ptr().add(4 * q));
+                    let kept = _mm256_and_pd(v, _mm256_castsi256_pd(on));
+                    _mm256_storeu_pd(out.as_mut_ptr().add(4 * q).cast(), kept);
+                }
+            }
         }
     }
 }
@@ -92,16 +138,24 @@ impl<T: SignBits> Kernel for ReluBits<'_, T> {
     #[inline(always)]
     unsafe fn run<const FMA: bool>(self) {
         let ReluBits { x, y, bits } = self;
-        for (y, &x) in y.iter_mut().zip(x) {
-            y.write(if x > T::zero() { x } else { T::zero() });
-        }
-        for (bits, x) in bits.iter_mut().zip(x.chunks(32)) {
-            *bits = match <&[T; 32]>::try_from(x) {
-                // SAFETY: `FMA` is the AVX2 + FMA build, which only runs on a CPU with both.
-                #[cfg(target_arch = "x86_64")]
-                Ok(x) if FMA => unsafe { T::word_avx2(x) },
-                _ => word(x),
-            };
+        // Blocks of 4096 elements: the outputs, then the words while the block is in cache.
+        let blocks = x
+            .chunks(4096)
+            .zip(y.chunks_mut(4096))
+            .zip(bits.chunks_mut(128));
+        for ((x, y), bits) in blocks {
+            for (y, &x) in y.iter_mut().zip(x) {
+                y.write(if x > T::zero() { x } else { T::zero() });
+            }
+            for (bits, x) in bits.iter_mut().zip(x.chunks(32)) {
+                *bits = match <&[T; 32]>::try_from(x) {
+                    // SAFETY: `FMA` is the AVX2 + FMA build, which only runs on a CPU with
+                    // both.
+                    #[cfg(target_arch = "x86_64")]
+                    Ok(x) if FMA => unsafe { T::word_avx2(x) },
+                    _ => word(x),
+                };
+            }
         }
     }
 }
@@ -136,16 +190,16 @@ fn relu_bits_typed<T: SignBits>(x: &[T]) -> (Vec<T>, Vec<u32>) {
     (y, bits)
 }
 
-/// `d[i] ← d[i]` where bit `i` of `bits` is set, else 0.
+/// `d[i]` where bit `i` of `bits` is set, else 0.
 ///
 /// # Panics
 /// If `bits` does not have a word per 32 elements of `d`.
-pub fn mask_by_bits(d: &mut CpuStorage, bits: &CpuStorage) {
+pub fn mask_by_bits(d: &CpuStorage, bits: &CpuStorage) -> CpuStorage {
     let bits = bits.as_u32();
-    float_match!(d, |v, _Wrap| mask_typed(v, bits))
+    float_match!(d, |v, Wrap| Wrap(mask_typed(v, bits)))
 }
 
-fn mask_typed<T: Real + Send + Sync>(d: &mut [T], bits: &[u32]) {
+fn mask_typed<T: SignBits>(d: &[T], bits: &[u32]) -> Vec<T> {
     assert_eq!(
         bits.len(),
         d.len().div_ceil(32),
@@ -153,25 +207,48 @@ fn mask_typed<T: Real + Send + Sync>(d: &mut [T], bits: &[u32]) {
         bits.len(),
         d.len()
     );
-    /// Through a stack block per word (see [`BLOCK`](super::elementwise::BLOCK)): written
-    /// directly, the kept elements compile to AVX2 masked stores.
-    fn apply<T: Real>(d: &mut [T], bits: &[u32]) {
-        wide(|| {
-            for (chunk, &m) in d.chunks_mut(32).zip(bits) {
-                let mut block = [T::zero(); 32];
-                let block = &mut block[..chunk.len()];
-                for (k, (b, &v)) in block.iter_mut().zip(&*chunk).enumerate() {
-                    *b = if m & (1 << k) != 0 { v } else { T::zero() };
-                }
-                chunk.copy_from_slice(block);
+    fn run<T: SignBits>(d: &[T], bits: &[u32], out: &mut [MaybeUninit<T>]) {
+        // SAFETY: the kernel needs nothing of its build but what `dispatch` checks.
+        unsafe { dispatch(Masked { d, bits, out }) }
+    }
+    // SAFETY: `run` writes every element of `out`: its chunks pair up with chunks of `d` of
+    // the same lengths, and their words.
+    unsafe {
+        filled(d.len(), |out| {
+            if d.len() >= PAR_MIN {
+                (d.par_chunks(PAR_CHUNK).zip(out.par_chunks_mut(PAR_CHUNK)))
+                    .zip(bits.par_chunks(PAR_CHUNK / 32))
+                    .for_each(|((d, out), bits)| run(d, bits, out));
+            } else {
+                run(d, bits, out);
             }
         })
     }
-    if d.len() >= PAR_MIN {
-        d.par_chunks_mut(PAR_CHUNK)
-            .zip(bits.par_chunks(PAR_CHUNK / 32))
-            .for_each(|(d, bits)| apply(d, bits));
-    } else {
-        apply(d, bits);
+}
+
+/// `out = d` where the bits are set, else 0, for one stretch of `d`.
+struct Masked<'a, T> {
+    d: &'a [T],
+    bits: &'a [u32],
+    out: &'a mut [MaybeUninit<T>],
+}
+
+impl<T: SignBits> Kernel for Masked<'_, T> {
+    type Output = ();
+
+    #[inline(always)]
+    unsafe fn run<const FMA: bool>(self) {
+        let Masked { d, bits, out } = self;
+        for ((d, out), &m) in d.chunks(32).zip(out.chunks_mut(32)).zip(bits) {
+            #[cfg(target_arch = "x86_64")]
+            if FMA && let (Ok(d), Ok(out)) = (<&[T; 32]>::try_from(d), out.try_into()) {
+                // SAFETY: `FMA` is the AVX2 + FMA build, which only runs on a CPU with both.
+                unsafe { T::mask_word_avx2(d, m, out) };
+                continue;
+            }
+            for (k, (o, &v)) in out.iter_mut().zip(d).enumerate() {
+                o.write(if m & (1 << k) != 0 { v } else { T::zero() });
+            }
+        }
     }
 }

@@ -207,7 +207,7 @@ impl<T: Real + Send + Sync> Apply<T> for SameShape<'_, T> {
 /// copied over the operand: written directly, an op that keeps some elements as they are
 /// (`ȳ·𝟙(y > 0)` keeps `ȳ` where `y > 0`) compiles to AVX2 masked stores, which AMD's cores
 /// run several times slower than a plain loop.
-pub(crate) const BLOCK: usize = 64;
+const BLOCK: usize = 64;
 
 /// Two equally long buffers, the result written over the first (`out_is_lhs`: it is the
 /// left operand, else the right one).

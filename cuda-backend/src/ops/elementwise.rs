@@ -103,9 +103,8 @@ fn relu_bits_typed<T: Float>(
     (y, bits)
 }
 
-/// `d[i] ← 0` where bit `i` of `bits` is clear, in place.
-pub(crate) fn mask_by_bits(d: &mut CudaStorage, bits: &CudaStorage) {
-    let state = d.device.state();
+/// `d[i]` where bit `i` of `bits` is set, else 0.
+pub(crate) fn mask_by_bits(d: &CudaStorage, bits: &CudaStorage) -> CudaStorage {
     let words = bits.ids("mask_by_bits");
     assert_eq!(
         words.len(),
@@ -114,20 +113,26 @@ pub(crate) fn mask_by_bits(d: &mut CudaStorage, bits: &CudaStorage) {
         words.len(),
         d.len()
     );
-    match &mut d.buf {
-        Buffer::F32(v) => mask_by_bits_typed(state, v, words),
-        Buffer::F64(v) => mask_by_bits_typed(state, v, words),
-        Buffer::U32(_) => panic!("mask_by_bits: expected a float tensor, got u32"),
-    }
+    float_map!(d, "mask_by_bits", |v| mask_by_bits_typed(
+        d.device.state(),
+        v,
+        words
+    ))
 }
 
-fn mask_by_bits_typed<T: Float>(state: &DeviceState, d: &mut CudaSlice<T>, bits: &CudaSlice<u32>) {
+fn mask_by_bits_typed<T: Float>(
+    state: &DeviceState,
+    d: &CudaSlice<T>,
+    bits: &CudaSlice<u32>,
+) -> CudaSlice<T> {
     let n = count(d.len(), "mask_by_bits");
+    let mut y = alloc::<T>(&state.stream, d.len(), "mask_by_bits");
     if n > 0 {
-        // mask_by_bits_T(T* d, const u32* bits, u32 n)
+        // mask_by_bits_T(const T* d, const u32* bits, T* y, u32 n)
         launch!(state, Module::Elementwise, "mask_by_bits", T::SUFFIX, grid(n), "mask_by_bits";
-            d, bits, &n);
+            d, bits, &mut y, &n);
     }
+    y
 }
 
 /// `mask != 0 ? on_true : on_false`, all three broadcast to `out_shape` (the mask is cast to
