@@ -175,6 +175,28 @@ fn select_broadcasts_mask_and_branches() {
 }
 
 #[test]
+fn binary_assign_writes_either_operand() {
+    let Some(gpu) = gpu() else { return };
+    // The sum runs the in-place update kernel; the others compute into a new buffer.
+    for dtype in FLOATS {
+        let (a, b) = (rand(77, 31, dtype), rand(77, 32, dtype));
+        for op in [BinaryOp::Add, BinaryOp::Sub, BinaryOp::TanhGrad] {
+            for out_is_lhs in [true, false] {
+                let (mut want, mut got) = (a.clone(), up(&gpu, &a));
+                Cpu::binary_assign(op, &mut want, &b, out_is_lhs);
+                Cuda::binary_assign(op, &mut got, &up(&gpu, &b), out_is_lhs);
+                same(
+                    &format!("binary_assign {op:?} out_is_lhs={out_is_lhs}"),
+                    &want,
+                    &got,
+                    tol(dtype, true),
+                );
+            }
+        }
+    }
+}
+
+#[test]
 fn relu_with_bits_and_masking_by_them() {
     let Some(gpu) = gpu() else { return };
     // A partial last word, whole words, a NaN (not positive) and exact zeros.
