@@ -12,8 +12,9 @@
 //! `Σ↓` sums the tangent over the axes along which the operand was broadcast
 //! ([`Tensor::sum_to`]), so each tangent has its operand's shape.
 //!
-//! The operators take each operand by value or by reference; `+` writes into an operand given
-//! by value when no other tensor shares its buffer and the sum has its element count.
+//! The operators take each operand by value or by reference; `+`, `-`, `*` and `/` write into
+//! an operand given by value when no other tensor shares its buffer and the result has its
+//! element count ([`Backend::binary_assign`]).
 
 use super::slot;
 use crate::rules::operators::{AddRule, DivRule, MulRule, NegRule, SubRule};
