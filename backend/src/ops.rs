@@ -101,6 +101,33 @@ pub enum BinaryOp {
     ClampGrad(f64, f64),
 }
 
+impl BinaryOp {
+    /// Every op once, the parameterized ones with sample parameters: what tests that cover all
+    /// ops iterate (a new variant is a compile error in [`BinaryOp::eval`] and in every
+    /// backend's kernel, and belongs here too).
+    pub const EVERY: [BinaryOp; 19] = [
+        BinaryOp::Add,
+        BinaryOp::Sub,
+        BinaryOp::Mul,
+        BinaryOp::Div,
+        BinaryOp::Max,
+        BinaryOp::Min,
+        BinaryOp::Pow,
+        BinaryOp::Eq,
+        BinaryOp::Lt,
+        BinaryOp::Le,
+        BinaryOp::Gt,
+        BinaryOp::Ge,
+        BinaryOp::ReluGrad,
+        BinaryOp::LeakyReluGrad(0.2),
+        BinaryOp::TanhGrad,
+        BinaryOp::SigmoidGrad,
+        BinaryOp::GeluGrad,
+        BinaryOp::SiluGrad,
+        BinaryOp::ClampGrad(-0.5, 0.5),
+    ];
+}
+
 /// A reduction over some axes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReduceOp {
