@@ -111,14 +111,13 @@ impl<B: Backend> Tensor<B> {
         &self,
         needs: [bool; 1],
     ) -> (Self, impl FnOnce(TensorTangent<B>) -> One<B> + use<B>) {
-        or_panic(self.check_float("relu"));
         let (y, bits) = if needs[0] {
+            or_panic(self.check_float("relu"));
             let (y, bits) = B::relu_with_bits(self.storage());
-            (y, Some(bits))
+            (Tensor::from_storage(y, self.shape()), Some(bits))
         } else {
-            (B::unary(UnaryOp::Relu, self.storage()), None)
+            (self.relu(), None)
         };
-        let y = Tensor::from_storage(y, self.shape());
         (y, move |d| {
             (slot(needs[0], &d, |d| {
                 let bits = bits.as_ref().expect("saved for the pullback");

@@ -114,19 +114,9 @@ impl<B: Backend> TangentVector for TensorTangent<B> {
     /// Two sums of products of one shape add up to one sum of products (nothing is computed);
     /// a sum of products added to a dense tangent is computed first.
     #[track_caller]
-    fn plus(self, other: Self) -> Self {
-        match (self, other) {
-            (TensorTangent::Zero, t) | (t, TensorTangent::Zero) => t,
-            (TensorTangent::Outer(mut a), TensorTangent::Outer(b)) if a.matches(&b) => {
-                a.absorb(b);
-                TensorTangent::Outer(a)
-            }
-            (a, b) => {
-                let (a, b) = (a.unwrap(), b.unwrap());
-                assert_eq!(a.shape(), b.shape(), "tangent plus: shapes differ");
-                TensorTangent::Dense(a + b)
-            }
-        }
+    fn plus(mut self, other: Self) -> Self {
+        self.plus_assign(other);
+        self
     }
 
     /// [`plus`](TangentVector::plus) into `self`: a sum of products absorbs another in place,
@@ -135,10 +125,13 @@ impl<B: Backend> TangentVector for TensorTangent<B> {
     fn plus_assign(&mut self, other: Self) {
         match (&mut *self, other) {
             (_, TensorTangent::Zero) => {}
+            (this @ TensorTangent::Zero, t) => *this = t,
             (TensorTangent::Outer(a), TensorTangent::Outer(b)) if a.matches(&b) => a.absorb(b),
             (this, other) => {
-                let acc = std::mem::replace(this, TensorTangent::Zero);
-                *this = acc.plus(other);
+                let a = std::mem::replace(this, TensorTangent::Zero).unwrap();
+                let b = other.unwrap();
+                assert_eq!(a.shape(), b.shape(), "tangent plus: shapes differ");
+                *this = TensorTangent::Dense(a + b);
             }
         }
     }
