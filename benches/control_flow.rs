@@ -7,10 +7,10 @@
 //!   loops with element reads and writes.
 //!
 //! Each group times the generated `gradient(f_vjp(..))` against a hand-written reverse sweep of
-//! the same loop (computing the value on the way, as the generated code does), and the plain
-//! function for scale. Inputs go through `black_box` and criterion black-boxes the results.
-//! Before timing, each group checks that both gradients agree. Run with
-//! `cargo bench --bench control_flow`.
+//! the same loop (computing the value on the way, as the generated code does), the plain
+//! function for scale, and (Elman) the generated forward pass alone, its pullback dropped.
+//! Inputs go through `black_box` and criterion black-boxes the results. Before timing, each
+//! group checks that both gradients agree. Run with `cargo bench --bench control_flow`.
 
 // Index loops are the code under test.
 #![allow(clippy::needless_range_loop)]
@@ -124,6 +124,13 @@ fn bench_elman(c: &mut Criterion) {
         b.iter(|| {
             let (w, u, bias) = black_box(&weights);
             elman(*w, *u, *bias, black_box(&xs))
+        })
+    });
+    // The generated gradient's forward pass alone (its pullback dropped unused).
+    group.bench_function("recorded_forward", |b| {
+        b.iter(|| {
+            let (w, u, bias) = black_box(&weights);
+            elman_vjp(*w, *u, *bias, black_box(&xs)).0
         })
     });
     group.finish();

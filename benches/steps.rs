@@ -8,7 +8,9 @@
 //!   (conv 1→32 3×3, ReLU, conv 32→64 3×3, ReLU, max-pool 2, linear 9216→128, ReLU,
 //!   linear 128→10; 4.58 GFLOP);
 //! * `rnn`: the gradient w.r.t. W, U, b of Σ h_T² for the Elman RNN h ← tanh(h·W + x_t·U + b),
-//!   hidden 32, input 16, 100 steps, batch 1 (502 tensor ops in the forward pass);
+//!   hidden 32, input 16, 100 steps, batch 1 (502 tensor ops in the forward pass), and, to
+//!   see where its time goes, `rnn_value` (the function alone) and `rnn_recorded_forward`
+//!   (the forward pass of the gradient, its pullback dropped unused);
 //! * `rosen2` / `rosen100`: the 2-D and 100-D Rosenbrock gradients in f64, scalar code.
 //!
 //! Before timing, the MLP and CNN steps print the bytes the forward pass keeps alive for the
@@ -220,6 +222,15 @@ fn rnn(c: &mut Criterion) {
     group.throughput(Throughput::Elements(840_000));
     group.bench_function("rnn", |bench| {
         bench.iter(|| black_box(gradient(rnn_loss_vjp(&w, &u, &b, &xs))))
+    });
+    // Where the gradient's time goes: the function alone (the same ops, nothing recorded),
+    // and the forward pass that records the pullbacks (dropped unused, which frees what
+    // they hold, as the backward pass does).
+    group.bench_function("rnn_value", |bench| {
+        bench.iter(|| black_box(rnn_loss(&w, &u, &b, &xs)))
+    });
+    group.bench_function("rnn_recorded_forward", |bench| {
+        bench.iter(|| black_box(rnn_loss_vjp(&w, &u, &b, &xs).0))
     });
     group.finish();
 }
