@@ -29,22 +29,20 @@ __device__ void select(const T* mask, const T* on_true, const T* on_false, T* y,
     }
 }
 
-// `y[i] = max(x[i], 0)`, and bit `k` of `bits[w]` set where `x[32·w + k] > 0` (one thread
-// per word).
+// `y[i] = max(x[i], 0)`, and bit `k` of `bits[w]` set where `x[32·w + k] > 0`. Each warp
+// takes 32 consecutive elements per step (coalesced reads and writes) and its lanes' signs form
+// the word by `__ballot_sync`. Blocks are a multiple of 32 threads, so the lanes of a warp share
+// `start` and run the same iterations (the ballot needs all 32).
 template <typename T>
 __device__ void relu_with_bits(const T* x, T* y, u32* bits, u32 n) {
-    u32 words = (n + 31) / 32;
-    FOR_EACH(w, words) {
-        u32 m = 0;
-        for (u32 k = 0; k < 32; ++k) {
-            u32 i = 32 * w + k;
-            if (i < n) {
-                bool on = x[i] > T(0);
-                y[i] = on ? x[i] : T(0);
-                if (on) m |= 1u << k;
-            }
-        }
-        bits[w] = m;
+    const u32 lane = threadIdx.x % 32;
+    for (u64 start = (u64)blockIdx.x * blockDim.x + threadIdx.x - lane; start < (u64)n;
+         start += (u64)blockDim.x * gridDim.x) {
+        const u64 i = start + lane;
+        const bool on = i < n && x[i] > T(0);
+        if (i < n) y[i] = on ? x[i] : T(0);
+        const u32 word = __ballot_sync(0xffffffffu, on);
+        if (lane == 0) bits[start / 32] = word;
     }
 }
 

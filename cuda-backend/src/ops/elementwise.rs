@@ -95,9 +95,10 @@ fn relu_bits_typed<T: Float>(
     let words = x.len().div_ceil(32);
     let mut y = alloc::<T>(&state.stream, x.len(), "relu");
     let mut bits = alloc::<u32>(&state.stream, words, "relu");
-    if words > 0 {
-        // relu_with_bits_T(const T* x, T* y, u32* bits, u32 n)
-        launch!(state, Module::Elementwise, "relu_with_bits", T::SUFFIX, grid(count(words, "relu")), "relu";
+    if n > 0 {
+        // relu_with_bits_T(const T* x, T* y, u32* bits, u32 n): a thread per element, a warp
+        // per word (`grid` launches blocks of 256 threads).
+        launch!(state, Module::Elementwise, "relu_with_bits", T::SUFFIX, grid(n), "relu";
             x, &mut y, &mut bits, &n);
     }
     (y, bits)
