@@ -85,8 +85,6 @@ pub enum BinaryOp {
     Gt,
     /// `(a >= b) as float`.
     Ge,
-    /// `ȳ · 𝟙(x > 0)` with `a = x`, `b = ȳ`.
-    ReluGrad,
     /// `ȳ · (x > 0 ? 1 : α)` with `a = x`, `b = ȳ`.
     LeakyReluGrad(f64),
     /// `ȳ · (1 − y²)` with `a = y = tanh x`, `b = ȳ`.
@@ -105,7 +103,7 @@ impl BinaryOp {
     /// Every op once, the parameterized ones with sample parameters: what tests that cover all
     /// ops iterate (a new variant is a compile error in [`BinaryOp::eval`] and in every
     /// backend's kernel, and belongs here too).
-    pub const EVERY: [BinaryOp; 19] = [
+    pub const EVERY: [BinaryOp; 18] = [
         BinaryOp::Add,
         BinaryOp::Sub,
         BinaryOp::Mul,
@@ -118,7 +116,6 @@ impl BinaryOp {
         BinaryOp::Le,
         BinaryOp::Gt,
         BinaryOp::Ge,
-        BinaryOp::ReluGrad,
         BinaryOp::LeakyReluGrad(0.2),
         BinaryOp::TanhGrad,
         BinaryOp::SigmoidGrad,
@@ -219,13 +216,6 @@ impl BinaryOp {
             BinaryOp::Le => flag(a <= b),
             BinaryOp::Gt => flag(a > b),
             BinaryOp::Ge => flag(a >= b),
-            BinaryOp::ReluGrad => {
-                if a > T::zero() {
-                    b
-                } else {
-                    T::zero()
-                }
-            }
             BinaryOp::LeakyReluGrad(s) => {
                 if a > T::zero() {
                     b

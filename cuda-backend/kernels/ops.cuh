@@ -64,7 +64,6 @@ template <typename T> __device__ __forceinline__ T binary_eval(u32 op, T x, T y,
     case B_Le: return x <= y ? T(1) : T(0);
     case B_Gt: return x > y ? T(1) : T(0);
     case B_Ge: return x >= y ? T(1) : T(0);
-    case B_ReluGrad: return x > T(0) ? y : T(0);
     case B_LeakyReluGrad: return x > T(0) ? y : y * a;
     case B_TanhGrad: return y * (T(1) - x * x);
     case B_SigmoidGrad: return y * x * (T(1) - x);

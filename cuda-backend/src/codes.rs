@@ -28,7 +28,7 @@ codes!(
 );
 codes!(
     /// Codes of [`BinaryOp`] (`B_*` in the kernels).
-    Binary, "B_": Add, Sub, Mul, Div, Max, Min, Pow, Eq, Lt, Le, Gt, Ge, ReluGrad, LeakyReluGrad,
+    Binary, "B_": Add, Sub, Mul, Div, Max, Min, Pow, Eq, Lt, Le, Gt, Ge, LeakyReluGrad,
     TanhGrad, SigmoidGrad, GeluGrad, SiluGrad, ClampGrad,
 );
 codes!(
@@ -79,7 +79,6 @@ pub(crate) fn binary(op: BinaryOp) -> (u32, [f64; 2]) {
         BinaryOp::Le => (Binary::Le, [0.0; 2]),
         BinaryOp::Gt => (Binary::Gt, [0.0; 2]),
         BinaryOp::Ge => (Binary::Ge, [0.0; 2]),
-        BinaryOp::ReluGrad => (Binary::ReluGrad, [0.0; 2]),
         BinaryOp::LeakyReluGrad(a) => (Binary::LeakyReluGrad, [a, 0.0]),
         BinaryOp::TanhGrad => (Binary::TanhGrad, [0.0; 2]),
         BinaryOp::SigmoidGrad => (Binary::SigmoidGrad, [0.0; 2]),

@@ -181,7 +181,7 @@ fn dispatch<T: Real + Send + Sync, A: Apply<T>>(op: BinaryOp, app: A) -> A::Out 
             app.apply(|$x, $y| $e)
         };
     }
-    fixed_ops!(BinaryOp, op, run, [Add, Sub, Mul, Div, Max, Min, Pow, Eq, Lt, Le, Gt, Ge, ReluGrad, TanhGrad, SigmoidGrad, GeluGrad, SiluGrad], {
+    fixed_ops!(BinaryOp, op, run, [Add, Sub, Mul, Div, Max, Min, Pow, Eq, Lt, Le, Gt, Ge, TanhGrad, SigmoidGrad, GeluGrad, SiluGrad], {
         BinaryOp::LeakyReluGrad(s) => {
             let s = cst::<T>(s);
             app.apply(move |x, d| if x > T::zero() { d } else { d * s })
@@ -205,7 +205,7 @@ impl<T: Real + Send + Sync> Apply<T> for SameShape<'_, T> {
 
 /// Elements per block of an in-place op. Each block is computed into a stack buffer and then
 /// copied over the operand: written directly, an op that keeps some elements as they are
-/// (`ȳ·𝟙(y > 0)` keeps `ȳ` where `y > 0`) compiles to AVX2 masked stores, which AMD's cores
+/// (clamp's tangent `ȳ·𝟙(lo ≤ x ≤ hi)` keeps `ȳ` inside the range) compiles to AVX2 masked stores, which AMD's cores
 /// run several times slower than a plain loop.
 const BLOCK: usize = 64;
 
