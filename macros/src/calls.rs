@@ -6,7 +6,7 @@ use crate::mutation::local_name;
 use crate::names;
 use crate::signature::obviously_non_differentiable;
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, parse_quote};
 
@@ -64,6 +64,16 @@ impl Lowering<'_> {
         }
         if m.method == "clone" && m.args.is_empty() {
             return (rebuilt, ra);
+        }
+        if let Some(cached) = crate::cache::given_method(&m.method) {
+            // A call recorded by the forward pass of a recomputed loop (`cache.rs`): its value
+            // is the recorded one (`args[0]`), its rule the method's from that value.
+            let value = &args[0];
+            let rule = format_ident!("{}_given_vjp_full", cached, span = m.method.span());
+            let slots = vec![ra, Act::Inactive];
+            let spans = vec![m.receiver.span(), m.method.span()];
+            let call = |n: Vec<TokenStream>| quote_spanned!(m.method.span()=> #receiver.#rule(#value, [#(#n),*]));
+            return self.rule_with_inout(slots, spans, m.method.span(), value.clone(), call, inout);
         }
         let method = names::full_method(&m.method);
         let turbofish = &m.turbofish;

@@ -14,6 +14,7 @@ mod activity;
 mod attr;
 mod blocks;
 mod branch;
+mod cache;
 mod calls;
 mod derivative_of;
 mod derive;

@@ -153,6 +153,10 @@ pub struct Lowering<'u> {
     pub shared: Vec<String>,
     /// Whether this pass lowers (part of) a loop body.
     pub in_loop: bool,
+    /// Whether this pass lowers code that a pullback runs again (the body of a recomputed
+    /// loop): the pullbacks of its nested loops are then called in the same iteration, and a
+    /// nested recomputed loop may borrow what it reads instead of copying it.
+    pub rerun: bool,
 }
 
 /// Whether a value carries a derivative.
@@ -179,6 +183,7 @@ impl<'u> Lowering<'u> {
             refs_capturable: false,
             shared: Vec::new(),
             in_loop: false,
+            rerun: false,
         }
     }
 

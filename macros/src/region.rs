@@ -67,7 +67,20 @@ impl Lowering<'_> {
         watch: &[String],
         useful: Option<&[bool]>,
     ) -> Child {
+        self.run_child_of(arm, inputs, watch, useful, false)
+    }
+
+    /// [`run_child`](Self::run_child) of a body that the pullback runs again when `rerun`.
+    fn run_child_of(
+        &self,
+        arm: &Arm,
+        inputs: &[Input],
+        watch: &[String],
+        useful: Option<&[bool]>,
+        rerun: bool,
+    ) -> Child {
         let mut child = Lowering::new(useful);
+        child.rerun = self.rerun || rerun;
         child.ref_names = self.ref_names.clone();
         child.refs_capturable = self.refs_capturable;
         child.shared = self.shared.clone();
@@ -325,6 +338,62 @@ impl Lowering<'_> {
             }
             return (original, poison);
         }
+        let carried_names: Vec<&String> = carried.iter().map(|&j| &assigned[j]).collect();
+        // The inactive variables the body reads: a loop run again in the pullback reads its own
+        // copies (the `move` closure would otherwise take the variables themselves, and code
+        // after the loop could no longer use them).
+        let mut data: Vec<String> = Vec::new();
+        for name in scan::idents(body.to_token_stream()) {
+            let name = name.to_string();
+            let inactive = matches!(self.lookup(&name), Some(a) if !is_active(a));
+            if inactive && !assigned.contains(&name) && !data.contains(&name) {
+                data.push(name);
+            }
+        }
+        let captured: Vec<&String> = carried_names
+            .iter()
+            .copied()
+            .chain(free.iter().map(|i| &i.name))
+            .chain(&data)
+            .collect();
+        // Running the loop again needs every variable it assigns restored (so all of them
+        // carried: an inactive counter would start from its final value) and a body that gives
+        // the same values the second time.
+        let rerunnable = replay.is_some()
+            && exit_check.is_empty()
+            && carried.len() == assigned.len()
+            && scan::replayable(body)
+            && !captured.iter().any(|n| *n == "self")
+            && (self.refs_capturable || !captured.iter().any(|n| self.ref_names.contains(n)));
+        // Recomputed in the pullback: in any order when the carried variables only accumulate,
+        // backwards when they also take element writes (`y[i] = f(x[i])`; no iteration reads
+        // what another wrote, but a later write to an element hides an earlier one).
+        let recomputed = if !rerunnable {
+            None
+        } else if changes_only_by(body, &carried_names, false) {
+            Some(false)
+        } else if changes_only_by(body, &carried_names, true) {
+            Some(true)
+        } else {
+            None
+        };
+        // The expensive calls such a loop makes once per iteration are recorded rather than
+        // made again: the pullback's run differentiates them from their recorded values.
+        let cache = recomputed.and_then(|_| {
+            let (plain, sites) = crate::cache::cache_calls(body, true);
+            (sites > 0).then(|| (plain, crate::cache::cache_calls(body, false).0, sites))
+        });
+        let (arm, analysed) = match &cache {
+            Some((_, given, _)) => {
+                let arm = Arm {
+                    block: given.clone(),
+                    ..arm
+                };
+                let (_, analysed) = self.settle_carried(&arm, &vars, carried.clone());
+                (arm, analysed)
+            }
+            None => (arm, analysed),
+        };
         let inputs = vars.inputs(&carried, self);
         let pullback = format_ident!("__pb{}", self.graph.nodes.len());
         let (accumulated, acc_slots) = accumulators(free);
@@ -350,7 +419,7 @@ impl Lowering<'_> {
             .map(|&j| analysed.finals[j].clone())
             .collect();
         let useful = activity::useful_from(&analysed.graph, &roots);
-        let child = self.run_child(&arm, &inputs, assigned, Some(&useful));
+        let child = self.run_child_of(&arm, &inputs, assigned, Some(&useful), recomputed.is_some());
         self.absorb(&child, &roots);
         let sinks: Vec<Sink> = (0..carried.len())
             .map(Sink::Return)
@@ -372,35 +441,33 @@ impl Lowering<'_> {
             stmts: child.block.stmts,
             acc_ty: acc_type(acc_count),
         };
-        let carried_names: Vec<&String> = carried.iter().map(|&j| &assigned[j]).collect();
-        // The inactive variables the body reads: a loop run again in the pullback reads its own
-        // copies (the `move` closure would otherwise take the variables themselves, and code
-        // after the loop could no longer use them).
-        let mut data: Vec<String> = Vec::new();
-        for name in scan::idents(body.to_token_stream()) {
-            let name = name.to_string();
-            let inactive = matches!(self.lookup(&name), Some(a) if !is_active(a));
-            if inactive && !assigned.contains(&name) && !data.contains(&name) {
-                data.push(name);
+        // The function's shared-parameter cells that the differentiated body uses (its nested
+        // recomputed loops share a parameter): a pullback that runs the body again takes its
+        // own handle on each.
+        let stmts = &code.stmts;
+        let mut cells: Vec<Ident> = Vec::new();
+        for name in scan::idents(quote!(#(#stmts)*)) {
+            if name.to_string().starts_with("__shared_") && !cells.contains(&name) {
+                cells.push(name);
             }
         }
-        let captured: Vec<&String> = carried_names
-            .iter()
-            .copied()
-            .chain(free.iter().map(|i| &i.name))
-            .chain(&data)
-            .collect();
-        // Running the loop again needs every variable it assigns restored (so all of them
-        // carried: an inactive counter would start from its final value) and a body that gives
-        // the same values the second time.
-        let expr = match replay.filter(|_| {
-            exit_check.is_empty()
-                && carried.len() == assigned.len()
-                && scan::replayable(body)
-                && !captured.iter().any(|n| *n == "self")
-                && (self.refs_capturable || !captured.iter().any(|n| self.ref_names.contains(n)))
-        }) {
-            Some(replay) if !accumulates_only(body, &carried_names) => {
+        let expr = match (replay, recomputed) {
+            (Some(replay), Some(backwards)) => {
+                let how = self.capture_modes(body, &captured, &carried_names);
+                let recorded = cache.map(|(plain, _, sites)| (plain, sites));
+                code.replayed(
+                    replay,
+                    body,
+                    Rerun {
+                        captured: &captured,
+                        how,
+                        cells: &cells,
+                        backwards,
+                        recorded,
+                    },
+                )
+            }
+            (Some(replay), None) if rerunnable => {
                 let written = scan::element_written(body.to_token_stream());
                 if scan::has_loop(body)
                     || scan::borrows(body)
@@ -417,28 +484,33 @@ impl Lowering<'_> {
                 } else {
                     let free_names: Vec<&String> =
                         free.iter().map(|i| &i.name).chain(&data).collect();
-                    let shared = self.shared_flags(body, &free_names);
-                    code.checkpointed(replay, body, &carried_names, &free_names, &shared)
+                    let shared = self.capture_modes(body, &free_names, &carried_names);
+                    code.checkpointed(replay, body, &carried_names, &free_names, &shared, &cells)
                 }
             }
-            Some(replay) => {
-                let shared = self.shared_flags(body, &captured);
-                code.replayed(replay, body, &captured, &shared)
-            }
-            None => code.taped(setup, header, exit_check),
+            _ => code.taped(setup, header, exit_check),
         };
         self.hoisted.push(pullback);
         (expr, Act::Inactive)
     }
 
-    /// For each name a replayed loop captures, whether it reads the function's shared copy
-    /// (an unchanging parameter read only by indexing) instead of cloning it. Sharing pays for
-    /// its `Rc` only when the loop runs more than once per call, inside another loop.
-    fn shared_flags(&self, body: &Block, names: &[&String]) -> Vec<bool> {
+    /// How a recomputed loop's pullback gets each name it reads ([`Capture`]): a reference
+    /// when the loop is nested in code that a pullback runs again and only indexes the value
+    /// (never a carried variable, which the body changes); a handle on the function's shared
+    /// copy of an unchanging parameter read only by indexing, which pays for its `Rc` only
+    /// when the loop runs more than once per call, inside another loop; else a copy.
+    fn capture_modes(&self, body: &Block, names: &[&String], carried: &[&String]) -> Vec<Capture> {
         names
             .iter()
             .map(|n| {
-                self.in_loop && self.shared.contains(*n) && only_indexed(body.to_token_stream(), n)
+                let indexed = only_indexed(body.to_token_stream(), n);
+                if self.rerun && indexed && !carried.contains(n) {
+                    Capture::Borrow
+                } else if self.in_loop && self.shared.contains(*n) && indexed {
+                    Capture::Share
+                } else {
+                    Capture::Clone
+                }
             })
             .collect()
     }
@@ -558,7 +630,7 @@ impl LoopCode {
     /// forward pass runs the loop on values; the pullback runs it again over copies of the
     /// `captured` variables, differentiating each iteration as it goes: nothing is stored per
     /// iteration.
-    fn replayed(self, replay: Replay, body: &Block, captured: &[&String], shared: &[bool]) -> Expr {
+    fn replayed(self, replay: Replay, body: &Block, rerun: Rerun) -> Expr {
         let LoopCode {
             pullback,
             step,
@@ -568,17 +640,47 @@ impl LoopCode {
             acc_ty,
         } = self;
         let Replay { pattern, range, .. } = replay;
-        let (capture, restore) = captures(captured, shared);
+        let Rerun {
+            captured,
+            how,
+            cells,
+            backwards,
+            recorded,
+        } = rerun;
+        let (capture, restore) = captures(captured, &how);
         let iteration = differentiated_iteration(&hoisted, &stmts, &step, &ins);
+        let order = if backwards {
+            quote!(::core::iter::Iterator::rev(__adjoint_range))
+        } else {
+            quote!(__adjoint_range)
+        };
+        let (body, sites) = recorded.unwrap_or_else(|| (body.clone(), 0));
+        let caches: Vec<Ident> = (0..sites)
+            .map(|k| format_ident!("__adjoint_cache{}", k))
+            .collect();
+        let values: Vec<Ident> = (0..sites)
+            .map(|k| format_ident!("__adjoint_cached{}", k))
+            .collect();
+        let read = if backwards {
+            quote!(last_value)
+        } else {
+            quote!(next_value)
+        };
         parse_quote!(({
             let __adjoint_range = #range;
             #(#capture)*
+            #(let mut #caches = ::adjoint::__private::Cached::with_capacity(
+                ::core::iter::Iterator::size_hint(&__adjoint_range).0,
+            );)*
             for #pattern in ::core::clone::Clone::clone(&__adjoint_range) #body
+            #(let #cells = ::core::clone::Clone::clone(&#cells);)*
             #pullback = move |__seed, __acc: #acc_ty| {
                 let (#(#ins,)*) = __acc;
                 #(#restore)*
+                #(let mut #caches = #caches;)*
                 let mut __carry = __seed;
-                for #pattern in __adjoint_range {
+                for #pattern in #order {
+                    #(let #values = #caches.#read();)*
                     #iteration
                 }
                 __carry
@@ -597,7 +699,8 @@ impl LoopCode {
         body: &Block,
         carried: &[&String],
         free: &[&String],
-        shared: &[bool],
+        shared: &[Capture],
+        cells: &[Ident],
     ) -> Expr {
         let LoopCode {
             pullback,
@@ -625,6 +728,7 @@ impl LoopCode {
                 __tape.push((#(::core::clone::Clone::clone(&#carried),)*));
                 #body
             }
+            #(let #cells = ::core::clone::Clone::clone(&#cells);)*
             #pullback = move |__seed, __acc: #acc_ty| {
                 let (#(#ins,)*) = __acc;
                 #(#restore)*
@@ -660,27 +764,54 @@ fn differentiated_iteration(
     }
 }
 
+/// What a recomputed loop's pullback reads and how it walks the iterations.
+struct Rerun<'a> {
+    /// The variables it reads (its carried variables first), and how it gets each.
+    captured: &'a [&'a String],
+    how: Vec<Capture>,
+    /// The shared-parameter cells its nested loops use.
+    cells: &'a [Ident],
+    /// Whether it walks the iterations backwards (a loop with element writes).
+    backwards: bool,
+    /// The body whose expensive calls are recorded, and how many sites it has
+    /// ([`crate::cache`]).
+    recorded: Option<(Block, usize)>,
+}
+
+/// How a recomputed loop's pullback gets a value it reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Capture {
+    /// Its own copy.
+    Clone,
+    /// A handle on the function's one copy of an unchanging parameter read only by indexing.
+    Share,
+    /// A reference, for a value read only by indexing in a loop nested in code that a pullback
+    /// runs again: the nested pullback is called in the same iteration, while the value lives.
+    Borrow,
+}
+
 /// The captures of a replayed loop's inputs (`let __capK = ..;` before the loop) and their
-/// restoring in its pullback (`let name = ..;`): a clone, or a handle on the function's shared
-/// copy for an unchanging parameter read only by indexing.
-fn captures(names: &[&String], shared: &[bool]) -> (Vec<TokenStream>, Vec<TokenStream>) {
+/// restoring in its pullback (`let name = ..;`), each as its [`Capture`] says.
+fn captures(names: &[&String], how: &[Capture]) -> (Vec<TokenStream>, Vec<TokenStream>) {
     names
         .iter()
-        .zip(shared)
+        .zip(how)
         .enumerate()
-        .map(|(k, (name, &shared))| {
+        .map(|(k, (name, how))| {
             let (name, cap) = (format_ident!("{}", name), format_ident!("__cap{}", k));
-            if shared {
-                let cell = format_ident!("__shared_{}", name);
-                (
-                    quote!(let #cap = #cell.share(&#name);),
-                    quote!(let #name = &*#cap;),
-                )
-            } else {
-                (
+            match how {
+                Capture::Share => {
+                    let cell = format_ident!("__shared_{}", name);
+                    (
+                        quote!(let #cap = #cell.share(&#name);),
+                        quote!(let #name = &*#cap;),
+                    )
+                }
+                Capture::Borrow => (quote!(let #cap = &#name;), quote!(let #name = #cap;)),
+                Capture::Clone => (
                     quote!(let #cap = ::core::clone::Clone::clone(&#name);),
                     quote!(#[allow(unused_mut)] let mut #name = #cap;),
-                )
+                ),
             }
         })
         .unzip()
@@ -694,18 +825,40 @@ fn first_poison<'a>(mut acts: impl Iterator<Item = &'a Act>) -> Act {
         .unwrap_or(Act::Inactive)
 }
 
-/// Whether the body changes the carried variables only by `v += e` / `v -= e` with `e` not
-/// reading any of them, as top-level statements, and mentions them nowhere else.
-fn accumulates_only(body: &Block, carried: &[&String]) -> bool {
+/// Whether the body changes the carried variables only by `v += e` / `v -= e` (and, with
+/// `writes`, by element writes `v[i] = e`, `v[i][j] = e`), with `e` and the indices not reading
+/// any of them, as top-level statements, and mentions them nowhere else. The iterations then
+/// do not read what another one wrote.
+fn changes_only_by(body: &Block, carried: &[&String], writes: bool) -> bool {
     let mentions = |tokens: TokenStream| {
         scan::idents(tokens)
             .iter()
             .any(|i| carried.iter().any(|c| i == c.as_str()))
     };
+    let is_carried = |e: &Expr| matches!(e, Expr::Path(p) if p.path.get_ident().is_some_and(|i| carried.iter().any(|c| i == c.as_str())));
+    // `v[i]`, `v[i][j]`, ... with `v` carried and indices that do not read carried variables.
+    fn element_of(
+        e: &Expr,
+        is_carried: &dyn Fn(&Expr) -> bool,
+        mentions: &dyn Fn(TokenStream) -> bool,
+    ) -> bool {
+        match e {
+            Expr::Index(ix) => {
+                !mentions(ix.index.to_token_stream())
+                    && (is_carried(&ix.expr) || element_of(&ix.expr, is_carried, mentions))
+            }
+            _ => false,
+        }
+    }
     body.stmts.iter().all(|stmt| match stmt {
-        Stmt::Expr(Expr::Binary(b), _) if matches!(b.op, syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)) => {
-            let target = matches!(&*b.left, Expr::Path(p) if p.path.get_ident().is_some_and(|i| carried.iter().any(|c| i == c.as_str())));
-            (target || !mentions(b.left.to_token_stream())) && !mentions(b.right.to_token_stream())
+        Stmt::Expr(Expr::Binary(b), _)
+            if matches!(b.op, syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)) =>
+        {
+            (is_carried(&b.left) || !mentions(b.left.to_token_stream()))
+                && !mentions(b.right.to_token_stream())
+        }
+        Stmt::Expr(Expr::Assign(a), _) if writes && element_of(&a.left, &is_carried, &mentions) => {
+            !mentions(a.right.to_token_stream())
         }
         other => !mentions(other.to_token_stream()),
     })

@@ -132,6 +132,22 @@ fn nested_loop_sharing_a_parameter() {
     check("nested_loop", &expand(quote!(), item));
 }
 
+/// A loop writing elements (`y[i] = x[i].tanh()`): run again backwards in the pullback, its
+/// `tanh` recorded by the forward pass and differentiated from the recorded value.
+#[test]
+fn element_writes_with_a_recorded_call() {
+    let item = quote! {
+        fn f(x: [f64; 3]) -> f64 {
+            let mut y = [0.0; 3];
+            for i in 0..3 {
+                y[i] = x[i].tanh();
+            }
+            y[0] + y[1] + y[2]
+        }
+    };
+    check("recorded_call", &expand(quote!(), item));
+}
+
 /// A recurrence over a range with a straight-line body: checkpointed (the tape holds `x` per
 /// iteration, the pullback runs the body again backwards from each stored `x`).
 #[test]

@@ -7,8 +7,10 @@ pub use crate::rules::operators::{
 };
 pub use crate::{Differentiable, TangentVector};
 
+mod cached;
 mod indexing;
 mod shared;
+pub use cached::Cached;
 pub use indexing::*;
 pub use shared::Shared;
 

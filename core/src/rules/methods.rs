@@ -46,7 +46,7 @@ use crate::Float;
 
 macro_rules! method_rules {
     (
-        unary: [$( $name:ident $vjp:ident => |$x:ident, $y:ident| $dx:expr; )*]
+        unary: [$( $name:ident $vjp:ident $(given $given:ident)? => |$x:ident, $y:ident| $dx:expr; )*]
         binary: [$( $bname:ident $bvjp:ident => |$bx:ident, $bo:ident, $by:ident| ($bdx:expr, $bdo:expr); )*]
     ) => {
         /// The derivative rules of the [`Float`] methods, called by generated code as
@@ -55,6 +55,11 @@ macro_rules! method_rules {
             $(
                 #[doc = concat!("Rule of `", stringify!($name), "`: ȳ ↦ (ȳ · `", stringify!($dx), "`,).")]
                 fn $vjp(self, needs: [bool; 1]) -> (Self, impl FnOnce(Self) -> (Self,));
+                $(
+                    #[doc = concat!("Rule of `", stringify!($name), "` given its value `y` (recorded by the forward pass of a loop that its pullback runs again): ȳ ↦ (ȳ · `", stringify!($dx), "`, 0).")]
+                    #[doc(hidden)]
+                    fn $given(self, y: Self, needs: [bool; 2]) -> (Self, impl FnOnce(Self) -> (Self, Self));
+                )?
             )*
             $(
                 #[doc = concat!("Rule of `", stringify!($bname), "`: ȳ ↦ (ȳ · `", stringify!($bdx), "`, ȳ · `", stringify!($bdo), "`).")]
@@ -75,6 +80,14 @@ macro_rules! method_rules {
                     let $y = self.$name();
                     ($y, move |d: T| (if needs[0] { d * $dx } else { T::ZERO },))
                 }
+                $(
+                    #[inline(always)]
+                    #[allow(unused_variables)]
+                    fn $given(self, y: T, needs: [bool; 2]) -> (T, impl FnOnce(T) -> (T, T)) {
+                        let ($x, $y) = (self, y);
+                        ($y, move |d: T| (if needs[0] { d * $dx } else { T::ZERO }, T::ZERO))
+                    }
+                )?
             )*
             $(
                 #[inline(always)]
@@ -153,24 +166,24 @@ fn sign_or_zero<T: Float>(x: T) -> T {
 
 method_rules! {
     unary: [
-        sin sin_vjp_full => |x, y| x.cos();
-        cos cos_vjp_full => |x, y| -x.sin();
-        tan tan_vjp_full => |x, y| one::<T>() + y * y;
-        asin asin_vjp_full => |x, y| (one::<T>() - x * x).sqrt().recip();
-        acos acos_vjp_full => |x, y| -(one::<T>() - x * x).sqrt().recip();
-        atan atan_vjp_full => |x, y| (one::<T>() + x * x).recip();
-        sinh sinh_vjp_full => |x, y| x.cosh();
-        cosh cosh_vjp_full => |x, y| x.sinh();
-        tanh tanh_vjp_full => |x, y| one::<T>() - y * y;
-        exp exp_vjp_full => |x, y| y;
-        exp2 exp2_vjp_full => |x, y| y * T::from_f64(std::f64::consts::LN_2);
-        exp_m1 exp_m1_vjp_full => |x, y| y + one::<T>();
-        ln ln_vjp_full => |x, y| x.recip();
-        ln_1p ln_1p_vjp_full => |x, y| (one::<T>() + x).recip();
-        log2 log2_vjp_full => |x, y| (x * T::from_f64(std::f64::consts::LN_2)).recip();
-        log10 log10_vjp_full => |x, y| (x * T::from_f64(std::f64::consts::LN_10)).recip();
+        sin sin_vjp_full given sin_given_vjp_full => |x, y| x.cos();
+        cos cos_vjp_full given cos_given_vjp_full => |x, y| -x.sin();
+        tan tan_vjp_full given tan_given_vjp_full => |x, y| one::<T>() + y * y;
+        asin asin_vjp_full given asin_given_vjp_full => |x, y| (one::<T>() - x * x).sqrt().recip();
+        acos acos_vjp_full given acos_given_vjp_full => |x, y| -(one::<T>() - x * x).sqrt().recip();
+        atan atan_vjp_full given atan_given_vjp_full => |x, y| (one::<T>() + x * x).recip();
+        sinh sinh_vjp_full given sinh_given_vjp_full => |x, y| x.cosh();
+        cosh cosh_vjp_full given cosh_given_vjp_full => |x, y| x.sinh();
+        tanh tanh_vjp_full given tanh_given_vjp_full => |x, y| one::<T>() - y * y;
+        exp exp_vjp_full given exp_given_vjp_full => |x, y| y;
+        exp2 exp2_vjp_full given exp2_given_vjp_full => |x, y| y * T::from_f64(std::f64::consts::LN_2);
+        exp_m1 exp_m1_vjp_full given exp_m1_given_vjp_full => |x, y| y + one::<T>();
+        ln ln_vjp_full given ln_given_vjp_full => |x, y| x.recip();
+        ln_1p ln_1p_vjp_full given ln_1p_given_vjp_full => |x, y| (one::<T>() + x).recip();
+        log2 log2_vjp_full given log2_given_vjp_full => |x, y| (x * T::from_f64(std::f64::consts::LN_2)).recip();
+        log10 log10_vjp_full given log10_given_vjp_full => |x, y| (x * T::from_f64(std::f64::consts::LN_10)).recip();
         sqrt sqrt_vjp_full => |x, y| half::<T>() / y;
-        cbrt cbrt_vjp_full => |x, y| (T::from_f64(3.0) * y * y).recip();
+        cbrt cbrt_vjp_full given cbrt_given_vjp_full => |x, y| (T::from_f64(3.0) * y * y).recip();
         recip recip_vjp_full => |x, y| -(y * y);
         abs abs_vjp_full => |x, y| sign_or_zero(x);
         signum signum_vjp_full => |x, y| T::ZERO;

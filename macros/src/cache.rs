@@ -1,0 +1,114 @@
+//! The expensive calls of a loop that the pullback runs again: found once per iteration,
+//! recorded by the forward pass, differentiated from their recorded values.
+//!
+//! A recomputed loop (`region.rs`) runs its body a second time in the pullback. Its float
+//! arithmetic is cheap to redo, but a `tanh` or an `exp` costs tens of multiply-adds, and the
+//! Elman RNN's hidden-unit loop would call `tanh` twice per unit. So each call of one of
+//! [`CACHED`] that runs exactly once per iteration (a *site*: not under a branch, a closure, a
+//! short-circuit operand or a nested loop) is rewritten two ways, numbered alike:
+//!
+//! * in the forward pass, `x.tanh()` becomes `__adjoint_cacheK.record(x.tanh())`, keeping
+//!   the value in a [`Cached`](../../adjoint_core/__private/struct.Cached.html) of the loop;
+//! * in the body the lowering differentiates, it becomes `x.__adjoint_given_tanh(__adjoint_cachedK)`,
+//!   which `calls.rs` lowers to the rule `x.tanh_given_vjp_full(__adjoint_cachedK, needs)`:
+//!   the recorded value, and the pullback built from it (`1 − y²`), without calling `tanh`.
+//!
+//! The pullback reads `__adjoint_cachedK` from the cache at the start of each iteration, in
+//! the order it runs them.
+
+use proc_macro2::Span;
+use syn::visit_mut::VisitMut;
+use syn::{Block, Expr, Ident, parse_quote};
+
+/// The float methods worth recording: calls into the math library. (`sqrt`, `abs`, `recip`
+/// and the like are one instruction or two: running them again is cheaper than a copy.)
+pub const CACHED: &[&str] = &[
+    "acos", "asin", "atan", "cbrt", "cos", "cosh", "exp", "exp2", "exp_m1", "ln", "ln_1p", "log10",
+    "log2", "sin", "sinh", "tan", "tanh",
+];
+
+/// The prefix of the method name that marks a recorded call in the differentiated body.
+const GIVEN: &str = "__adjoint_given_";
+
+/// `body` with its sites rewritten for the forward pass (`plain`) or for the lowering, and
+/// how many there are. A body that can leave an iteration early (`continue`, `break`,
+/// `return`, `?`) has none: its sites would not run in every iteration.
+pub fn cache_calls(body: &Block, plain: bool) -> (Block, usize) {
+    let mut body = body.clone();
+    if leaves_early(&body) {
+        return (body, 0);
+    }
+    let mut sites = Sites { plain, count: 0 };
+    sites.visit_block_mut(&mut body);
+    (body, sites.count)
+}
+
+/// For a method call `x.__adjoint_given_tanh(v)` of a differentiated body: `tanh`.
+pub fn given_method(method: &Ident) -> Option<String> {
+    method.to_string().strip_prefix(GIVEN).map(str::to_string)
+}
+
+struct Sites {
+    plain: bool,
+    count: usize,
+}
+
+impl VisitMut for Sites {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        match e {
+            // Code that may run any number of times per iteration, or not at all.
+            Expr::ForLoop(_)
+            | Expr::While(_)
+            | Expr::Loop(_)
+            | Expr::If(_)
+            | Expr::Match(_)
+            | Expr::Closure(_)
+            | Expr::Async(_) => {}
+            Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
+                self.visit_expr_mut(&mut b.left);
+            }
+            Expr::MethodCall(m)
+                if m.args.is_empty()
+                    && m.turbofish.is_none()
+                    && CACHED.contains(&m.method.to_string().as_str()) =>
+            {
+                // Inner sites first (`x.exp().tanh()`), so both rewrites number alike.
+                self.visit_expr_mut(&mut m.receiver);
+                let k = self.count;
+                self.count += 1;
+                if self.plain {
+                    let cache = Ident::new(&format!("__adjoint_cache{k}"), Span::call_site());
+                    let call = m.clone();
+                    *e = parse_quote!(::adjoint::__private::Cached::record(&mut #cache, #call));
+                } else {
+                    let value = Ident::new(&format!("__adjoint_cached{k}"), Span::call_site());
+                    m.method = Ident::new(&format!("{GIVEN}{}", m.method), m.method.span());
+                    m.args.push(parse_quote!(#value));
+                }
+            }
+            _ => syn::visit_mut::visit_expr_mut(self, e),
+        }
+    }
+
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Whether `body` holds a `continue`, `break`, `return` or `?` outside nested loops and
+/// closures (where they leave only those).
+fn leaves_early(body: &Block) -> bool {
+    struct Find(bool);
+    impl<'ast> syn::visit::Visit<'ast> for Find {
+        fn visit_expr(&mut self, e: &'ast Expr) {
+            match e {
+                Expr::Continue(_) | Expr::Break(_) | Expr::Return(_) | Expr::Try(_) => {
+                    self.0 = true
+                }
+                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::Closure(_) => {}
+                _ => syn::visit::visit_expr(self, e),
+            }
+        }
+    }
+    let mut find = Find(false);
+    syn::visit::visit_block(&mut find, body);
+    find.0
+}
