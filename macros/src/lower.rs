@@ -157,6 +157,10 @@ pub struct Lowering<'u> {
     /// loop): the pullbacks of its nested loops are then called in the same iteration, and a
     /// nested recomputed loop may borrow what it reads instead of copying it.
     pub rerun: bool,
+    /// The collections that the loop whose body this pass lowers only writes element by
+    /// element, in a body the pullback runs again: their writes keep only their pullbacks
+    /// ([`index_rewrite`](../../adjoint_core/__private/fn.index_rewrite.html)).
+    pub write_only: Vec<String>,
 }
 
 /// Whether a value carries a derivative.
@@ -184,6 +188,7 @@ impl<'u> Lowering<'u> {
             shared: Vec::new(),
             in_loop: false,
             rerun: false,
+            write_only: Vec::new(),
         }
     }
 

@@ -101,6 +101,7 @@ impl Lowering<'_> {
                 "an index must be data, not an active value",
             );
         }
+        let rewrite = self.write_only.contains(&name.to_string());
         let spans = vec![place.expr.span(), value.span()];
         let (expr, act) = self.rule(
             vec![current, value_act],
@@ -108,10 +109,17 @@ impl Lowering<'_> {
             place.span(),
             original,
             |n| {
-                quote_spanned!(place.span()=> {
-                    let (__index, __element) = (#index, #value_expr);
-                    ::adjoint::__private::index_write(&mut #name, __index, __element, [#(#n),*])
-                })
+                if rewrite {
+                    quote_spanned!(place.span()=> {
+                        let (__index, __element) = (#index, #value_expr);
+                        ::adjoint::__private::index_rewrite(&#name, __index, __element, [#(#n),*])
+                    })
+                } else {
+                    quote_spanned!(place.span()=> {
+                        let (__index, __element) = (#index, #value_expr);
+                        ::adjoint::__private::index_write(&mut #name, __index, __element, [#(#n),*])
+                    })
+                }
             },
         );
         self.assign(&name.to_string(), act);

@@ -67,7 +67,7 @@ impl Lowering<'_> {
         watch: &[String],
         useful: Option<&[bool]>,
     ) -> Child {
-        self.run_child_of(arm, inputs, watch, useful, false)
+        self.run_child_of(arm, inputs, watch, useful, false, &[])
     }
 
     /// [`run_child`](Self::run_child) of a body that the pullback runs again when `rerun`.
@@ -78,9 +78,11 @@ impl Lowering<'_> {
         watch: &[String],
         useful: Option<&[bool]>,
         rerun: bool,
+        write_only: &[String],
     ) -> Child {
         let mut child = Lowering::new(useful);
         child.rerun = self.rerun || rerun;
+        child.write_only = write_only.to_vec();
         child.ref_names = self.ref_names.clone();
         child.refs_capturable = self.refs_capturable;
         child.shared = self.shared.clone();
@@ -377,6 +379,18 @@ impl Lowering<'_> {
         } else {
             None
         };
+        // The collections such a loop only writes element by element: its pullback keeps no
+        // copy of them and runs only the pullbacks of their writes.
+        let write_only: Vec<String> = if recomputed == Some(true) {
+            let written = scan::element_written(body.to_token_stream());
+            carried_names
+                .iter()
+                .filter(|c| written.iter().any(|w| w == c.as_str()))
+                .map(|c| c.to_string())
+                .collect()
+        } else {
+            Vec::new()
+        };
         // The expensive calls such a loop makes once per iteration are recorded rather than
         // made again: the pullback's run differentiates them from their recorded values.
         let cache = recomputed.and_then(|_| {
@@ -419,7 +433,14 @@ impl Lowering<'_> {
             .map(|&j| analysed.finals[j].clone())
             .collect();
         let useful = activity::useful_from(&analysed.graph, &roots);
-        let child = self.run_child_of(&arm, &inputs, assigned, Some(&useful), recomputed.is_some());
+        let child = self.run_child_of(
+            &arm,
+            &inputs,
+            assigned,
+            Some(&useful),
+            recomputed.is_some(),
+            &write_only,
+        );
         self.absorb(&child, &roots);
         let sinks: Vec<Sink> = (0..carried.len())
             .map(Sink::Return)
@@ -453,7 +474,12 @@ impl Lowering<'_> {
         }
         let expr = match (replay, recomputed) {
             (Some(replay), Some(backwards)) => {
-                let how = self.capture_modes(body, &captured, &carried_names);
+                let mut how = self.capture_modes(body, &captured, &carried_names);
+                for (how, name) in how.iter_mut().zip(&captured) {
+                    if write_only.contains(name) {
+                        *how = Capture::Witness;
+                    }
+                }
                 let recorded = cache.map(|(plain, _, sites)| (plain, sites));
                 code.replayed(
                     replay,
@@ -788,6 +814,8 @@ enum Capture {
     /// A reference, for a value read only by indexing in a loop nested in code that a pullback
     /// runs again: the nested pullback is called in the same iteration, while the value lives.
     Borrow,
+    /// Only its type, for a collection the loop only writes (`index_rewrite`).
+    Witness,
 }
 
 /// The captures of a replayed loop's inputs (`let __capK = ..;` before the loop) and their
@@ -808,6 +836,10 @@ fn captures(names: &[&String], how: &[Capture]) -> (Vec<TokenStream>, Vec<TokenS
                     )
                 }
                 Capture::Borrow => (quote!(let #cap = &#name;), quote!(let #name = #cap;)),
+                Capture::Witness => (
+                    quote!(let #cap = ::adjoint::__private::witness(&#name);),
+                    quote!(let #name = #cap;),
+                ),
                 Capture::Clone => (
                     quote!(let #cap = ::core::clone::Clone::clone(&#name);),
                     quote!(#[allow(unused_mut)] let mut #name = #cap;),

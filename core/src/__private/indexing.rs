@@ -1,6 +1,7 @@
 //! Element reads, element writes, `push` and `vec![..]` in differentiable code.
 
 use crate::{Differentiable, TangentVector};
+use std::marker::PhantomData;
 
 /// Where an element was read: its index and the length of the collection, so that the
 /// adjoint of the collection can be created with the right length.
@@ -191,6 +192,40 @@ where
     E: Differentiable,
 {
     let record = c.write(index, value);
+    ((), move |mut d: C::Tangent| {
+        let element = d.take_at(record);
+        (d, if_needed(needs[1], element))
+    })
+}
+
+/// The type of `c`, without its value: what the pullback of a loop that only writes `c`
+/// keeps of it (see [`index_rewrite`]).
+#[inline(always)]
+pub fn witness<C>(_: &C) -> PhantomData<C> {
+    PhantomData
+}
+
+/// `c[index] = value` run again by the pullback of a loop whose iterations only write `c`
+/// (nothing in the loop reads it): the forward pass made the write, so this keeps only the
+/// pullback of [`index_write`], and the loop's pullback holds only the type of `c`.
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn index_rewrite<C, E>(
+    _: &PhantomData<C>,
+    index: usize,
+    value: E,
+    needs: [bool; 2],
+) -> (
+    (),
+    impl FnOnce(C::Tangent) -> (C::Tangent, E::Tangent) + use<C, E>,
+)
+where
+    C: Differentiable,
+    C::Tangent: TakeAt<E::Tangent>,
+    E: Differentiable,
+{
+    drop(value);
+    let record = IndexRecord { index, len: 0 };
     ((), move |mut d: C::Tangent| {
         let element = d.take_at(record);
         (d, if_needed(needs[1], element))
