@@ -10,7 +10,10 @@
 //! the same loop (computing the value on the way, as the generated code does), the plain
 //! function for scale, and (Elman) the generated forward pass alone, its pullback dropped.
 //! Inputs go through `black_box` and criterion black-boxes the results. Before timing, each
-//! group checks that both gradients agree. Run with `cargo bench --bench control_flow`.
+//! group checks that both gradients agree. After each group, `<group>/paired` times the
+//! generated and the hand-written gradient in alternation and prints the ratio of their
+//! medians, the figure to quote on a machine whose speed drifts. Run with
+//! `cargo bench --bench control_flow`.
 
 // Index loops are the code under test.
 #![allow(clippy::needless_range_loop)]
@@ -74,6 +77,32 @@ fn elman_grad_by_hand(weights: &Weights, xs: &Inputs) -> Weights {
     grad
 }
 
+/// Times `generated` and `by_hand` in alternation (101 rounds, each a batch of `batch` calls
+/// of one then of the other) and prints the median time per call of each and their ratio.
+/// Criterion measures one function after the other, and this machine's speed drifts by
+/// ±20% within minutes: separate runs gave ratios up to 30% apart. Alternating in short
+/// batches exposes both to the same drift.
+fn paired(name: &str, batch: u32, mut generated: impl FnMut(), mut by_hand: impl FnMut()) {
+    let mut time = |f: &mut dyn FnMut()| {
+        let start = std::time::Instant::now();
+        for _ in 0..batch {
+            f();
+        }
+        start.elapsed().as_secs_f64() * 1e9 / f64::from(batch)
+    };
+    let (mut g, mut h): (Vec<f64>, Vec<f64>) = (0..101)
+        .map(|_| (time(&mut generated), time(&mut by_hand)))
+        .unzip();
+    g.sort_by(f64::total_cmp);
+    h.sort_by(f64::total_cmp);
+    println!(
+        "{name}/paired: generated {:.0} ns, by hand {:.0} ns, ratio {:.2} (medians of 101 alternating rounds of {batch} calls)",
+        g[50],
+        h[50],
+        g[50] / h[50]
+    );
+}
+
 fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-12 * (1.0 + a.abs().max(b.abs()))
 }
@@ -98,6 +127,16 @@ fn bench_logistic(c: &mut Criterion) {
         b.iter(|| logistic(black_box(r), black_box(x0)))
     });
     group.finish();
+    paired(
+        "logistic1000",
+        200,
+        || {
+            black_box(logistic_grad_generated(black_box(r), black_box(x0)));
+        },
+        || {
+            black_box(logistic_grad_by_hand(black_box(r), black_box(x0)));
+        },
+    );
 }
 
 fn bench_elman(c: &mut Criterion) {
@@ -134,6 +173,16 @@ fn bench_elman(c: &mut Criterion) {
         })
     });
     group.finish();
+    paired(
+        "elman_h8_t20",
+        200,
+        || {
+            black_box(elman_grad_generated(black_box(&weights), black_box(&xs)));
+        },
+        || {
+            black_box(elman_grad_by_hand(black_box(&weights), black_box(&xs)));
+        },
+    );
 }
 
 criterion_group!(benches, bench_logistic, bench_elman);
