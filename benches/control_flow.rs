@@ -83,7 +83,7 @@ fn elman_grad_by_hand(weights: &Weights, xs: &Inputs) -> Weights {
 /// ±20% within minutes: separate runs gave ratios up to 30% apart. Alternating in short
 /// batches exposes both to the same drift.
 fn paired(name: &str, batch: u32, mut generated: impl FnMut(), mut by_hand: impl FnMut()) {
-    let mut time = |f: &mut dyn FnMut()| {
+    let time = |f: &mut dyn FnMut()| {
         let start = std::time::Instant::now();
         for _ in 0..batch {
             f();

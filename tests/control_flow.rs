@@ -2366,7 +2366,7 @@ fn tanh_steps_by_hand(w: [[f64; 2]; 2]) -> [[f64; 2]; 2] {
 /// `yᵢ = tanh(xᵢ)` over tensors written into a `Vec`, loss `Σ y₀ + 2 Σ y₁`:
 /// `∂/∂xᵢ = (i+1)·(1 − tanh²)`, elementwise.
 #[differentiable]
-fn tanh_tensors(xs: &Vec<Tensor>) -> Tensor {
+fn tanh_tensors(xs: &[Tensor]) -> Tensor {
     let mut ys = vec![Tensor::zeros(&[2]), Tensor::zeros(&[2])];
     for i in 0..2 {
         ys[i] = xs[i].tanh();
