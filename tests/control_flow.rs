@@ -2076,6 +2076,22 @@ mod properties {
             let got = gradient(rec_cf_vjp(x, n));
             check_gradient("rec_cf", |x| rec_cf(x, n), x, got);
         }
+
+        #[test]
+        fn recorded_calls_gradient(x in prop::array::uniform3(-2.0..2.0_f64)) {
+            // Loops run again in the pullback, with recorded `tanh`, `sin`, `cos`, `exp`.
+            let got = gradient(tanh_into_vjp(x));
+            check_gradient("tanh_into", tanh_into, x, got);
+            let got = gradient(recorded_sites_vjp(x));
+            check_gradient("recorded_sites", recorded_sites, x, got);
+        }
+
+        #[test]
+        fn tanh_steps_gradient(w in prop::array::uniform2(prop::array::uniform2(-1.5..1.5_f64))) {
+            let got = gradient(tanh_steps_vjp(w));
+            assert_close("tanh_steps", got, tanh_steps_by_hand(w));
+            check_gradient("tanh_steps", tanh_steps, w, got);
+        }
     }
 
     proptest! {
