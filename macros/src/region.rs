@@ -462,16 +462,6 @@ impl Lowering<'_> {
             stmts: child.block.stmts,
             acc_ty: acc_type(acc_count),
         };
-        // The function's shared-parameter cells that the differentiated body uses (its nested
-        // recomputed loops share a parameter): a pullback that runs the body again takes its
-        // own handle on each.
-        let stmts = &code.stmts;
-        let mut cells: Vec<Ident> = Vec::new();
-        for name in scan::idents(quote!(#(#stmts)*)) {
-            if name.to_string().starts_with("__shared_") && !cells.contains(&name) {
-                cells.push(name);
-            }
-        }
         let expr = match (replay, recomputed) {
             (Some(replay), Some(backwards)) => {
                 let mut how = self.capture_modes(body, &captured, &carried_names);
@@ -487,7 +477,6 @@ impl Lowering<'_> {
                     Rerun {
                         captured: &captured,
                         how,
-                        cells: &cells,
                         backwards,
                         recorded,
                     },
@@ -511,7 +500,7 @@ impl Lowering<'_> {
                     let free_names: Vec<&String> =
                         free.iter().map(|i| &i.name).chain(&data).collect();
                     let shared = self.capture_modes(body, &free_names, &carried_names);
-                    code.checkpointed(replay, body, &carried_names, &free_names, &shared, &cells)
+                    code.checkpointed(replay, body, &carried_names, &free_names, &shared)
                 }
             }
             _ => code.taped(setup, header, exit_check),
@@ -669,7 +658,6 @@ impl LoopCode {
         let Rerun {
             captured,
             how,
-            cells,
             backwards,
             recorded,
         } = rerun;
@@ -699,7 +687,6 @@ impl LoopCode {
                 ::core::iter::Iterator::size_hint(&__adjoint_range).0,
             );)*
             for #pattern in ::core::clone::Clone::clone(&__adjoint_range) #body
-            #(let #cells = ::core::clone::Clone::clone(&#cells);)*
             #pullback = move |__seed, __acc: #acc_ty| {
                 let (#(#ins,)*) = __acc;
                 #(#restore)*
@@ -726,7 +713,6 @@ impl LoopCode {
         carried: &[&String],
         free: &[&String],
         shared: &[Capture],
-        cells: &[Ident],
     ) -> Expr {
         let LoopCode {
             pullback,
@@ -754,7 +740,6 @@ impl LoopCode {
                 __tape.push((#(::core::clone::Clone::clone(&#carried),)*));
                 #body
             }
-            #(let #cells = ::core::clone::Clone::clone(&#cells);)*
             #pullback = move |__seed, __acc: #acc_ty| {
                 let (#(#ins,)*) = __acc;
                 #(#restore)*
@@ -795,8 +780,6 @@ struct Rerun<'a> {
     /// The variables it reads (its carried variables first), and how it gets each.
     captured: &'a [&'a String],
     how: Vec<Capture>,
-    /// The shared-parameter cells its nested loops use.
-    cells: &'a [Ident],
     /// Whether it walks the iterations backwards (a loop with element writes).
     backwards: bool,
     /// The body whose expensive calls are recorded, and how many sites it has

@@ -1,6 +1,5 @@
 //! [`Shared`]: one copy of an unchanging parameter for the pullbacks of recomputed loops.
 
-use std::borrow::Borrow;
 use std::cell::OnceCell;
 use std::rc::Rc;
 
@@ -20,23 +19,9 @@ impl<T> Shared<T> {
 }
 
 impl<T: Clone> Shared<T> {
-    /// A handle to the one copy of `value` (the parameter, or a reference to it where a
-    /// recomputed loop reads it through its own handle), making it on first use.
+    /// A handle to the one copy of `value`, making it on first use.
     #[inline(always)]
-    pub fn share<V: Borrow<T>>(&self, value: &V) -> Rc<T> {
-        Rc::clone(self.0.get_or_init(|| Rc::new(value.borrow().clone())))
-    }
-}
-
-/// The cell for a pullback that runs loop code again (whose nested loops share the parameter
-/// too): it holds the same copy if one was made, else it starts empty.
-impl<T> Clone for Shared<T> {
-    #[inline(always)]
-    fn clone(&self) -> Self {
-        let cell = OnceCell::new();
-        if let Some(copy) = self.0.get() {
-            let _ = cell.set(Rc::clone(copy));
-        }
-        Shared(cell)
+    pub fn share(&self, value: &T) -> Rc<T> {
+        Rc::clone(self.0.get_or_init(|| Rc::new(value.clone())))
     }
 }
