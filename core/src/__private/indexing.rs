@@ -192,10 +192,20 @@ where
     E: Differentiable,
 {
     let record = c.write(index, value);
-    ((), move |mut d: C::Tangent| {
+    ((), write_pullback(record, needs))
+}
+
+/// The pullback of an element write at `record`: takes the element's adjoint out of the
+/// collection's (the old element was overwritten, so its adjoint is zero) and returns both.
+#[inline(always)]
+fn write_pullback<T: TakeAt<E>, E: TangentVector>(
+    record: IndexRecord,
+    needs: [bool; 2],
+) -> impl FnOnce(T) -> (T, E) {
+    move |mut d: T| {
         let element = d.take_at(record);
         (d, if_needed(needs[1], element))
-    })
+    }
 }
 
 /// The type of `c`, without its value: what the pullback of a loop that only writes `c`
@@ -225,11 +235,7 @@ where
     E: Differentiable,
 {
     drop(value);
-    let record = IndexRecord { index, len: 0 };
-    ((), move |mut d: C::Tangent| {
-        let element = d.take_at(record);
-        (d, if_needed(needs[1], element))
-    })
+    ((), write_pullback(IndexRecord { index, len: 0 }, needs))
 }
 
 /// `t` where its slot is needed, else the zero tangent.
