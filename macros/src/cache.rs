@@ -31,13 +31,12 @@ pub const CACHED: &[&str] = &[
 const GIVEN: &str = "__adjoint_given_";
 
 /// `body` with its sites rewritten for the forward pass (`plain`) or for the lowering, and
-/// how many there are. A body that can leave an iteration early (`continue`, `break`,
-/// `return`, `?`) has none: its sites would not run in every iteration.
+/// how many there are. The body of a recomputed loop has no early exit: normalization turns
+/// `return`, `?`, `break` and `continue` into flags and branches, `lower_loop` rejects a loop
+/// whose body still holds `break` or `continue`, and a loop with an exit check is not
+/// recomputed; so a site outside branches runs in every iteration.
 pub fn cache_calls(body: &Block, plain: bool) -> (Block, usize) {
     let mut body = body.clone();
-    if leaves_early(&body) {
-        return (body, 0);
-    }
     let mut sites = Sites { plain, count: 0 };
     sites.visit_block_mut(&mut body);
     (body, sites.count)
@@ -91,24 +90,4 @@ impl VisitMut for Sites {
     }
 
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
-}
-
-/// Whether `body` holds a `continue`, `break`, `return` or `?` outside nested loops and
-/// closures (where they leave only those).
-fn leaves_early(body: &Block) -> bool {
-    struct Find(bool);
-    impl<'ast> syn::visit::Visit<'ast> for Find {
-        fn visit_expr(&mut self, e: &'ast Expr) {
-            match e {
-                Expr::Continue(_) | Expr::Break(_) | Expr::Return(_) | Expr::Try(_) => {
-                    self.0 = true
-                }
-                Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::Closure(_) => {}
-                _ => syn::visit::visit_expr(self, e),
-            }
-        }
-    }
-    let mut find = Find(false);
-    syn::visit::visit_block(&mut find, body);
-    find.0
 }

@@ -367,21 +367,13 @@ impl Lowering<'_> {
             && scan::replayable(body)
             && !captured.iter().any(|n| *n == "self")
             && (self.refs_capturable || !captured.iter().any(|n| self.ref_names.contains(n)));
-        // Recomputed in the pullback: in any order when the carried variables only accumulate,
-        // backwards when they also take element writes (`y[i] = f(x[i])`; no iteration reads
-        // what another wrote, but a later write to an element hides an earlier one).
-        let recomputed = if !rerunnable {
-            None
-        } else if changes_only_by(body, &carried_names, false) {
-            Some(false)
-        } else if changes_only_by(body, &carried_names, true) {
-            Some(true)
-        } else {
-            None
-        };
-        // The collections such a loop only writes element by element: its pullback keeps no
-        // copy of them and runs only the pullbacks of their writes.
-        let write_only: Vec<String> = if recomputed == Some(true) {
+        // Recomputed in the pullback when no iteration reads what another wrote: in any order
+        // when the carried variables only accumulate, backwards when some are written element
+        // by element (`y[i] = f(x[i])`: a later write to an element hides an earlier one). Such
+        // a loop only writes those collections: its pullback keeps no copy of them and runs
+        // only the pullbacks of their writes.
+        let recomputed = rerunnable && changes_only_by(body, &carried_names);
+        let write_only: Vec<String> = if recomputed {
             let written = scan::element_written(body.to_token_stream());
             carried_names
                 .iter()
@@ -391,6 +383,7 @@ impl Lowering<'_> {
         } else {
             Vec::new()
         };
+        let recomputed = recomputed.then_some(!write_only.is_empty());
         // The expensive calls such a loop makes once per iteration are recorded rather than
         // made again: the pullback's run differentiates them from their recorded values.
         let cache = recomputed.and_then(|_| {
@@ -464,12 +457,7 @@ impl Lowering<'_> {
         };
         let expr = match (replay, recomputed) {
             (Some(replay), Some(backwards)) => {
-                let mut how = self.capture_modes(body, &captured, &carried_names);
-                for (how, name) in how.iter_mut().zip(&captured) {
-                    if write_only.contains(name) {
-                        *how = Capture::Witness;
-                    }
-                }
+                let how = self.capture_modes(body, &captured, &carried_names, &write_only);
                 let recorded = cache.map(|(plain, _, sites)| (plain, sites));
                 code.replayed(
                     replay,
@@ -499,7 +487,7 @@ impl Lowering<'_> {
                 } else {
                     let free_names: Vec<&String> =
                         free.iter().map(|i| &i.name).chain(&data).collect();
-                    let shared = self.capture_modes(body, &free_names, &carried_names);
+                    let shared = self.capture_modes(body, &free_names, &carried_names, &[]);
                     code.checkpointed(replay, body, &carried_names, &free_names, &shared)
                 }
             }
@@ -509,17 +497,26 @@ impl Lowering<'_> {
         (expr, Act::Inactive)
     }
 
-    /// How a recomputed loop's pullback gets each name it reads ([`Capture`]): a reference
-    /// when the loop is nested in code that a pullback runs again and only indexes the value
-    /// (never a carried variable, which the body changes); a handle on the function's shared
-    /// copy of an unchanging parameter read only by indexing, which pays for its `Rc` only
-    /// when the loop runs more than once per call, inside another loop; else a copy.
-    fn capture_modes(&self, body: &Block, names: &[&String], carried: &[&String]) -> Vec<Capture> {
+    /// How a recomputed loop's pullback gets each name it reads ([`Capture`]): only the type
+    /// of a collection the loop only writes (`write_only`); a reference when the loop is nested
+    /// in code that a pullback runs again and only indexes the value (never a carried variable,
+    /// which the body changes); a handle on the function's shared copy of an unchanging
+    /// parameter read only by indexing, which pays for its `Rc` only when the loop runs more
+    /// than once per call, inside another loop; else a copy.
+    fn capture_modes(
+        &self,
+        body: &Block,
+        names: &[&String],
+        carried: &[&String],
+        write_only: &[String],
+    ) -> Vec<Capture> {
         names
             .iter()
             .map(|n| {
                 let indexed = only_indexed(body.to_token_stream(), n);
-                if self.rerun && indexed && !carried.contains(n) {
+                if write_only.contains(n) {
+                    Capture::Witness
+                } else if self.rerun && indexed && !carried.contains(n) {
                     Capture::Borrow
                 } else if self.in_loop && self.shared.contains(*n) && indexed {
                     Capture::Share
@@ -840,11 +837,11 @@ fn first_poison<'a>(mut acts: impl Iterator<Item = &'a Act>) -> Act {
         .unwrap_or(Act::Inactive)
 }
 
-/// Whether the body changes the carried variables only by `v += e` / `v -= e` (and, with
-/// `writes`, by element writes `v[i] = e`, `v[i][j] = e`), with `e` and the indices not reading
-/// any of them, as top-level statements, and mentions them nowhere else. The iterations then
-/// do not read what another one wrote.
-fn changes_only_by(body: &Block, carried: &[&String], writes: bool) -> bool {
+/// Whether the body changes the carried variables only by `v += e` / `v -= e` and element
+/// writes `v[i] = e`, `v[i][j] = e`, with `e` and the indices not reading any of them, as
+/// top-level statements, and mentions them nowhere else. The iterations then do not read what
+/// another one wrote.
+fn changes_only_by(body: &Block, carried: &[&String]) -> bool {
     let mentions = |tokens: TokenStream| {
         scan::idents(tokens)
             .iter()
@@ -872,7 +869,7 @@ fn changes_only_by(body: &Block, carried: &[&String], writes: bool) -> bool {
             (is_carried(&b.left) || !mentions(b.left.to_token_stream()))
                 && !mentions(b.right.to_token_stream())
         }
-        Stmt::Expr(Expr::Assign(a), _) if writes && element_of(&a.left, &is_carried, &mentions) => {
+        Stmt::Expr(Expr::Assign(a), _) if element_of(&a.left, &is_carried, &mentions) => {
             !mentions(a.right.to_token_stream())
         }
         other => !mentions(other.to_token_stream()),
