@@ -2379,6 +2379,39 @@ fn tanh_steps_by_hand(w: [[f64; 2]; 2]) -> [[f64; 2]; 2] {
     dw
 }
 
+const PAIRS: usize = 2;
+
+/// Ranges built from constants (`0..2 * PAIRS`, `1..PAIRS + 1`) are evaluated again by the
+/// pullback instead of being kept, in a recomputed accumulation and in a checkpointed
+/// recurrence: `s = Σᵢ xᵢ³` over `i < 4`, `y = x₁·x₀²` (two steps of `y ← y·x₀`), loss
+/// `s + y`: `∂/∂x₀ = 3x₀² + 2x₀x₁`, `∂/∂x₁ = 3x₁² + x₀²`, `∂/∂xᵢ = 3xᵢ²` for `i ≥ 2`.
+#[differentiable]
+fn constant_ranges(x: [f64; 4]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..2 * PAIRS {
+        s += x[i] * x[i] * x[i];
+    }
+    let mut y = x[1];
+    for _ in 1..PAIRS + 1 {
+        y = y * x[0];
+    }
+    s + y
+}
+
+/// A bound that is a local variable is captured, not evaluated again, even when the body
+/// changes that variable afterwards (the range was fixed when the loop began): `n = 3`
+/// iterations of `s += xᵢ²` while `n` grows, loss `s`: `∂/∂xᵢ = 2xᵢ` for `i < 3`, else 0.
+#[differentiable]
+fn bound_changed_in_body(x: [f64; 4]) -> f64 {
+    let mut n = 3;
+    let mut s = 0.0;
+    for i in 0..n {
+        s += x[i] * x[i];
+        n += 1;
+    }
+    s + (n as f64) * 0.0
+}
+
 /// `yᵢ = tanh(xᵢ)` over tensors written into a `Vec`, loss `Σ y₀ + 2 Σ y₁`:
 /// `∂/∂xᵢ = (i+1)·(1 − tanh²)`, elementwise.
 #[differentiable]
@@ -2395,6 +2428,13 @@ fn recomputed_loops_with_writes_and_recorded_calls() {
     let x = [0.5, -1.25, 2.0, 0.75];
     check!(squares_into, squares_into_vjp; x => [1.0, 4.0 * x[1], 6.0 * x[2], 8.0 * x[3]]);
     check!(last_write_wins, last_write_wins_vjp; x => [0.0, 0.0, 0.0, 3.0]);
+    check!(constant_ranges, constant_ranges_vjp; x => [
+        3.0 * x[0] * x[0] + 2.0 * x[0] * x[1],
+        3.0 * x[1] * x[1] + x[0] * x[0],
+        3.0 * x[2] * x[2],
+        3.0 * x[3] * x[3],
+    ]);
+    check!(bound_changed_in_body, bound_changed_in_body_vjp; x => [2.0 * x[0], 2.0 * x[1], 2.0 * x[2], 0.0]);
     let x3 = [0.5, -1.25, 2.0];
     let w = [1.0, -2.0, 3.0];
     check!(tanh_into, tanh_into_vjp; x3 => std::array::from_fn(|i| w[i] * (1.0 - x3[i].tanh().powi(2))));

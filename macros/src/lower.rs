@@ -595,11 +595,37 @@ impl<'u> Lowering<'u> {
             pattern: quote!(#(#attrs)* #pat),
             pat: quote!(#pat),
             range: iter.clone(),
+            constant: self.is_constant(&f.expr)
+                && !mentions_any(&f.expr, &scan::assigned(f.body.to_token_stream())),
         });
         let bound = pattern_names(&f.pat);
         let lowered = self.lower_loop(&f.body, bound, e.clone(), header, setup, replay);
         self.ref_names = saved;
         lowered
+    }
+
+    /// Whether `e` is built only from literals and paths that name no local variable (constants,
+    /// const generics), by operators, casts, parentheses and ranges: an expression that gives
+    /// the same value wherever in the function it is evaluated, so a pullback can evaluate it
+    /// again instead of capturing its value (no calls: they could have effects).
+    fn is_constant(&self, e: &Expr) -> bool {
+        let constant = |e: &Option<Box<Expr>>| e.as_deref().is_none_or(|e| self.is_constant(e));
+        match e {
+            Expr::Lit(_) => true,
+            Expr::Path(p) => {
+                p.qself.is_none()
+                    && p.path
+                        .get_ident()
+                        .is_none_or(|name| self.lookup(&name.to_string()).is_none())
+            }
+            Expr::Range(r) => constant(&r.start) && constant(&r.end),
+            Expr::Binary(b) => self.is_constant(&b.left) && self.is_constant(&b.right),
+            Expr::Unary(u) => !matches!(u.op, syn::UnOp::Deref(_)) && self.is_constant(&u.expr),
+            Expr::Paren(p) => self.is_constant(&p.expr),
+            Expr::Group(g) => self.is_constant(&g.expr),
+            Expr::Cast(c) => self.is_constant(&c.expr),
+            _ => false,
+        }
     }
 
     /// A variable's activity; other paths (constants, functions) are inactive.
@@ -738,6 +764,13 @@ fn is_comparison(op: &BinOp) -> bool {
             | BinOp::And(_)
             | BinOp::Or(_)
     )
+}
+
+/// Whether `e` mentions any of `names`.
+fn mentions_any(e: &Expr, names: &[Ident]) -> bool {
+    scan::idents(e.to_token_stream())
+        .iter()
+        .any(|id| names.contains(id))
 }
 
 /// Whether a call passes some argument as `&mut` (its effect is the mutation, so its result

@@ -565,6 +565,22 @@ pub struct Replay {
     /// The pattern alone.
     pub pat: TokenStream,
     pub range: Expr,
+    /// Whether `range` is a constant expression ([`Lowering::is_constant`]) that no iteration
+    /// changes: the pullback then evaluates it again instead of keeping its value, so the
+    /// record is smaller and the compiler sees the bounds (and unrolls a short loop).
+    pub constant: bool,
+}
+
+impl Replay {
+    /// The range in the pullback: evaluated again when it is constant, else the captured one.
+    fn in_pullback(&self) -> TokenStream {
+        if self.constant {
+            let range = &self.range;
+            quote!(let __adjoint_range = #range;)
+        } else {
+            TokenStream::new()
+        }
+    }
 }
 
 /// The outer variables a loop body assigns and the active ones it only reads.
@@ -651,6 +667,7 @@ impl LoopCode {
             stmts,
             acc_ty,
         } = self;
+        let again = replay.in_pullback();
         let Replay { pattern, range, .. } = replay;
         let Rerun {
             captured,
@@ -688,6 +705,7 @@ impl LoopCode {
                 let (#(#ins,)*) = __acc;
                 #(#restore)*
                 #(let mut #caches = #caches;)*
+                #again
                 let mut __carry = __seed;
                 for #pattern in #order {
                     #(let #values = #caches.#read();)*
@@ -719,10 +737,12 @@ impl LoopCode {
             stmts,
             acc_ty,
         } = self;
+        let again = replay.in_pullback();
         let Replay {
             pattern,
             pat,
             range,
+            ..
         } = replay;
         let (capture, restore) = captures(free, shared);
         let iteration = differentiated_iteration(&hoisted, &stmts, &step, &ins);
@@ -740,6 +760,7 @@ impl LoopCode {
             #pullback = move |__seed, __acc: #acc_ty| {
                 let (#(#ins,)*) = __acc;
                 #(#restore)*
+                #again
                 let mut __carry = __seed;
                 let __states = ::core::iter::Iterator::zip(
                     ::core::iter::Iterator::rev(__adjoint_range),
