@@ -2412,6 +2412,78 @@ fn bound_changed_in_body(x: [f64; 4]) -> f64 {
     s + (n as f64) * 0.0
 }
 
+/// A user type with a method named like a recorded float method: `Gain(a, b).tanh() = a·tanh b`.
+#[derive(Clone, Copy, Debug)]
+struct Gain(f64, f64);
+
+impl Differentiable for Gain {
+    type Tangent = (f64, f64);
+    fn move_by(&mut self, t: &(f64, f64)) {
+        self.0 += t.0;
+        self.1 += t.1;
+    }
+}
+
+impl Gain {
+    /// `a·tanh b`: `∂/∂a = tanh b`, `∂/∂b = a·(1 − tanh² b)`.
+    #[differentiable]
+    fn tanh(&self) -> f64 {
+        self.0 * self.1.tanh()
+    }
+}
+
+/// A recorded call on a type without a rule from the recorded value uses the type's own rule:
+/// `s = Σᵢ aᵢ·tanh bᵢ` (the method of [`Gain`]) `+ Σᵢ tanh xᵢ` (recorded `f64::tanh`), so
+/// `∂s/∂aᵢ = tanh bᵢ`, `∂s/∂bᵢ = aᵢ·(1 − tanh² bᵢ)`, `∂s/∂xᵢ = 1 − tanh² xᵢ`.
+#[differentiable]
+fn own_tanh_in_loop(g: [Gain; 3], x: [f64; 3]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..3 {
+        s += g[i].tanh() + x[i].tanh();
+    }
+    s
+}
+
+/// Every method the macro records (`macros/src/cache.rs::CACHED`), in one recomputed loop, so
+/// that each rule from a recorded value is checked: with `aᵢ = xᵢ/2` (in (−1, 1)) and
+/// `pᵢ = xᵢ² + 1` (positive), `s = Σᵢ acos aᵢ + asin aᵢ + atan xᵢ + cbrt xᵢ + cos xᵢ + cosh xᵢ
+/// + exp xᵢ + exp2 xᵢ + exp_m1 xᵢ + ln pᵢ + ln_1p pᵢ + log10 pᵢ + log2 pᵢ + sin xᵢ + sinh xᵢ
+/// + tan xᵢ + tanh xᵢ` (derivative: [`every_recorded_method_derivative`]).
+#[differentiable]
+fn every_recorded_method(x: [f64; 3]) -> f64 {
+    let mut s = 0.0;
+    for i in 0..3 {
+        let a = x[i] * 0.5;
+        let p = x[i] * x[i] + 1.0;
+        s += a.acos() + a.asin() + x[i].atan() + x[i].cbrt() + x[i].cos() + x[i].cosh();
+        s += x[i].exp() + x[i].exp2() + x[i].exp_m1() + p.ln() + p.ln_1p() + p.log10();
+        s += p.log2() + x[i].sin() + x[i].sinh() + x[i].tan() + x[i].tanh();
+    }
+    s
+}
+
+/// `∂s/∂x` of [`every_recorded_method`], term by term (`acos' + asin' = 0`;
+/// `ln p` terms by the chain rule through `p' = 2x`).
+fn every_recorded_method_derivative(x: f64) -> f64 {
+    let p = x * x + 1.0;
+    let (ln2, ln10) = (std::f64::consts::LN_2, std::f64::consts::LN_10);
+    let dp = 2.0 * x;
+    1.0 / (1.0 + x * x) + 1.0 / (3.0 * x.cbrt() * x.cbrt()) - x.sin()
+        + x.sinh()
+        + x.exp()
+        + x.exp2() * ln2
+        + x.exp()
+        + dp / p
+        + dp / (1.0 + p)
+        + dp / (p * ln10)
+        + dp / (p * ln2)
+        + x.cos()
+        + x.cosh()
+        + 1.0 / (x.cos() * x.cos())
+        + 1.0
+        - x.tanh() * x.tanh()
+}
+
 /// `yᵢ = tanh(xᵢ)` over tensors written into a `Vec`, loss `Σ y₀ + 2 Σ y₁`:
 /// `∂/∂xᵢ = (i+1)·(1 − tanh²)`, elementwise.
 #[differentiable]
@@ -2446,6 +2518,28 @@ fn recomputed_loops_with_writes_and_recorded_calls() {
     }));
     let w = [[0.5, -0.25], [0.75, 0.125]];
     check!(tanh_steps, tanh_steps_vjp; w => tanh_steps_by_hand(w));
+    let xm = [0.5, -1.25, 0.875];
+    check!(every_recorded_method, every_recorded_method_vjp; xm => xm.map(every_recorded_method_derivative));
+
+    let (a, b) = ([0.5, -1.25, 2.0], [1.5, 0.25, -0.75]);
+    let gains = std::array::from_fn(|i| Gain(a[i], b[i]));
+    let (dg, dx) = gradient(own_tanh_in_loop_vjp(gains, x3));
+    let sech2 = |v: f64| 1.0 - v.tanh().powi(2);
+    assert_close("own_tanh_in_loop ∂a", dg.map(|d| d.0), b.map(f64::tanh));
+    assert_close(
+        "own_tanh_in_loop ∂b",
+        dg.map(|d| d.1),
+        std::array::from_fn(|i| a[i] * sech2(b[i])),
+    );
+    assert_close("own_tanh_in_loop ∂x", dx, x3.map(sech2));
+    check_gradient(
+        "own_tanh_in_loop",
+        |(a, b, x): ([f64; 3], [f64; 3], [f64; 3])| {
+            own_tanh_in_loop(std::array::from_fn(|i| Gain(a[i], b[i])), x)
+        },
+        (a, b, x3),
+        (dg.map(|d| d.0), dg.map(|d| d.1), dx),
+    );
 
     let xs = vec![
         Tensor::from_vec(vec![0.5_f64, -1.0], &[2]),

@@ -6,9 +6,9 @@ use crate::mutation::local_name;
 use crate::names;
 use crate::signature::obviously_non_differentiable;
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Expr, parse_quote};
+use syn::{Expr, Ident, parse_quote};
 
 impl Lowering<'_> {
     /// Call arguments; `&mut v` with an active local `v` is an inout argument: its slot carries
@@ -68,11 +68,26 @@ impl Lowering<'_> {
         if let Some(cached) = crate::cache::given_method(&m.method) {
             // A call recorded by the forward pass of a recomputed loop (`cache.rs`): its value
             // is the recorded one (`args[0]`), its rule the method's from that value.
+            // The rule from the value where the receiver's type has one, else the method's own
+            // rule (`core/src/__private/recorded.rs`: method lookup picks).
             let value = &args[0];
-            let rule = format_ident!("{}_given_vjp_full", cached, span = m.method.span());
+            let span = m.method.span();
+            let marker = Ident::new(&cached, span);
+            let plain = names::full_method(&marker);
             let slots = vec![ra, Act::Inactive];
-            let spans = vec![m.receiver.span(), m.method.span()];
-            let call = |n: Vec<TokenStream>| quote_spanned!(m.method.span()=> #receiver.#rule(#value, [#(#n),*]));
+            let spans = vec![m.receiver.span(), span];
+            let call = |n: Vec<TokenStream>| {
+                let own = &n[0];
+                quote_spanned!(span=> {
+                    #[allow(unused_imports)]
+                    use ::adjoint::__private::{SiteGiven as _, SitePlain as _};
+                    ::adjoint::__private::site::<::adjoint::__private::recorded::#marker, _, _, _>(
+                        #receiver,
+                        |__receiver| ::adjoint::__private::with_value_slot(__receiver.#plain([#own])),
+                    )
+                    .rule(#value, [#(#n),*])
+                })
+            };
             return self.rule_with_inout(slots, spans, m.method.span(), value.clone(), call, inout);
         }
         let method = names::full_method(&m.method);
