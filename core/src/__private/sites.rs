@@ -44,6 +44,7 @@ pub trait GivenRule<N> {
     type Other;
 
     /// `(y, ȳ ↦ (x̄, _))` without calling the method.
+    #[allow(clippy::type_complexity)] // a rule's shape: (value, pullback), as every rule's
     fn given(
         self,
         y: Self::Value,
@@ -145,6 +146,7 @@ pub trait SiteGiven {
     type Other;
 
     /// [`GivenRule::given`] of the receiver.
+    #[allow(clippy::type_complexity)] // a rule's shape: (value, pullback), as every rule's
     fn rule(
         self,
         y: Self::Value,
