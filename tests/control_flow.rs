@@ -2401,6 +2401,7 @@ fn constant_ranges(x: [f64; 4]) -> f64 {
 /// A bound that is a local variable is captured, not evaluated again, even when the body
 /// changes that variable afterwards (the range was fixed when the loop began): `n = 3`
 /// iterations of `s += xᵢ²` while `n` grows, loss `s`: `∂/∂xᵢ = 2xᵢ` for `i < 3`, else 0.
+#[allow(clippy::mut_range_bound)] // the point of the test
 #[differentiable]
 fn bound_changed_in_body(x: [f64; 4]) -> f64 {
     let mut n = 3;
