@@ -29,6 +29,19 @@ use smallvec::SmallVec;
 
 /// A shape, inline up to rank 4.
 pub(crate) type Shape = SmallVec<[usize; 4]>;
+
+/// `shape` as a [`Shape`]. Up to rank 4 the four slots are filled by selects, not by
+/// `SmallVec::from_slice`, whose copy of a run-time length is a call to `memcpy` that writes
+/// in pieces the next reads of the shape then wait for (under perf, the largest cost of
+/// `Tensor`'s constructor, part of every op's fixed cost).
+#[inline(always)]
+pub(crate) fn shape_of(shape: &[usize]) -> Shape {
+    if shape.len() > 4 {
+        return Shape::from_slice(shape);
+    }
+    let slots = std::array::from_fn(|i| shape.get(i).copied().unwrap_or(0));
+    Shape::from_buf_and_len(slots, shape.len())
+}
 use std::fmt;
 use std::sync::Arc;
 
@@ -54,7 +67,7 @@ impl<B: Backend> Clone for Tensor<B> {
     fn clone(&self) -> Self {
         Tensor {
             storage: Arc::clone(&self.storage),
-            shape: Shape::from_slice(&self.shape),
+            shape: shape_of(&self.shape),
         }
     }
 }
@@ -63,7 +76,7 @@ impl<B: Backend> Tensor<B> {
     /// A tensor of `shape` (a slice, array or `Vec`) on an existing buffer (`shape` must match
     /// its length). The shape is stored inline up to rank 4.
     pub fn from_storage(storage: B::Storage, shape: impl AsRef<[usize]>) -> Self {
-        let shape = SmallVec::from_slice(shape.as_ref());
+        let shape = shape_of(shape.as_ref());
         assert_eq!(
             B::len(&storage),
             shape.iter().product::<usize>(),
@@ -77,7 +90,7 @@ impl<B: Backend> Tensor<B> {
 
     /// The same buffer viewed with another shape of the same length (no check).
     pub(crate) fn with_shape(&self, shape: impl AsRef<[usize]>) -> Self {
-        let shape = SmallVec::from_slice(shape.as_ref());
+        let shape = shape_of(shape.as_ref());
         Tensor {
             storage: Arc::clone(&self.storage),
             shape,
@@ -116,8 +129,8 @@ impl<B: Backend> Tensor<B> {
     /// The shape as an owned value that stays inline up to rank 4 (for pullbacks that keep a
     /// shape: no allocation per op).
     pub(crate) fn shape_owned(&self) -> Shape {
-        // `from_slice` copies the elements in one go (`clone` extends one element at a time).
-        Shape::from_slice(&self.shape)
+        // By selects, not `SmallVec::clone`, which extends one element at a time.
+        shape_of(&self.shape)
     }
 
     /// The number of axes.

@@ -37,10 +37,10 @@ pub(crate) fn broadcast_shape(
                 .all(|(x, y)| x == y)
     };
     if is_suffix(b, a) {
-        return Ok(Shape::from_slice(a));
+        return Ok(super::shape_of(a));
     }
     if is_suffix(a, b) {
-        return Ok(Shape::from_slice(b));
+        return Ok(super::shape_of(b));
     }
     let rank = a.len().max(b.len());
     let (pa, pb) = (aligned(a, rank), aligned(b, rank));
