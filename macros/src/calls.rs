@@ -67,9 +67,9 @@ impl Lowering<'_> {
         }
         if let Some(cached) = crate::cache::given_method(&m.method) {
             // A call recorded by the forward pass of a recomputed loop (`cache.rs`): its value
-            // is the recorded one (`args[0]`), its rule the method's from that value.
-            // The rule from the value where the receiver's type has one, else the method's own
-            // rule (`core/src/__private/recorded.rs`: method lookup picks).
+            // is the recorded one (`args[0]`); its rule is the method's from that value where
+            // the receiver's type has one, else the method's own rule (method lookup picks:
+            // `core/src/__private/sites.rs`).
             let value = &args[0];
             let span = m.method.span();
             let marker = Ident::new(&cached, span);
