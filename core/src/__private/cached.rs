@@ -12,10 +12,10 @@ const INLINE: usize = 8;
 /// load. Its rule needs only the value (`1 − y²`) or recomputes the cheap argument.
 ///
 /// The first 8 values are held inline (a loop over a short range allocates nothing), the rest
-/// in a vector allocated by the 9th. Each record and read is one compare, one copy and one
-/// counter update: `SmallVec`, used before, also tested its inline/heap state and its
-/// capacity on every push and pop, about twice the instructions (measured with callgrind on
-/// the Elman RNN of `tests/common/elman.rs`). The site is one that runs exactly once per
+/// in a vector allocated up front for a longer loop. Each record and read is one compare, one
+/// copy and one counter update: `SmallVec`, used before, also tested its inline/heap state and
+/// its capacity on every push and pop (more instructions under callgrind, and a slower
+/// Elman RNN gradient in `benches/control_flow.rs`). The site is one that runs exactly once per
 /// iteration (not under a branch or in a nested loop), so the `k`-th value read is the `k`-th
 /// iteration's.
 pub struct Cached<T> {
