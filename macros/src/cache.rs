@@ -11,9 +11,9 @@
 //!   the value in a [`Cached`](../../adjoint_core/__private/struct.Cached.html) of the loop;
 //! * in the body the lowering differentiates, it becomes `x.__adjoint_given_tanh(__adjoint_cachedK)`,
 //!   which `calls.rs` lowers to a site whose rule method lookup picks
-//!   (`core/src/__private/sites.rs`): for `f32`, `f64` and tensors the rule
-//!   `tanh_given_vjp_full(__adjoint_cachedK, needs)`, the recorded value and the pullback
-//!   built from it (`1 − y²`), without calling `tanh`; for any other type (a user type with its
+//!   (`core/src/__private/sites.rs`): for `f32`, `f64` and tensors their
+//!   `GivenRule<recorded::tanh>`, the recorded value and the pullback built from it
+//!   (`1 − y²`), without calling `tanh`; for any other type (a user type with its
 //!   own `tanh`) the method's own rule `tanh_vjp_full`, which calls it again.
 //!
 //! The pullback reads `__adjoint_cachedK` from the cache at the start of each iteration, in
@@ -25,7 +25,7 @@ use syn::{Block, Expr, Ident, parse_quote};
 
 /// The float methods worth recording: calls into the math library. (`sqrt`, `abs`, `recip`
 /// and the like are one instruction or two: running them again is cheaper than a copy.) Each
-/// has a marker type in `core/src/__private/sites.rs` (`recorded::tanh`), and
+/// has a marker type and float rule in `core/src/rules/methods.rs` (`recorded::tanh`), and
 /// `every_recorded_method` in `tests/control_flow.rs` calls them all.
 pub const CACHED: &[&str] = &[
     "acos", "asin", "atan", "cbrt", "cos", "cosh", "exp", "exp2", "exp_m1", "ln", "ln_1p", "log10",

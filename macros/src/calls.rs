@@ -80,7 +80,7 @@ impl Lowering<'_> {
                 let own = &n[0];
                 quote_spanned!(span=> {
                     #[allow(unused_imports)]
-                    use ::adjoint::__private::{SiteGiven as _, SitePlain as _};
+                    use ::adjoint::__private::SitePlain as _;
                     ::adjoint::__private::site::<::adjoint::__private::recorded::#marker, _, _, _>(
                         #receiver,
                         |__receiver| ::adjoint::__private::with_value_slot(__receiver.#plain([#own])),
@@ -88,7 +88,7 @@ impl Lowering<'_> {
                     .rule(#value, [#(#n),*])
                 })
             };
-            return self.rule_with_inout(slots, spans, m.method.span(), value.clone(), call, inout);
+            return self.rule_with_inout(slots, spans, span, value.clone(), call, inout);
         }
         let method = names::full_method(&m.method);
         let turbofish = &m.turbofish;

@@ -11,10 +11,11 @@ mod cached;
 mod indexing;
 mod shared;
 mod sites;
+pub use crate::rules::methods::recorded;
 pub use cached::Cached;
 pub use indexing::*;
 pub use shared::Shared;
-pub use sites::{GivenRule, Site, SiteGiven, SitePlain, recorded, site, with_value_slot};
+pub use sites::{GivenRule, Site, SitePlain, site, with_value_slot};
 
 /// The tangent slot of an argument that the called function does not differentiate (an
 /// integer, a `#[no_derivative]` parameter).

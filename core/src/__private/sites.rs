@@ -2,8 +2,9 @@
 //! type has one, the method's own rule otherwise.
 //!
 //! A recomputed loop records each expensive call (`x.tanh()`, see [`Cached`](super::Cached))
-//! and its pullback differentiates the call from the recorded value `y`. `f32`, `f64` and
-//! [`Tensor`] have such rules ([`GivenRule`]); another type with a method of the same name (a
+//! and its pullback differentiates the call from the recorded value `y`. `f32` and `f64`
+//! (`rules/methods.rs`, which also defines the [`recorded`](super::recorded) markers) and
+//! tensors (`ops/unary.rs`) have such rules ([`GivenRule`]); another type with a method of the same name (a
 //! user type whose `tanh` is `#[differentiable]`) has only its own rule, `tanh_vjp_full`. The
 //! macro does not see types, so it emits both and lets method resolution pick:
 //!
@@ -11,28 +12,14 @@
 //! site::<recorded::tanh, _, _, _>(x, |x| with_value_slot(x.tanh_vjp_full([n0]))).rule(y, [n0, n1])
 //! ```
 //!
-//! [`SiteGiven::rule`] takes the [`Site`] by value and exists only when the receiver's type
-//! has a [`GivenRule`] for the method; [`SitePlain::rule`] takes it by reference, so method
-//! lookup, which tries the receiver by value before borrowing it, reaches it only when the
-//! first does not apply. The fallback calls the method again (no saving, the same gradient).
+//! The inherent [`Site::rule`] takes the site by value and exists only when the receiver's
+//! type has a [`GivenRule`] for the method; [`SitePlain::rule`] takes it by reference, so
+//! method lookup, which tries the receiver by value before borrowing it, reaches it only when
+//! the first does not apply. The fallback calls the method again (no saving, the same gradient).
 
 use super::NoTangent;
-use crate::tensor::{Backend, Tensor, TensorTangent};
 use std::cell::Cell;
 use std::marker::PhantomData;
-
-/// Marker types naming the recorded methods (`recorded::tanh`), one per method the macro
-/// records (`macros/src/cache.rs::CACHED`).
-#[allow(non_camel_case_types)]
-pub mod recorded {
-    macro_rules! markers {
-        ($($name:ident)*) => {$(
-            #[doc = concat!("The method `", stringify!($name), "`.")]
-            pub struct $name;
-        )*};
-    }
-    markers!(acos asin atan cbrt cos cosh exp exp2 exp_m1 ln ln_1p log10 log2 sin sinh tan tanh);
-}
 
 /// A rule of method `N` built from the method's value `y`, recorded by the forward pass.
 pub trait GivenRule<N> {
@@ -54,53 +41,6 @@ pub trait GivenRule<N> {
         impl FnOnce(Self::Tangent) -> (Self::Tangent, Self::Other),
     );
 }
-
-macro_rules! float_given {
-    ($($t:ty),* ; $names:tt) => {$( float_given!(@one $t $names); )*};
-    (@one $t:ty [$($name:ident $given:ident)*]) => {$(
-        impl GivenRule<recorded::$name> for $t {
-            type Value = $t;
-            type Tangent = $t;
-            type Other = $t;
-            #[inline(always)]
-            fn given(self, y: $t, needs: [bool; 2]) -> ($t, impl FnOnce($t) -> ($t, $t)) {
-                super::FloatMethods::$given(self, y, needs)
-            }
-        }
-    )*};
-}
-
-float_given!(f32, f64; [
-    acos acos_given_vjp_full asin asin_given_vjp_full atan atan_given_vjp_full
-    cbrt cbrt_given_vjp_full cos cos_given_vjp_full cosh cosh_given_vjp_full
-    exp exp_given_vjp_full exp2 exp2_given_vjp_full exp_m1 exp_m1_given_vjp_full
-    ln ln_given_vjp_full ln_1p ln_1p_given_vjp_full log10 log10_given_vjp_full
-    log2 log2_given_vjp_full sin sin_given_vjp_full sinh sinh_given_vjp_full
-    tan tan_given_vjp_full tanh tanh_given_vjp_full
-]);
-
-macro_rules! tensor_given {
-    ($($name:ident $given:ident)*) => {$(
-        impl<B: Backend> GivenRule<recorded::$name> for Tensor<B> {
-            type Value = Tensor<B>;
-            type Tangent = TensorTangent<B>;
-            type Other = NoTangent;
-            #[inline(always)]
-            fn given(
-                self,
-                y: Tensor<B>,
-                needs: [bool; 2],
-            ) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent)) {
-                self.$given(y, needs)
-            }
-        }
-    )*};
-}
-
-tensor_given!(
-    cos cos_given_vjp_full exp exp_given_vjp_full ln ln_given_vjp_full
-    sin sin_given_vjp_full tanh tanh_given_vjp_full
-);
 
 /// A borrowed receiver has the rule of the value it points to (a clone: a copy for floats,
 /// a shared handle for tensors).
@@ -136,33 +76,12 @@ impl<T, F, N> Site<T, F, N> {
     }
 }
 
-/// The rule from the recorded value, for receivers whose type has one.
-pub trait SiteGiven {
-    /// The method's value.
-    type Value;
-    /// The tangent of the value and of the receiver.
-    type Tangent;
-    /// The tangent slot of the recorded value.
-    type Other;
-
-    /// [`GivenRule::given`] of the receiver.
-    #[allow(clippy::type_complexity)] // a rule's shape: (value, pullback), as every rule's
-    fn rule(
-        self,
-        y: Self::Value,
-        needs: [bool; 2],
-    ) -> (
-        Self::Value,
-        impl FnOnce(Self::Tangent) -> (Self::Tangent, Self::Other),
-    );
-}
-
-impl<T: GivenRule<N>, F, N> SiteGiven for Site<T, F, N> {
-    type Value = T::Value;
-    type Tangent = T::Tangent;
-    type Other = T::Other;
+impl<T: GivenRule<N>, F, N> Site<T, F, N> {
+    /// The rule from the recorded value, for receivers whose type has one
+    /// ([`GivenRule::given`]).
     #[inline(always)]
-    fn rule(
+    #[allow(clippy::type_complexity)] // a rule's shape: (value, pullback), as every rule's
+    pub fn rule(
         self,
         y: T::Value,
         needs: [bool; 2],
@@ -203,7 +122,8 @@ pub fn with_value_slot<V, D, G, P: FnOnce(D) -> (G,)>(
 
 #[cfg(test)]
 mod tests {
-    use super::{NoTangent, SiteGiven as _, SitePlain as _, recorded, site, with_value_slot};
+    use super::{NoTangent, SitePlain as _, site, with_value_slot};
+    use crate::__private::recorded;
     use crate::tensor::{Tensor, TensorTangent};
 
     /// A fallback that marks its result: value 100, tangent 100·ȳ.

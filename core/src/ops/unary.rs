@@ -25,8 +25,9 @@
 //! max-pool, whose rule keeps only its argmax), and a pullback that reads that much less.
 
 use super::{slot, slot_owned};
-use crate::__private::NoTangent;
+use crate::__private::{GivenRule, NoTangent};
 use crate::ops::arith::binary_given;
+use crate::rules::methods::recorded;
 use crate::tensor::error::or_panic;
 use crate::tensor::{Backend, Tensor, TensorTangent};
 use adjoint_backend::{BinaryOp, UnaryOp};
@@ -37,7 +38,7 @@ pub(crate) type One<B> = (TensorTangent<B>,);
 macro_rules! unary_ops {
     ($(
         $(#[$doc:meta])*
-        $name:ident $vjp:ident $op:ident saves $saved:ident $(given $given:ident)? => |$s:ident, $d:ident| $dx:expr;
+        $name:ident $vjp:ident $op:ident saves $saved:ident $(recorded $marker:ident)? => |$s:ident, $d:ident| $dx:expr;
     )*) => {
         impl<B: Backend> Tensor<B> {$(
             $(#[$doc])*
@@ -59,19 +60,23 @@ macro_rules! unary_ops {
                     $dx
                 }),))
             }
-            $(
-                #[doc = concat!("Derivative rule of [`", stringify!($name), "`](Tensor::", stringify!($name), ") given its value `y`, recorded by the forward pass of a loop that its pullback runs again.")]
-                #[doc(hidden)]
+        )*}
+        $($(
+            #[doc = concat!("Derivative rule of [`", stringify!($name), "`](Tensor::", stringify!($name), ") given its value `y`, recorded by the forward pass of a loop that its pullback runs again.")]
+            impl<B: Backend> GivenRule<recorded::$marker> for Tensor<B> {
+                type Value = Self;
+                type Tangent = TensorTangent<B>;
+                type Other = NoTangent;
                 #[track_caller]
-                pub fn $given(&self, y: Self, needs: [bool; 2]) -> (Self, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>) {
+                fn given(self, y: Self, needs: [bool; 2]) -> (Self, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent)) {
                     let $s = unary_ops!(@saved $saved self y needs);
                     (y, move |d: TensorTangent<B>| (slot_owned(needs[0], d, |$d| {
                         let $s = $s.as_ref().expect("saved for the pullback");
                         $dx
                     }), NoTangent))
                 }
-            )?
-        )*}
+            }
+        )?)*
     };
     (@saved x $x:ident $y:ident $needs:ident) => { $needs[0].then(|| $x.clone()) };
     (@saved y $x:ident $y:ident $needs:ident) => { $needs[0].then(|| $y.clone()) };
@@ -79,9 +84,9 @@ macro_rules! unary_ops {
 
 unary_ops! {
     /// `eˣ` elementwise; derivative `ȳ·y`.
-    exp exp_vjp_full Exp saves y given exp_given_vjp_full => |y, d| d * y;
+    exp exp_vjp_full Exp saves y recorded exp => |y, d| d * y;
     /// `ln x` elementwise; derivative `ȳ/x`.
-    ln ln_vjp_full Ln saves x given ln_given_vjp_full => |x, d| d / x;
+    ln ln_vjp_full Ln saves x recorded ln => |x, d| d / x;
     /// `√x` elementwise; derivative `ȳ/(2y)`.
     sqrt sqrt_vjp_full Sqrt saves y => |y, d| (d / y).mul_scalar(0.5);
     /// `1/√x` elementwise; derivative `−ȳ·y³/2`.
@@ -91,11 +96,11 @@ unary_ops! {
     /// `|x|` elementwise; derivative `ȳ·sign(x)`, 0 at 0.
     abs abs_vjp_full Abs saves x => |x, d| d * &x.unary(UnaryOp::Sign, "abs");
     /// `sin x` elementwise; derivative `ȳ·cos x`.
-    sin sin_vjp_full Sin saves x given sin_given_vjp_full => |x, d| d * &x.cos();
+    sin sin_vjp_full Sin saves x recorded sin => |x, d| d * &x.cos();
     /// `cos x` elementwise; derivative `−ȳ·sin x`.
-    cos cos_vjp_full Cos saves x given cos_given_vjp_full => |x, d| (d * &x.sin()).neg();
+    cos cos_vjp_full Cos saves x recorded cos => |x, d| (d * &x.sin()).neg();
     /// `tanh x` elementwise; derivative `ȳ·(1 − y²)`.
-    tanh tanh_vjp_full Tanh saves y given tanh_given_vjp_full => |y, d| binary_given(y.into(), d.into(), BinaryOp::TanhGrad, "tanh");
+    tanh tanh_vjp_full Tanh saves y recorded tanh => |y, d| binary_given(y.into(), d.into(), BinaryOp::TanhGrad, "tanh");
     /// `σ(x) = 1/(1 + e⁻ˣ)` elementwise; derivative `ȳ·y(1 − y)`.
     sigmoid sigmoid_vjp_full Sigmoid saves y => |y, d| binary_given(y.into(), d.into(), BinaryOp::SigmoidGrad, "sigmoid");
     /// GELU, tanh form: `x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))`; derivative `ȳ·gelu′(x)`.

@@ -41,7 +41,7 @@
 //! assert_eq!((y, pullback(1.0)), (0.0, (1.0,)));
 //! ```
 
-use crate::__private::NoTangent;
+use crate::__private::{GivenRule, NoTangent};
 use crate::Float;
 
 macro_rules! method_rules {
@@ -55,11 +55,6 @@ macro_rules! method_rules {
             $(
                 #[doc = concat!("Rule of `", stringify!($name), "`: ȳ ↦ (ȳ · `", stringify!($dx), "`,).")]
                 fn $vjp(self, needs: [bool; 1]) -> (Self, impl FnOnce(Self) -> (Self,));
-                $(
-                    #[doc = concat!("Rule of `", stringify!($name), "` given its value `y` (recorded by the forward pass of a loop that its pullback runs again): ȳ ↦ (ȳ · `", stringify!($dx), "`, 0).")]
-                    #[doc(hidden)]
-                    fn $given(self, y: Self, needs: [bool; 2]) -> (Self, impl FnOnce(Self) -> (Self, Self));
-                )?
             )*
             $(
                 #[doc = concat!("Rule of `", stringify!($bname), "`: ȳ ↦ (ȳ · `", stringify!($bdx), "`, ȳ · `", stringify!($bdo), "`).")]
@@ -80,14 +75,6 @@ macro_rules! method_rules {
                     let $y = self.$name();
                     ($y, move |d: T| (if needs[0] { d * $dx } else { T::ZERO },))
                 }
-                $(
-                    #[inline(always)]
-                    #[allow(unused_variables)]
-                    fn $given(self, y: T, needs: [bool; 2]) -> (T, impl FnOnce(T) -> (T, T)) {
-                        let ($x, $y) = (self, y);
-                        ($y, move |d: T| (if needs[0] { d * $dx } else { T::ZERO }, T::ZERO))
-                    }
-                )?
             )*
             $(
                 #[inline(always)]
@@ -119,7 +106,43 @@ macro_rules! method_rules {
                 ))
             }
         }
+
+        /// Marker types naming the methods that a recomputed loop records (`recorded::tanh`,
+        /// see [`crate::__private::Site`]): those with a rule from their value below. The
+        /// macro's list (`macros/src/cache.rs::CACHED`) names the same methods.
+        #[allow(non_camel_case_types)]
+        pub mod recorded {
+            $($(
+                #[doc = concat!("The method `", stringify!($name), "` (float rule `", stringify!($given), "`).")]
+                pub struct $name;
+            )?)*
+        }
+
+        $($(
+            #[doc = concat!("Rule of `", stringify!($name), "` given its value `y` (recorded by the forward pass of a loop that its pullback runs again): ȳ ↦ (ȳ · `", stringify!($dx), "`, 0).")]
+            #[inline(always)]
+            #[allow(unused_variables)]
+            fn $given<T: Float>($x: T, $y: T, needs: [bool; 2]) -> (T, impl FnOnce(T) -> (T, T)) {
+                ($y, move |d: T| (if needs[0] { d * $dx } else { T::ZERO }, T::ZERO))
+            }
+            given_rule_for_floats!($name $given f32 f64);
+        )?)*
     };
+}
+
+/// `GivenRule<recorded::$name>` for each float type, from the generic rule `$given`.
+macro_rules! given_rule_for_floats {
+    ($name:ident $given:ident $($t:ty)*) => {$(
+        impl GivenRule<recorded::$name> for $t {
+            type Value = $t;
+            type Tangent = $t;
+            type Other = $t;
+            #[inline(always)]
+            fn given(self, y: $t, needs: [bool; 2]) -> ($t, impl FnOnce($t) -> ($t, $t)) {
+                $given(self, y, needs)
+            }
+        }
+    )*};
 }
 
 fn one<T: Float>() -> T {
