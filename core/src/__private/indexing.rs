@@ -103,16 +103,11 @@ pub trait IndexWrite: Elements {
     /// The elements, mutably.
     fn elements_mut(&mut self) -> &mut [Self::Elem];
 
-    /// `self[index] = value`; where it was written.
+    /// `self[index] = value`.
     #[inline(always)]
     #[track_caller]
-    fn write(&mut self, index: usize, value: Self::Elem) -> IndexRecord {
-        let elements = self.elements_mut();
-        elements[index] = value;
-        IndexRecord {
-            index,
-            len: elements.len(),
-        }
+    fn write(&mut self, index: usize, value: Self::Elem) {
+        self.elements_mut()[index] = value;
     }
 }
 
@@ -132,14 +127,14 @@ impl<T, const N: usize> IndexWrite for [T; N] {
 
 /// Tangents of collections from which one element's adjoint can be taken out.
 pub trait TakeAt<E> {
-    /// Replaces `self[record.index]` with zero and returns it.
-    fn take_at(&mut self, record: IndexRecord) -> E;
+    /// Replaces `self[index]` with zero and returns it.
+    fn take_at(&mut self, index: usize) -> E;
 }
 
 impl<E: TangentVector> TakeAt<E> for Vec<E> {
     #[inline(always)]
-    fn take_at(&mut self, record: IndexRecord) -> E {
-        match self.get_mut(record.index) {
+    fn take_at(&mut self, index: usize) -> E {
+        match self.get_mut(index) {
             Some(e) => std::mem::replace(e, E::zero()),
             None => E::zero(),
         }
@@ -148,18 +143,18 @@ impl<E: TangentVector> TakeAt<E> for Vec<E> {
 
 impl<E: TangentVector, const N: usize> TakeAt<E> for [E; N] {
     #[inline(always)]
-    fn take_at(&mut self, record: IndexRecord) -> E {
+    fn take_at(&mut self, index: usize) -> E {
         if std::mem::size_of::<Self>() > SMALL_ARRAY {
-            return std::mem::replace(&mut self[record.index], E::zero());
+            return std::mem::replace(&mut self[index], E::zero());
         }
         // A small array adjoint carried from iteration to iteration lives in registers: a
         // select on every element keeps it there, where storing the one zero would spill it,
         // write 8 bytes and reload it in 16-byte pieces, which waits for the store (the
         // store cannot be forwarded to the wider loads); in the Elman RNN's hidden-unit loop
         // that was one of the largest costs of the gradient under perf.
-        let element = self[record.index].clone();
+        let element = self[index].clone();
         for (k, e) in self.iter_mut().enumerate() {
-            if k == record.index {
+            if k == index {
                 *e = E::zero();
             }
         }
@@ -191,19 +186,19 @@ where
     C::Tangent: TakeAt<E::Tangent>,
     E: Differentiable,
 {
-    let record = c.write(index, value);
-    ((), write_pullback(record, needs))
+    c.write(index, value);
+    ((), write_pullback(index, needs))
 }
 
-/// The pullback of an element write at `record`: takes the element's adjoint out of the
+/// The pullback of an element write at `index`: takes the element's adjoint out of the
 /// collection's (the old element was overwritten, so its adjoint is zero) and returns both.
 #[inline(always)]
 fn write_pullback<T: TakeAt<E>, E: TangentVector>(
-    record: IndexRecord,
+    index: usize,
     needs: [bool; 2],
 ) -> impl FnOnce(T) -> (T, E) {
     move |mut d: T| {
-        let element = d.take_at(record);
+        let element = d.take_at(index);
         (d, if_needed(needs[1], element))
     }
 }
@@ -235,7 +230,7 @@ where
     E: Differentiable,
 {
     drop(value);
-    ((), write_pullback(IndexRecord { index, len: 0 }, needs))
+    ((), write_pullback(index, needs))
 }
 
 /// `t` where its slot is needed, else the zero tangent.
