@@ -109,17 +109,17 @@ impl Lowering<'_> {
             place.span(),
             original,
             |n| {
-                if rewrite {
-                    quote_spanned!(place.span()=> {
-                        let (__index, __element) = (#index, #value_expr);
-                        ::adjoint::__private::index_rewrite(&#name, __index, __element, [#(#n),*])
-                    })
+                // A collection the loop only writes is not kept: the write was made by the
+                // forward pass, and only its pullback is built again.
+                let (write, target) = if rewrite {
+                    (quote!(index_rewrite), quote!(&#name))
                 } else {
-                    quote_spanned!(place.span()=> {
-                        let (__index, __element) = (#index, #value_expr);
-                        ::adjoint::__private::index_write(&mut #name, __index, __element, [#(#n),*])
-                    })
-                }
+                    (quote!(index_write), quote!(&mut #name))
+                };
+                quote_spanned!(place.span()=> {
+                    let (__index, __element) = (#index, #value_expr);
+                    ::adjoint::__private::#write(#target, __index, __element, [#(#n),*])
+                })
             },
         );
         self.assign(&name.to_string(), act);
