@@ -30,6 +30,9 @@ use smallvec::SmallVec;
 /// A shape, inline up to rank 4.
 pub(crate) type Shape = SmallVec<[usize; 4]>;
 
+use std::fmt;
+use std::sync::Arc;
+
 /// `shape` as a [`Shape`]. Up to rank 4 the four slots are filled by selects, not by
 /// `SmallVec::from_slice`, whose copy of a run-time length is a call to `memcpy` that writes
 /// in pieces the next reads of the shape then wait for (under perf, the largest cost of
@@ -42,8 +45,6 @@ pub(crate) fn shape_of(shape: &[usize]) -> Shape {
     let slots = std::array::from_fn(|i| shape.get(i).copied().unwrap_or(0));
     Shape::from_buf_and_len(slots, shape.len())
 }
-use std::fmt;
-use std::sync::Arc;
 
 /// An n-dimensional array of numbers on backend `B` (the CPU by default).
 ///
