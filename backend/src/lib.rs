@@ -181,6 +181,12 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
 
     /// `op` applied to every element.
     fn unary(op: UnaryOp, x: &Self::Storage) -> Self::Storage;
+    /// [`unary`](Backend::unary) written into `x` (a float buffer no other tensor shares):
+    /// what a fused op runs on the buffer it has just made. The default computes into a new
+    /// buffer, which replaces `x`.
+    fn unary_assign(op: UnaryOp, x: &mut Self::Storage) {
+        *x = Self::unary(op, x);
+    }
     /// `op` applied elementwise with NumPy broadcasting. `lhs_shape` and `rhs_shape` have the
     /// rank of `out_shape` (leading 1s added by the caller); an axis of size 1 is broadcast.
     /// Both operands have the same float dtype.
@@ -227,6 +233,19 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
     fn argmax(x: &Self::Storage, shape: &[usize], axis: usize) -> Self::Storage;
     /// Matrix products as described by `spec`.
     fn matmul(lhs: &Self::Storage, rhs: &Self::Storage, spec: &MatmulSpec) -> Self::Storage;
+    /// The products of [`matmul`](Backend::matmul) added to `out` (`batch · m · n` elements,
+    /// the same dtype): `C += op(A)·op(B)`, a GEMM with β = 1. What a fused sum of products
+    /// (`a·b + c·d`) runs, so that the second product needs no buffer of its own. The default
+    /// computes the products into a new buffer and adds it.
+    fn matmul_acc(
+        lhs: &Self::Storage,
+        rhs: &Self::Storage,
+        spec: &MatmulSpec,
+        out: &mut Self::Storage,
+    ) {
+        let product = Self::matmul(lhs, rhs, spec);
+        Self::binary_assign(BinaryOp::Add, out, &product, true);
+    }
 
     /// A contiguous copy of `x` (of `shape`) with its axes permuted: output axis `a` is input
     /// axis `perm[a]`.

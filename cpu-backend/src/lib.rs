@@ -112,6 +112,9 @@ impl Backend for Cpu {
     fn unary(op: UnaryOp, x: &CpuStorage) -> CpuStorage {
         ops::elementwise::unary(op, x)
     }
+    fn unary_assign(op: UnaryOp, x: &mut CpuStorage) {
+        ops::elementwise::unary_assign(op, x)
+    }
     fn binary(
         op: BinaryOp,
         lhs: (&CpuStorage, &[usize]),
@@ -146,6 +149,10 @@ impl Backend for Cpu {
     fn matmul(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec) -> CpuStorage {
         MATMUL_CALLS.with(|c| c.set(c.get() + 1));
         ops::matmul::matmul(lhs, rhs, spec)
+    }
+    fn matmul_acc(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec, out: &mut CpuStorage) {
+        MATMUL_CALLS.with(|c| c.set(c.get() + 1));
+        ops::matmul::matmul_acc(lhs, rhs, spec, out)
     }
     fn permute(x: &CpuStorage, shape: &[usize], perm: &[usize]) -> CpuStorage {
         ops::layout::permute(x, shape, perm)

@@ -99,6 +99,17 @@ fn matmul_case_in(dtype: DType, tol: f64, (batch, m, k, n): (usize, usize, usize
             }
         }
         close_within(&got, &want, tol);
+        // The same products added to a buffer (`matmul_acc`, β = 1).
+        let before = Cpu::random(&Cpu, batch * m * n, 3, (-1.0, 1.0), false, dtype);
+        let mut acc = before.clone();
+        Cpu::matmul_acc(&a, &b, &spec, &mut acc);
+        let want_acc: Vec<f64> = before
+            .to_f64()
+            .iter()
+            .zip(&want)
+            .map(|(c, p)| c + p)
+            .collect();
+        close_within(&acc.to_f64(), &want_acc, tol);
     }
 }
 
@@ -225,6 +236,8 @@ fn unary_ops_match_their_scalar_meaning() {
     for op in [
         UnaryOp::Exp,
         UnaryOp::Tanh,
+        UnaryOp::Sigmoid,
+        UnaryOp::Relu,
         UnaryOp::Gelu,
         UnaryOp::LeakyRelu(0.1),
         UnaryOp::Clamp(-0.3, 0.2),
@@ -235,6 +248,12 @@ fn unary_ops_match_their_scalar_meaning() {
             &got,
             &x.to_f64().iter().map(|&v| op.eval(v)).collect::<Vec<_>>(),
         );
+        // Written into the input's buffer: the same values, in both float types.
+        for x in [x.clone(), Cpu::cast(&x, DType::F32)] {
+            let mut y = x.clone();
+            Cpu::unary_assign(op, &mut y);
+            assert_eq!(y, Cpu::unary(op, &x), "{op:?} in place");
+        }
     }
 }
 

@@ -72,6 +72,52 @@ pub(crate) fn map1<T: Real + Send + Sync>(v: &[T], f: impl Fn(T) -> T + Sync + S
     }
 }
 
+/// `f` on every element, written back into `v`, in parallel for long buffers.
+fn map1_in_place<T: Real + Send + Sync>(v: &mut [T], f: impl Fn(T) -> T + Sync + Send) {
+    let run = |v: &mut [T]| {
+        wide(|| {
+            for x in v.iter_mut() {
+                *x = f(*x);
+            }
+        })
+    };
+    if v.len() >= PAR_MIN {
+        v.par_chunks_mut(PAR_CHUNK).for_each(run);
+    } else {
+        run(v);
+    }
+}
+
+/// Where a unary op's results go: a new buffer ([`Fresh`]) or the input's own
+/// ([`Overwrite`]); [`unary_typed`] picks the op's loop once for either.
+trait Map1<T> {
+    /// A new buffer, or nothing when the input is overwritten.
+    type Out;
+    fn map<F: Fn(T) -> T + Sync + Send>(self, f: F) -> Self::Out;
+}
+
+/// The results in a new buffer.
+struct Fresh<'a, T>(&'a [T]);
+
+impl<T: Real + Send + Sync> Map1<T> for Fresh<'_, T> {
+    type Out = Vec<T>;
+    #[inline(always)]
+    fn map<F: Fn(T) -> T + Sync + Send>(self, f: F) -> Vec<T> {
+        map1(self.0, f)
+    }
+}
+
+/// The results written over the input.
+struct Overwrite<'a, T>(&'a mut [T]);
+
+impl<T: Real + Send + Sync> Map1<T> for Overwrite<'_, T> {
+    type Out = ();
+    #[inline(always)]
+    fn map<F: Fn(T) -> T + Sync + Send>(self, f: F) {
+        map1_in_place(self.0, f)
+    }
+}
+
 /// `f` on every pair of elements of two equally long buffers.
 fn map2<T: Real + Send + Sync>(a: &[T], b: &[T], f: impl Fn(T, T) -> T + Sync + Send) -> Vec<T> {
     assert_eq!(
@@ -107,7 +153,12 @@ macro_rules! fixed_ops {
 
 /// `op` on every element.
 pub fn unary(op: UnaryOp, x: &CpuStorage) -> CpuStorage {
-    float_match!(x, |v, Wrap| Wrap(unary_typed(op, v)))
+    float_match!(x, |v, Wrap| Wrap(unary_typed(op, Fresh(v))))
+}
+
+/// `op` on every element, written into `x`.
+pub fn unary_assign(op: UnaryOp, x: &mut CpuStorage) {
+    float_match!(x, |v, _Wrap| unary_typed(op, Overwrite(v)))
 }
 
 trait Eval2 {
@@ -128,40 +179,40 @@ impl Eval2 for BinaryOp {
     }
 }
 
-fn unary_typed<T: Real + Send + Sync + Tanh>(op: UnaryOp, v: &[T]) -> Vec<T> {
+fn unary_typed<T: Real + Send + Sync + Tanh, M: Map1<T>>(op: UnaryOp, v: M) -> M::Out {
     macro_rules! run {
         (|$x:ident, $y:ident| $e:expr) => {
-            map1(v, |$x| {
+            v.map(|$x| {
                 let $y = $x;
                 $e
             })
         };
     }
     fixed_ops!(UnaryOp, op, run, [Neg, Exp, Ln, Sqrt, Rsqrt, Recip, Abs, Sign, Sigmoid, Relu, Gelu, Silu, Sin, Cos], {
-        UnaryOp::Tanh => map1(v, T::tanh_elementwise),
+        UnaryOp::Tanh => v.map(T::tanh_elementwise),
         UnaryOp::AddScalar(c) => {
             let c = cst::<T>(c);
-            map1(v, move |x| x + c)
+            v.map(move |x| x + c)
         }
         UnaryOp::MulScalar(c) => {
             let c = cst::<T>(c);
-            map1(v, move |x| x * c)
+            v.map(move |x| x * c)
         }
         UnaryOp::DivScalarBy(c) => {
             let c = cst::<T>(c);
-            map1(v, move |x| c / x)
+            v.map(move |x| c / x)
         }
         UnaryOp::LeakyRelu(a) => {
             let a = cst::<T>(a);
-            map1(v, move |x| if x > T::zero() { x } else { x * a })
+            v.map(move |x| if x > T::zero() { x } else { x * a })
         }
         UnaryOp::Clamp(lo, hi) => {
             let (lo, hi) = (cst::<T>(lo), cst::<T>(hi));
-            map1(v, move |x| x.max(lo).min(hi))
+            v.map(move |x| x.max(lo).min(hi))
         }
         UnaryOp::Powf(p) => {
             let p = cst::<T>(p);
-            map1(v, move |x| x.powf(p))
+            v.map(move |x| x.powf(p))
         }
     })
 }

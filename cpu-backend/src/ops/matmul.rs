@@ -1,4 +1,5 @@
-//! Matrix products: [`gemm_parallel`] for each product of a batch, plain loops for tiny ones.
+//! Matrix products: [`gemm_parallel`] for each product of a batch, plain loops for tiny ones;
+//! written into a new buffer ([`matmul`]) or added to one ([`matmul_acc`]).
 //!
 //! Transposed operands are not copied: `op(A)` is read through swapped row/column strides.
 
@@ -27,35 +28,65 @@ type Strides = (isize, isize);
 /// step of `benches/steps.rs`: `[1, 32]·[32, 32]`).
 const SMALL: usize = 32 * 32 * 32;
 
+/// `C[b] += op(A[b]) · op(B[b])` for every batch `b`, into `out` (`batch · m · n` elements).
+pub fn matmul_acc(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec, out: &mut CpuStorage) {
+    match (lhs, rhs, out) {
+        (CpuStorage::F32(a), CpuStorage::F32(b), CpuStorage::F32(c)) => accumulate(spec, a, b, c),
+        (CpuStorage::F64(a), CpuStorage::F64(b), CpuStorage::F64(c)) => accumulate(spec, a, b, c),
+        (a, b, c) => panic!(
+            "matmul_acc: dtypes {:?}, {:?} and {:?} differ or are not float",
+            a.dtype(),
+            b.dtype(),
+            c.dtype()
+        ),
+    }
+}
+
 /// The batched product of two buffers of one float type. Neither kernel reads `C` (the plain
 /// loops write each element before reading it, the GEMM runs with β = 0), so `C` is not
 /// zeroed first (a pass over the output fewer: ~4% of the MLP step was this `memset`).
 fn product<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
     let len = spec.batch * spec.m * spec.n;
     let mut c = Vec::with_capacity(len);
-    let out = c.spare_capacity_mut().as_mut_ptr().cast::<T>();
+    products::<T, false>(spec, a, b, c.spare_capacity_mut().as_mut_ptr().cast::<T>());
+    // SAFETY: the capacity is `len`, and `products` had a kernel write every one of the
+    // `batch · m · n` elements (none when `m` or `n` is 0, and then `len` is 0).
+    unsafe { c.set_len(len) };
+    c
+}
+
+/// The batched product added to `c`.
+fn accumulate<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], c: &mut [T]) {
+    assert_eq!(
+        c.len(),
+        spec.batch * spec.m * spec.n,
+        "matmul_acc: the output does not hold batch · m · n elements"
+    );
+    products::<T, true>(spec, a, b, c.as_mut_ptr());
+}
+
+/// The products written (`ACC = false`: `out` may be uninitialized) or added (`ACC`) to the
+/// `batch · m · n` elements at `out`.
+fn products<T: Gemm, const ACC: bool>(spec: &MatmulSpec, a: &[T], b: &[T], out: *mut T) {
     // Two instances of `run`, so that the small products (whose fixed cost is most of their
     // time) do not carry the register pressure of the threaded GEMM's setup.
     if spec.m * spec.k * spec.n <= SMALL {
         run(spec, a, b, out, |m, k, n, a, sa, b, sb, c| {
             // SAFETY: `run` passes pointers into buffers whose lengths were checked against
             // these dimensions and strides; `c` is a row-major `m × n` block of the
-            // allocation, which the kernel only writes.
-            unsafe { small_product_dispatch(m, k, n, (a, sa), (b, sb), c) }
+            // allocation, which the kernel only writes (or, with `ACC`, reads and writes:
+            // then it is initialized).
+            unsafe { small_product_dispatch::<T, ACC>(m, k, n, (a, sa), (b, sb), c) }
         });
     } else {
-        large(spec, a, b, out);
+        large(spec, a, b, out, if ACC { T::one() } else { T::zero() });
     }
-    // SAFETY: the capacity is `len`, and `run` had a kernel write every one of the
-    // `batch · m · n` elements (none when `m` or `n` is 0, and then `len` is 0).
-    unsafe { c.set_len(len) };
-    c
 }
 
-/// The products of [`product`] above the plain loops' size, by the threaded GEMM (β = 0: `C`
-/// is written, not read).
+/// The products of [`products`] above the plain loops' size, by the threaded GEMM
+/// (`C = A·B + β·C`; with β = 0, `C` is written, not read).
 #[inline(never)]
-fn large<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], out: *mut T) {
+fn large<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], out: *mut T, beta: T) {
     run(spec, a, b, out, |m, k, n, a, (ar, ac), b, (br, bc), c| {
         // SAFETY: as for the small products; `gemm_parallel` writes each element of `c` once.
         unsafe {
@@ -63,7 +94,7 @@ fn large<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], out: *mut T) {
                 [m, k, n],
                 (a, [ar, ac]),
                 (b, [br, bc]),
-                T::zero(),
+                beta,
                 (c, [n as isize, 1]),
             )
         }
@@ -77,7 +108,7 @@ fn large<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], out: *mut T) {
 ///
 /// # Safety
 /// As [`small_product`].
-unsafe fn small_product_dispatch<T: Gemm>(
+unsafe fn small_product_dispatch<T: Gemm, const ACC: bool>(
     m: usize,
     k: usize,
     n: usize,
@@ -86,13 +117,13 @@ unsafe fn small_product_dispatch<T: Gemm>(
     c: *mut T,
 ) {
     /// The arguments of one small product.
-    struct Small<T> {
+    struct Small<T, const ACC: bool> {
         mkn: [usize; 3],
         a: (*const T, Strides),
         b: (*const T, Strides),
         c: *mut T,
     }
-    impl<T: Gemm> Kernel for Small<T> {
+    impl<T: Gemm, const ACC: bool> Kernel for Small<T, ACC> {
         type Output = ();
         #[inline(always)]
         unsafe fn run<const FMA: bool>(self) {
@@ -103,17 +134,18 @@ unsafe fn small_product_dispatch<T: Gemm>(
                 c,
             } = self;
             let ((ap, (ar, ac)), (bp, (br, bc))) = (a, b);
-            let dots = FMA && bc != 1 && ac == 1 && br == 1;
+            // The type's own `A·Bᵀ` kernel writes `C`; an accumulation takes the loops.
+            let dots = FMA && !ACC && bc != 1 && ac == 1 && br == 1;
             // SAFETY: the pointers are as `small_product` requires (the caller's contract),
             // and `dots_avx2` runs only in the AVX2 + FMA build.
             unsafe {
                 if !(dots && T::dots_avx2([m, k, n], (ap, ar), (bp, bc), c)) {
-                    small_product::<T, FMA>(m, k, n, a, b, c)
+                    small_product::<T, FMA, ACC>(m, k, n, a, b, c)
                 }
             }
         }
     }
-    let kernel = Small {
+    let kernel = Small::<T, ACC> {
         mkn: [m, k, n],
         a,
         b,
@@ -134,15 +166,15 @@ fn madd<T: Real, const FMA: bool>(acc: T, x: T, y: T) -> T {
     if FMA { x.mul_add(y, acc) } else { acc + x * y }
 }
 
-/// `C = A·B` by plain loops, in the order that reads `B` (or, for a transposed `B`, both
-/// operands) contiguously, so that the inner loop vectorizes. Every element of `C` is written
-/// before it is read (`C` may start uninitialized).
+/// `C = A·B` (or `C += A·B` with `ACC`) by plain loops, in the order that reads `B` (or, for a
+/// transposed `B`, both operands) contiguously, so that the inner loop vectorizes. Without
+/// `ACC` every element of `C` is written before it is read (`C` may start uninitialized).
 ///
 /// # Safety
 /// As [`Gemm::gemm`]: the pointers cover `m × k`, `k × n` and `m × n` elements under the
 /// given strides, `C` row-major with row stride `n`.
 #[inline(always)]
-unsafe fn small_product<T: Real, const FMA: bool>(
+unsafe fn small_product<T: Real, const FMA: bool, const ACC: bool>(
     m: usize,
     k: usize,
     n: usize,
@@ -154,6 +186,14 @@ unsafe fn small_product<T: Real, const FMA: bool>(
     // `i < m`, `l < k`, `j < n`, which the caller guarantees.
     unsafe {
         let at = |i: usize, l: usize| *a.offset(i as isize * ar + l as isize * ac);
+        // Writes (or adds) one element of `C`.
+        let put = |p: *mut T, v: T| {
+            if ACC {
+                *p = *p + v;
+            } else {
+                p.write(v);
+            }
+        };
         if bc == 1 {
             // C[i, :] = Σₗ A[i, l] · B[l, :], rows of B contiguous. Blocks of `BLOCK` columns
             // are summed over l in a local array (registers), then written once.
@@ -169,7 +209,13 @@ unsafe fn small_product<T: Real, const FMA: bool>(
                             *s = madd::<T, FMA>(*s, x, y);
                         }
                     }
-                    std::ptr::copy_nonoverlapping(acc.as_ptr(), c.add(i * n + j0), BLOCK);
+                    if ACC {
+                        for (j, &v) in acc.iter().enumerate() {
+                            put(c.add(i * n + j0 + j), v);
+                        }
+                    } else {
+                        std::ptr::copy_nonoverlapping(acc.as_ptr(), c.add(i * n + j0), BLOCK);
+                    }
                 }
             }
             // The last `n mod BLOCK` columns: the first term is written, the others added.
@@ -178,12 +224,12 @@ unsafe fn small_product<T: Real, const FMA: bool>(
                 let first = c.add(i * n + blocked);
                 if k == 0 {
                     for j in 0..tail {
-                        first.add(j).write(T::zero());
+                        put(first.add(j), T::zero());
                     }
                 } else {
                     let (x, b_row) = (at(i, 0), b.add(blocked));
                     for j in 0..tail {
-                        first.add(j).write(x * *b_row.add(j));
+                        put(first.add(j), x * *b_row.add(j));
                     }
                 }
                 let row = std::slice::from_raw_parts_mut(first, tail);
@@ -202,7 +248,7 @@ unsafe fn small_product<T: Real, const FMA: bool>(
                 let a_row = std::slice::from_raw_parts(a.offset(i as isize * ar), k);
                 for j in 0..n {
                     let b_col = std::slice::from_raw_parts(b.offset(j as isize * bc), k);
-                    c.add(i * n + j).write(dot::<T, FMA>(a_row, b_col));
+                    put(c.add(i * n + j), dot::<T, FMA>(a_row, b_col));
                 }
             }
         } else {
@@ -216,7 +262,7 @@ unsafe fn small_product<T: Real, const FMA: bool>(
                             *b.offset(l as isize * br + j as isize * bc),
                         );
                     }
-                    c.add(i * n + j).write(sum);
+                    put(c.add(i * n + j), sum);
                 }
             }
         }
