@@ -21,6 +21,7 @@ mod derive;
 mod diag;
 mod elements;
 mod emit;
+mod fusion;
 mod graph;
 mod item;
 mod lower;

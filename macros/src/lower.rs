@@ -490,6 +490,9 @@ impl<'u> Lowering<'u> {
     }
 
     pub(crate) fn expr(&mut self, e: &Expr) -> (Expr, Act) {
+        if let Some(pattern) = crate::fusion::affine(e) {
+            return self.affine(pattern);
+        }
         match e {
             Expr::Lit(_) => (e.clone(), Act::Inactive),
             Expr::Path(p) => (e.clone(), self.path_activity(p)),

@@ -163,3 +163,13 @@ fn checkpointed_recurrence() {
     };
     check("checkpointed_loop", &expand(quote!(), item));
 }
+
+#[test]
+fn fused_affine() {
+    let item = quote! {
+        fn cell(h: &Tensor, w: &Tensor, b: &Tensor) -> Tensor {
+            (h.matmul(w) + b).tanh()
+        }
+    };
+    check("fused_affine", &expand(quote!(), item));
+}

@@ -8,11 +8,14 @@ pub use crate::rules::operators::{
 pub use crate::{Differentiable, TangentVector};
 
 mod cached;
+mod fused;
 mod indexing;
 mod shared;
 mod sites;
+pub use crate::ops::affine::Epilogue;
 pub use crate::rules::methods::recorded;
 pub use cached::Cached;
+pub use fused::{AsTensor, Fused, FusedPlain, IntoTuple, Plain, TensorLeaves, Tensors, fused};
 pub use indexing::*;
 pub use shared::Shared;
 pub use sites::{GivenRule, Site, SitePlain, site, with_value_slot};

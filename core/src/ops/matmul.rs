@@ -71,30 +71,42 @@ impl<B: Backend> Tensor<B> {
         (y, move |d: TensorTangent<B>| {
             // Both tangents read `d`: a sum of products is computed once.
             let d = d.settled();
-            let da = slot(needs[0], &d, |d| {
-                gemm(d, false, keep_b.as_ref().expect("kept"), true).sum_to(&sa)
-            });
-            let db = match (&d, &keep_a) {
-                (TensorTangent::Dense(d), Some(a)) if sb.len() == 2 => {
-                    // b̄ = A_flatᵀ · Ȳ_flat over all batch rows, kept as its two operands so
-                    // that the tangents of a weight used in many loop iterations add up to
-                    // one product (see `OuterSum`).
-                    let flat = |t: &Tensor<B>, cols: usize| {
-                        if t.rank() == 2 {
-                            t.clone()
-                        } else {
-                            t.reshape(&[t.len() / cols.max(1), cols])
-                        }
-                    };
-                    OuterSum::tangent(flat(a, sa[sa.len() - 1]), flat(d, sb[1]))
-                }
-                _ => slot(needs[1], &d, |d| {
-                    gemm(keep_a.as_ref().expect("kept"), true, d, false).sum_to(&sb)
-                }),
-            };
-            (da, db)
+            matmul_tangents(&d, [keep_a.as_ref(), keep_b.as_ref()], [&sa, &sb], needs)
         })
     }
+}
+
+/// The tangents `(ā, b̄)` of `y = a·b` from `d = ȳ` (settled): `ā` from `b` (`kept[1]`),
+/// `b̄` from `a` (`kept[0]`), each computed only where `needs` says so (its operand is then
+/// kept); `shapes` are those of `a` and `b`. A 2-D `b`'s tangent is kept as its operands
+/// (see [`OuterSum`]).
+pub(crate) fn matmul_tangents<B: Backend>(
+    d: &TensorTangent<B>,
+    [keep_a, keep_b]: [Option<&Tensor<B>>; 2],
+    [sa, sb]: [&[usize]; 2],
+    needs: [bool; 2],
+) -> (TensorTangent<B>, TensorTangent<B>) {
+    let da = slot(needs[0], d, |d| {
+        gemm(d, false, keep_b.expect("kept"), true).sum_to(sa)
+    });
+    let db = match (d, keep_a) {
+        (TensorTangent::Dense(d), Some(a)) if sb.len() == 2 => {
+            // b̄ = A_flatᵀ · Ȳ_flat over all batch rows, kept as its two operands so that the
+            // tangents of a weight used in many loop iterations add up to one product.
+            let flat = |t: &Tensor<B>, cols: usize| {
+                if t.rank() == 2 {
+                    t.clone()
+                } else {
+                    t.reshape(&[t.len() / cols.max(1), cols])
+                }
+            };
+            OuterSum::tangent(flat(a, sa[sa.len() - 1]), flat(d, sb[1]))
+        }
+        _ => slot(needs[1], d, |d| {
+            gemm(keep_a.expect("kept"), true, d, false).sum_to(sb)
+        }),
+    };
+    (da, db)
 }
 
 /// `op(a) · op(b)` where `op` transposes the last two axes when the flag is set; shapes are

@@ -9,6 +9,7 @@
 // aliases for every slot pattern would hide exactly what the reader needs to see.
 #![allow(clippy::type_complexity)]
 
+pub mod affine;
 pub mod arith;
 pub mod compare;
 pub mod conv;

@@ -1,0 +1,277 @@
+//! The fused affine map `y = f(Σₖ Aₖ·Bₖ + Σⱼ cⱼ)`: a sum of matrix products and broadcast
+//! terms (biases), then an activation `f` (none, `tanh`, `sigmoid` or `relu`).
+//!
+//! Nobody calls it by name. `#[differentiable]` code writes the ordinary expression, an RNN
+//! cell `(h.matmul(w) + x.matmul(u) + b).tanh()` or a layer `x.matmul(w) + b`, and the macro
+//! turns each such expression into one call of [`affine_rule`] (`macros/src/fusion.rs`) where
+//! the operands are tensors (`core/src/__private/fused.rs` dispatches). One op instead of up
+//! to six: the products are summed into one buffer (the second with β = 1,
+//! [`Backend::matmul_acc`]), the biases are added and the activation applied in that buffer,
+//! and the pullback is one rule instead of a chain of them. That is what an overhead-bound
+//! workload (the RNN of `benches/steps.rs`, 32 hidden units) spends its time on: per op, the
+//! buffer and its handle, the shape checks and the record of the pullback.
+//!
+//! Derivative, with `z` the sum and `y = f(z)`: `z̄ = ȳ·f′(z)`, computed from `y` (`1 − y²`,
+//! `y(1 − y)`, `𝟙(y > 0)`) as the activations' own rules do; `c̄ⱼ = Σ↓ z̄` (summed over the
+//! axes `cⱼ` was broadcast along); `Āₖ = z̄·Bₖᵀ` and `B̄ₖ = Aₖᵀ·z̄`, each only if needed, a 2-D
+//! `Bₖ`'s kept as its operands ([`TensorTangent::Outer`]), as [`matmul`](Tensor::matmul)'s.
+//!
+//! Products of other ranks or shapes, and biases that widen the result, are computed by the
+//! unfused ops (same values, same errors); the pullback is the same for both.
+
+use super::arith::binary_given;
+use super::matmul::matmul_tangents;
+use super::slot;
+use crate::TangentVector;
+use crate::tensor::shape::broadcast_shape;
+use crate::tensor::{Backend, MatmulSpec, Shape, Tensor, TensorTangent};
+use adjoint_backend::{BinaryOp, UnaryOp};
+
+/// The activation applied after the sum.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Epilogue {
+    /// `y = z`.
+    Identity,
+    /// `y = tanh z`; `z̄ = ȳ·(1 − y²)`.
+    Tanh,
+    /// `y = 1/(1 + e⁻ᶻ)`; `z̄ = ȳ·y(1 − y)`.
+    Sigmoid,
+    /// `y = max(z, 0)`; `z̄ = ȳ·𝟙(y > 0)` (0 at 0).
+    Relu,
+}
+
+impl Epilogue {
+    /// The activation's op, `None` for the identity.
+    fn op(self) -> Option<UnaryOp> {
+        match self {
+            Epilogue::Identity => None,
+            Epilogue::Tanh => Some(UnaryOp::Tanh),
+            Epilogue::Sigmoid => Some(UnaryOp::Sigmoid),
+            Epilogue::Relu => Some(UnaryOp::Relu),
+        }
+    }
+
+    /// The kernel of `z̄` from `(y, ȳ)`, `None` for the identity (`z̄ = ȳ`).
+    fn grad(self) -> Option<(BinaryOp, &'static str)> {
+        match self {
+            Epilogue::Identity => None,
+            Epilogue::Tanh => Some((BinaryOp::TanhGrad, "tanh")),
+            Epilogue::Sigmoid => Some((BinaryOp::SigmoidGrad, "sigmoid")),
+            // `ȳ·(a > 0 ? 1 : 0)` with `a = y`: `y > 0` exactly where `z > 0`.
+            Epilogue::Relu => Some((BinaryOp::LeakyReluGrad(0.0), "relu")),
+        }
+    }
+}
+
+/// Rule of `f(Σₖ leaves[2k]·leaves[2k+1] + Σ leaves[2·products..])` (see the module docs):
+/// the value and the pullback to the tangents of all `N` leaves.
+///
+/// # Panics
+/// If `products` is 0 or more than `N / 2`; if the shapes or dtypes do not fit (with the
+/// message of the op they do not fit: `matmul` or `add`).
+#[track_caller]
+pub(crate) fn affine_rule<B: Backend, const N: usize>(
+    leaves: [Tensor<B>; N],
+    products: usize,
+    act: Epilogue,
+    needs: [bool; N],
+) -> (
+    Tensor<B>,
+    impl FnOnce(TensorTangent<B>) -> [TensorTangent<B>; N] + use<B, N>,
+) {
+    assert!(
+        (1..=N / 2).contains(&products),
+        "affine_rule: {products} products of {N} leaves"
+    );
+    let refs = leaves.each_ref();
+    let y = match fast_shape(&refs, products) {
+        Some([m, n]) => fused(&refs, products, act, [m, n]),
+        None => unfused(&refs, products, act),
+    };
+    let any = needs.iter().any(|&n| n);
+    let saved_y = (any && act.grad().is_some()).then(|| y.clone());
+    let mut i = 0;
+    let saved: [Saved<B>; N] = leaves.map(|leaf| {
+        i += 1;
+        Saved::of(leaf, i - 1, products, needs)
+    });
+    (y, move |d: TensorTangent<B>| {
+        let d = d.settled();
+        let dz = match (act.grad(), saved_y) {
+            (Some((op, name)), Some(y)) => {
+                super::slot_owned(true, d, |d| binary_given((&y).into(), d.into(), op, name))
+            }
+            _ => d,
+        };
+        let mut out: [TensorTangent<B>; N] = std::array::from_fn(|_| TensorTangent::Zero);
+        for k in 0..products {
+            let (a, b) = (2 * k, 2 * k + 1);
+            let needs = [needs[a], needs[b]];
+            if !needs[0] && !needs[1] {
+                continue;
+            }
+            let (sa, sb) = (saved[a].shape(), saved[b].shape());
+            // The product's own tangent, where the sum broadcast it wider.
+            let widened;
+            let dk = match &dz {
+                TensorTangent::Dense(t) if !is_product_shape(t.shape(), sa, sb) => {
+                    widened = TensorTangent::Dense(t.sum_to(&product_shape(sa, sb)));
+                    &widened
+                }
+                other => other,
+            };
+            let (da, db) =
+                matmul_tangents(dk, [saved[a].tensor(), saved[b].tensor()], [sa, sb], needs);
+            (out[a], out[b]) = (da, db);
+        }
+        for j in 2 * products..N {
+            out[j] = slot(needs[j], &dz, |d| d.sum_to(saved[j].shape()));
+        }
+        out
+    })
+}
+
+/// What the pullback keeps of a leaf: the tensor where its partner in a product needs a
+/// tangent (a factor's tangent is computed from the other factor), else its shape where it
+/// needs one itself, else nothing.
+enum Saved<B: Backend> {
+    Tensor(Tensor<B>),
+    Shape(Shape),
+    Nothing,
+}
+
+impl<B: Backend> Saved<B> {
+    /// What to keep of leaf `i`.
+    fn of<const N: usize>(leaf: Tensor<B>, i: usize, products: usize, needs: [bool; N]) -> Self {
+        if i < 2 * products && needs[i ^ 1] {
+            Saved::Tensor(leaf)
+        } else if needs[i] {
+            Saved::Shape(leaf.shape_owned())
+        } else {
+            Saved::Nothing
+        }
+    }
+
+    fn tensor(&self) -> Option<&Tensor<B>> {
+        match self {
+            Saved::Tensor(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The leaf's shape (kept whenever its tangent or its partner's is needed).
+    fn shape(&self) -> &[usize] {
+        match self {
+            Saved::Tensor(t) => t.shape(),
+            Saved::Shape(s) => s,
+            Saved::Nothing => &[],
+        }
+    }
+}
+
+/// Whether `out` is the shape of the product of matrices of shapes `a` and `b`.
+fn is_product_shape(out: &[usize], a: &[usize], b: &[usize]) -> bool {
+    if let ([m, _], [_, n]) = (a, b) {
+        return out == [*m, *n];
+    }
+    out == product_shape(a, b).as_slice()
+}
+
+/// `[…, m, k]·[…, k, n]` → `[…, m, n]` (batch axes broadcast), for shapes `matmul` accepted.
+fn product_shape(a: &[usize], b: &[usize]) -> Shape {
+    let (ra, rb) = (a.len(), b.len());
+    let mut out = Shape::from_slice(
+        &broadcast_shape("matmul", &a[..ra - 2], &b[..rb - 2]).expect("validated by matmul"),
+    );
+    out.extend_from_slice(&[a[ra - 2], b[rb - 1]]);
+    out
+}
+
+/// `[m, n]` when every product is 2-D with that result, every bias broadcasts into it without
+/// widening it, and all leaves have one float dtype: the case [`fused`] computes.
+fn fast_shape<B: Backend, const N: usize>(
+    leaves: &[&Tensor<B>; N],
+    products: usize,
+) -> Option<[usize; 2]> {
+    let dtype = leaves[0].dtype();
+    if !dtype.is_float() || leaves.iter().any(|t| t.dtype() != dtype) {
+        return None;
+    }
+    let (m, n) = (leaves[0].shape().first()?, leaves[1].shape().get(1)?);
+    let (m, n) = (*m, *n);
+    let fits_product = |a: &[usize], b: &[usize]| {
+        a.len() == 2 && b.len() == 2 && a[1] == b[0] && a[0] == m && b[1] == n
+    };
+    let products_fit =
+        (0..products).all(|k| fits_product(leaves[2 * k].shape(), leaves[2 * k + 1].shape()));
+    let biases_fit = leaves[2 * products..]
+        .iter()
+        .all(|c| broadcast_shape("add", c.shape(), &[m, n]).is_ok_and(|s| s.as_slice() == [m, n]));
+    (products_fit && biases_fit).then_some([m, n])
+}
+
+/// The fused case: the products summed into one new buffer, the biases added and the
+/// activation applied in it.
+fn fused<B: Backend, const N: usize>(
+    leaves: &[&Tensor<B>; N],
+    products: usize,
+    act: Epilogue,
+    [m, n]: [usize; 2],
+) -> Tensor<B> {
+    let spec = |k: usize| MatmulSpec {
+        batch: 1,
+        m,
+        k: leaves[2 * k].shape()[1],
+        n,
+        lhs_batch_stride: 0,
+        rhs_batch_stride: 0,
+        lhs_transposed: false,
+        rhs_transposed: false,
+    };
+    let (a, b) = (leaves[0].storage(), leaves[1].storage());
+    let mut z = B::matmul(a, b, &spec(0));
+    for k in 1..products {
+        let (a, b) = (leaves[2 * k].storage(), leaves[2 * k + 1].storage());
+        B::matmul_acc(a, b, &spec(k), &mut z);
+    }
+    for c in &leaves[2 * products..] {
+        if c.len() == m * n {
+            // Broadcast only along axes of size 1: the elements line up.
+            B::binary_assign(BinaryOp::Add, &mut z, c.storage(), true);
+        } else {
+            // `[n]`, `[1]`, `[]` or a 2-D `[p, q]`, as a 2-D shape aligned with `[m, n]`.
+            let shape = match *c.shape() {
+                [p, q] => [p, q],
+                [q] => [1, q],
+                _ => [1, 1],
+            };
+            z = B::binary(BinaryOp::Add, (&z, &[m, n]), (c.storage(), &shape), &[m, n]);
+        }
+    }
+    if let Some(op) = act.op() {
+        B::unary_assign(op, &mut z);
+    }
+    Tensor::from_storage(z, [m, n])
+}
+
+/// Any other case, by the unfused ops (which report what does not fit).
+#[track_caller]
+fn unfused<B: Backend, const N: usize>(
+    leaves: &[&Tensor<B>; N],
+    products: usize,
+    act: Epilogue,
+) -> Tensor<B> {
+    let mut z = leaves[0].matmul(leaves[1]);
+    for k in 1..products {
+        z = z + leaves[2 * k].matmul(leaves[2 * k + 1]);
+    }
+    for &c in &leaves[2 * products..] {
+        z = z + c;
+    }
+    match act {
+        Epilogue::Identity => z,
+        Epilogue::Tanh => z.tanh(),
+        Epilogue::Sigmoid => z.sigmoid(),
+        Epilogue::Relu => z.relu(),
+    }
+}

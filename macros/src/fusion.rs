@@ -1,0 +1,258 @@
+//! Fusing affine expressions: `f(a.matmul(b) + c.matmul(d) + e)` becomes one rule.
+//!
+//! An RNN cell `(h.matmul(w) + x.matmul(u) + b).tanh()` or a layer `x.matmul(w) + b` is up to
+//! six ops, each with its own buffer, checks and pullback record; on small tensors that fixed
+//! cost is most of the time. An expression of this form (see [`affine`]) is lowered as one
+//! rule node over its operands (the *leaves*: the factors of each product, then the other
+//! terms). Its call is a site (`core/src/__private/fused.rs`) where method lookup picks the
+//! fused tensor op, or, for operands of other types, a closure with the rules the expression
+//! would have had unfused, written out here ([`Lowering::affine`]).
+//!
+//! The products must come first (`b + x.matmul(w)` is left alone), and sums keep their
+//! association in the unfused rules; the fused op adds the products, then the other terms.
+
+use crate::lower::{Lowering, is_inactive};
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, Ident, parse_quote};
+
+/// The activations fused after the sum, by method name (and their `Epilogue` variant).
+const ACTIVATIONS: &[(&str, &str)] = &[("tanh", "Tanh"), ("sigmoid", "Sigmoid"), ("relu", "Relu")];
+
+/// At most this many products and other terms (the site has rules for up to 8 operands).
+const MAX_PRODUCTS: usize = 3;
+const MAX_BIASES: usize = 2;
+
+/// An expression `act(Σ receiver.matmul(arg) + Σ bias)`.
+pub(crate) struct Affine<'a> {
+    /// `(receiver, argument, the method's span)` of each product, in order.
+    products: Vec<(&'a Expr, &'a Expr, Span)>,
+    /// The other terms, after the products.
+    biases: Vec<&'a Expr>,
+    /// The span of each `+`, left to right.
+    pluses: Vec<Span>,
+    /// The activation method and its `Epilogue` variant.
+    act: Option<(&'a Ident, &'static str)>,
+}
+
+/// `e` without parentheses and invisible groups around it.
+fn bare(mut e: &Expr) -> &Expr {
+    loop {
+        match e {
+            Expr::Paren(p) => e = &p.expr,
+            Expr::Group(g) => e = &g.expr,
+            _ => return e,
+        }
+    }
+}
+
+/// The terms of a sum `t₀ + t₁ + …` and its `+` spans, in order.
+fn terms<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>, pluses: &mut Vec<Span>) {
+    match bare(e) {
+        Expr::Binary(b) if matches!(b.op, BinOp::Add(_)) => {
+            terms(&b.left, out, pluses);
+            pluses.push(b.op.span());
+            terms(&b.right, out, pluses);
+        }
+        other => out.push(other),
+    }
+}
+
+/// `receiver.matmul(arg)` of a term, if it is one.
+fn product(e: &Expr) -> Option<(&Expr, &Expr, Span)> {
+    match e {
+        Expr::MethodCall(m)
+            if m.method == "matmul" && m.args.len() == 1 && m.turbofish.is_none() =>
+        {
+            let arg = &m.args[0];
+            let mutable = matches!(arg, Expr::Reference(r) if r.mutability.is_some());
+            (!mutable).then(|| (&*m.receiver, arg, m.method.span()))
+        }
+        _ => None,
+    }
+}
+
+/// The affine expression `e` is, if it is one worth fusing: at least one product, the
+/// products before the other terms, and at least two ops in all.
+pub(crate) fn affine(e: &Expr) -> Option<Affine<'_>> {
+    let (sum, act) = match e {
+        Expr::MethodCall(m) if m.args.is_empty() && m.turbofish.is_none() => {
+            let (_, variant) = ACTIVATIONS.iter().find(|(name, _)| m.method == name)?;
+            (&*m.receiver, Some((&m.method, *variant)))
+        }
+        _ => (e, None),
+    };
+    let (mut all, mut pluses) = (Vec::new(), Vec::new());
+    terms(sum, &mut all, &mut pluses);
+    let count = all.iter().take_while(|t| product(t).is_some()).count();
+    let products: Vec<_> = all[..count].iter().filter_map(|t| product(t)).collect();
+    let biases = all[count..].to_vec();
+    let ops = products.len() + pluses.len() + usize::from(act.is_some());
+    let fits = !products.is_empty()
+        && products.len() <= MAX_PRODUCTS
+        && biases.len() <= MAX_BIASES
+        && biases.iter().all(|t| product(t).is_none())
+        && ops >= 2;
+    fits.then_some(Affine {
+        products,
+        biases,
+        pluses,
+        act,
+    })
+}
+
+impl Lowering<'_> {
+    /// Lowers an [`affine`] expression: one rule over its leaves, whose call is the fused
+    /// site with the unfused rules as its fallback.
+    pub(crate) fn affine(&mut self, pattern: Affine<'_>) -> (Expr, crate::graph::Act) {
+        let Affine {
+            products,
+            biases,
+            pluses,
+            act,
+        } = pattern;
+        let (mut leaves, mut acts, mut spans) = (Vec::new(), Vec::new(), Vec::new());
+        // The expression rebuilt from the lowered leaves: the value where no tangent is needed.
+        let mut rebuilt_terms: Vec<TokenStream> = Vec::new();
+        for &(receiver, arg, span) in &products {
+            let (r, ra) = self.expr(receiver);
+            let (a, aa) = self.expr(arg);
+            let method = Ident::new("matmul", span);
+            rebuilt_terms.push(quote!((#r).#method(#a)));
+            leaves.push(quote!(&(#r)));
+            leaves.push(quote!(#a));
+            acts.extend([ra, aa]);
+            spans.extend([receiver.span(), arg.span()]);
+        }
+        for &bias in &biases {
+            let (c, ca) = self.expr(bias);
+            rebuilt_terms.push(quote!((#c)));
+            leaves.push(self.operand(bias, &c));
+            acts.push(ca);
+            spans.push(bias.span());
+        }
+        let sum = rebuilt_terms
+            .iter()
+            .skip(1)
+            .fold(rebuilt_terms[0].clone(), |s, t| quote!((#s + #t)));
+        let rebuilt: Expr = match act {
+            Some((method, _)) => parse_quote!((#sum).#method()),
+            None => parse_quote!(#sum),
+        };
+        if acts.iter().all(is_inactive) {
+            return (rebuilt, crate::graph::Act::Inactive);
+        }
+        let span = act.map_or(products[0].2, |(method, _)| method.span());
+        let count = products.len();
+        let epilogue = format_ident!("{}", act.map_or("Identity", |(_, variant)| variant));
+        let plain = plain_rules(&products, biases.len(), &pluses, act.map(|(m, _)| m));
+        self.rule(acts, spans, span, rebuilt, |n| {
+            quote_spanned!(span=> {
+                #[allow(unused_imports)]
+                use ::adjoint::__private::FusedPlain as _;
+                ::adjoint::__private::fused((#(#leaves,)*), [#(#n),*], #plain)
+                    .operands()
+                    .rule(#count, ::adjoint::__private::Epilogue::#epilogue)
+            })
+        })
+    }
+}
+
+/// The closure of the unfused rules over the leaves `__l0, __l1, …` and their needs `__n`:
+/// the products, the sums left to right, the activation, and a pullback from the result's
+/// tangent to one tangent per leaf, as the unfused lowering would have emitted them. Only the
+/// method names carry the user's spans (errors point at the `matmul`, `+` or `tanh` written);
+/// the local names are all call-site, so that they resolve alike in code made by `macro_rules!`.
+fn plain_rules(
+    products: &[(&Expr, &Expr, Span)],
+    biases: usize,
+    pluses: &[Span],
+    act: Option<&Ident>,
+) -> TokenStream {
+    let leaves = 2 * products.len() + biases;
+    let l: Vec<Ident> = (0..leaves).map(|i| format_ident!("__l{}", i)).collect();
+    let needs = |range: std::ops::Range<usize>| {
+        let flags = range.map(|i| quote!(__n[#i]));
+        quote!((false #(|| #flags)*))
+    };
+    let mut forward = Vec::new();
+    let mut backward = Vec::new();
+    // Each term's value and the leaves it covers.
+    let mut terms: Vec<(TokenStream, std::ops::Range<usize>)> = Vec::new();
+    for (k, &(_, _, span)) in products.iter().enumerate() {
+        let (a, b) = (&l[2 * k], &l[2 * k + 1]);
+        let (p, q) = (format_ident!("__p{}", k), format_ident!("__q{}", k));
+        let method = Ident::new("matmul_vjp_full", span);
+        let n = [needs(2 * k..2 * k + 1), needs(2 * k + 1..2 * k + 2)];
+        forward.push(quote!(let (#p, #q) = #a.#method(#b, [#(#n),*]);));
+        terms.push((quote!(#p), 2 * k..2 * k + 2));
+    }
+    for j in 0..biases {
+        let i = 2 * products.len() + j;
+        let leaf = &l[i];
+        terms.push((quote!(#leaf), i..i + 1));
+    }
+    // The sums, left to right; their pullbacks run right to left.
+    let t: Vec<Ident> = (0..terms.len())
+        .map(|i| format_ident!("__t{}", i))
+        .collect();
+    let first = &terms[0].0;
+    forward.push(quote!(let __s = #first;));
+    for (i, (value, range)) in terms.iter().enumerate().skip(1) {
+        let r = format_ident!("__r{}", i);
+        let (left, right) = (needs(0..range.start), needs(range.clone()));
+        let add = Ident::new("add_vjp", pluses[i - 1]);
+        forward.push(quote!(
+            let (__s, #r) = ::adjoint::__private::AddRule::#add(__s, #value, [#left, #right]);
+        ));
+    }
+    let all = needs(0..leaves);
+    let result = match act {
+        Some(method) => {
+            let rule = crate::names::full_method(method);
+            forward.push(quote!(let (__y, __ra) = __s.#rule([#all]);));
+            backward.push(quote!(
+                let (__d,) = __ra(__d);
+                let __d = ::adjoint::__private::settled(::adjoint::__private::arg_tangent(__d));
+            ));
+            quote!(__y)
+        }
+        None => quote!(__s),
+    };
+    for i in (1..terms.len()).rev() {
+        let (r, ti) = (format_ident!("__r{}", i), &t[i]);
+        backward.push(quote!(
+            let (__d, #ti) = #r(__d);
+            let __d = ::adjoint::__private::settled(::adjoint::__private::arg_tangent(__d));
+        ));
+    }
+    let t0 = &t[0];
+    backward.push(quote!(let #t0 = __d;));
+    let mut out: Vec<TokenStream> = Vec::new();
+    for (k, (ti, _)) in t.iter().zip(&terms).enumerate() {
+        if k < products.len() {
+            let q = format_ident!("__q{}", k);
+            let (ga, gb) = (
+                format_ident!("__g{}", 2 * k),
+                format_ident!("__g{}", 2 * k + 1),
+            );
+            let d = if k == 0 {
+                quote!(#ti)
+            } else {
+                quote!(::adjoint::__private::settled(::adjoint::__private::arg_tangent(#ti)))
+            };
+            backward.push(quote!(let (#ga, #gb) = #q(#d);));
+            out.extend([quote!(#ga), quote!(#gb)]);
+        } else {
+            out.push(quote!(#ti));
+        }
+    }
+    quote!(|(#(#l,)*), __n: [bool; #leaves]| {
+        #(#forward)*
+        (#result, move |__d| {
+            #(#backward)*
+            (#(#out,)*)
+        })
+    })
+}
