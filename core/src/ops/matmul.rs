@@ -87,7 +87,8 @@ pub(crate) fn matmul_tangents<B: Backend>(
     needs: [bool; 2],
 ) -> (TensorTangent<B>, TensorTangent<B>) {
     let da = slot(needs[0], d, |d| {
-        gemm(d, false, keep_b.expect("kept"), true).sum_to(sa)
+        let da = gemm(d, false, keep_b.expect("kept"), true);
+        if da.shape() == sa { da } else { da.sum_to(sa) }
     });
     let db = match (d, keep_a) {
         (TensorTangent::Dense(d), Some(a)) if sb.len() == 2 => {

@@ -32,14 +32,27 @@ fn pending_limit([m, n]: [usize; 2]) -> usize {
 /// [`TensorTangent`](super::TensorTangent) calls).
 #[derive(Clone, Debug)]
 pub struct OuterSum<B: Backend> {
-    /// What was already multiplied out.
-    dense: Option<Tensor<B>>,
-    /// The pending pairs `(Aᵢ, Gᵢ)`.
-    pairs: Vec<(Tensor<B>, Tensor<B>)>,
-    /// `Σ kᵢ` over the pending pairs.
-    rows: usize,
-    /// `[m, n]`.
-    shape: [usize; 2],
+    terms: Terms<B>,
+}
+
+/// The terms of an [`OuterSum`]. A matmul pullback makes one product, which an accumulator
+/// either takes as it is (the first) or absorbs (the others): only a sum of several holds a
+/// list, so the product of each loop iteration allocates nothing.
+#[derive(Clone, Debug)]
+enum Terms<B: Backend> {
+    /// One product `aᵀ·g`.
+    One(Tensor<B>, Tensor<B>),
+    /// `dense + Σ pairs`.
+    Many {
+        /// What was already multiplied out.
+        dense: Option<Tensor<B>>,
+        /// The pending pairs `(Aᵢ, Gᵢ)`.
+        pairs: Vec<(Tensor<B>, Tensor<B>)>,
+        /// `Σ kᵢ` over the pending pairs.
+        rows: usize,
+        /// `[m, n]`.
+        shape: [usize; 2],
+    },
 }
 
 impl<B: Backend> OuterSum<B> {
@@ -57,60 +70,108 @@ impl<B: Backend> OuterSum<B> {
             return TensorTangent::Dense(gemm(&a, true, &g, false));
         }
         TensorTangent::Outer(OuterSum {
-            dense: None,
-            rows: k,
-            pairs: vec![(a, g)],
-            shape,
+            terms: Terms::One(a, g),
         })
     }
 
     /// The shape `[m, n]` of the sum.
     pub fn shape(&self) -> [usize; 2] {
-        self.shape
+        match &self.terms {
+            Terms::One(a, g) => [a.shape()[1], g.shape()[1]],
+            Terms::Many { shape, .. } => *shape,
+        }
     }
 
     /// The dtype and device of the terms.
     fn kind(&self) -> (DType, B::Device) {
-        let t = (self.dense.as_ref())
-            .or(self.pairs.first().map(|(a, _)| a))
-            .expect("an OuterSum holds at least one product (it is made from one)");
+        let t = match &self.terms {
+            Terms::One(a, _) => a,
+            Terms::Many { dense, pairs, .. } => (dense.as_ref())
+                .or(pairs.first().map(|(a, _)| a))
+                .expect("an OuterSum holds at least one product (it is made from one)"),
+        };
         (t.dtype(), t.device())
     }
 
     /// Whether `other` is a sum of the same shape, dtype and device (so that the two can be
     /// merged without computing either).
     pub(crate) fn matches(&self, other: &Self) -> bool {
-        self.shape == other.shape && self.kind() == other.kind()
+        self.shape() == other.shape() && self.kind() == other.kind()
     }
 
     /// Adds the pending pairs and dense part of `other` (same shape, dtype and device).
     pub(crate) fn absorb(&mut self, other: Self) {
-        for (a, g) in other.pairs {
-            self.push(a, g);
+        match other.terms {
+            Terms::One(a, g) => self.push(a, g),
+            Terms::Many { dense, pairs, .. } => {
+                for (a, g) in pairs {
+                    self.push(a, g);
+                }
+                if let Some(d) = dense {
+                    self.add_dense(d);
+                }
+            }
         }
-        if let Some(d) = other.dense {
-            self.add_dense(d);
+    }
+
+    /// The terms as a list, to add to.
+    fn many(
+        &mut self,
+    ) -> (
+        &mut Option<Tensor<B>>,
+        &mut Vec<(Tensor<B>, Tensor<B>)>,
+        &mut usize,
+    ) {
+        if let Terms::One(a, _) = &self.terms {
+            let rows = a.shape()[0];
+            let shape = self.shape();
+            let Terms::One(a, g) = std::mem::replace(
+                &mut self.terms,
+                Terms::Many {
+                    dense: None,
+                    pairs: Vec::new(),
+                    rows,
+                    shape,
+                },
+            ) else {
+                unreachable!("matched above")
+            };
+            if let Terms::Many { pairs, .. } = &mut self.terms {
+                // Room for a loop's worth of steps without regrowing at each of the first.
+                pairs.reserve(16);
+                pairs.push((a, g));
+            }
+        }
+        match &mut self.terms {
+            Terms::Many {
+                dense, pairs, rows, ..
+            } => (dense, pairs, rows),
+            Terms::One(..) => unreachable!("made a list above"),
         }
     }
 
     /// Adds `aᵀ·g`, multiplying the pending pairs out first if keeping `a` and `g` too would
     /// pass the cap (and `aᵀ·g` itself if its operands alone would).
     fn push(&mut self, a: Tensor<B>, g: Tensor<B>) {
-        let [m, n] = self.shape;
+        let shape = self.shape();
+        let [m, n] = shape;
         let k = a.shape()[0];
-        if (self.rows + k) * (m + n) > pending_limit(self.shape) {
+        let (_, _, rows) = self.many();
+        if (*rows + k) * (m + n) > pending_limit(shape) {
             self.flush();
-            if k * (m + n) > pending_limit(self.shape) {
+            if k * (m + n) > pending_limit(shape) {
                 return self.add_dense(gemm(&a, true, &g, false));
             }
         }
-        self.rows += k;
-        self.pairs.push((a, g));
+        let (_, pairs, rows) = self.many();
+        *rows += k;
+        pairs.push((a, g));
     }
 
     /// Adds an `[m, n]` tensor to the dense part.
     fn add_dense(&mut self, t: Tensor<B>) {
-        self.dense = Some(match self.dense.take() {
+        let (dense, _, _) = self.many();
+        *dense = Some(match dense.take() {
             Some(d) => d + t,
             None => t,
         });
@@ -119,8 +180,9 @@ impl<B: Backend> OuterSum<B> {
     /// Multiplies the pending pairs out into the dense part: one product over the stacked
     /// operands.
     fn flush(&mut self) {
-        let pairs = std::mem::take(&mut self.pairs);
-        self.rows = 0;
+        let (_, pairs, rows) = self.many();
+        let pairs = std::mem::take(pairs);
+        *rows = 0;
         let product = match pairs.as_slice() {
             [] => return,
             [(a, g)] => gemm(a, true, g, false),
@@ -139,16 +201,18 @@ impl<B: Backend> OuterSum<B> {
 
     /// The sum as one `[m, n]` tensor.
     pub fn to_tensor(&self) -> Tensor<B> {
-        let mut sum = self.clone();
-        sum.flush();
-        sum.dense
-            .expect("an OuterSum holds at least one product (it is made from one)")
+        self.clone().into_tensor()
     }
 
     /// The sum as one `[m, n]` tensor, reusing this sum's buffers.
     pub fn into_tensor(mut self) -> Tensor<B> {
+        if let Terms::One(a, g) = &self.terms {
+            return gemm(a, true, g, false);
+        }
         self.flush();
-        self.dense
+        let (dense, _, _) = self.many();
+        dense
+            .take()
             .expect("an OuterSum holds at least one product (it is made from one)")
     }
 }
@@ -175,7 +239,8 @@ mod tests {
         let p2 = OuterSum::tangent(t(vec![1., -1.], &[1, 2]), t(vec![1., 0., 2.], &[1, 3]));
         let sum = p1.plus(p2);
         assert!(
-            matches!(&sum, TensorTangent::Outer(s) if s.shape() == [2, 3] && s.pairs.len() == 2)
+            matches!(&sum, TensorTangent::Outer(s) if s.shape() == [2, 3]
+            && matches!(&s.terms, Terms::Many { pairs, .. } if pairs.len() == 2))
         );
         assert_eq!(sum.unwrap().to_vec_f64(), vec![4., 4., 7., 5., 8., 8.]);
     }
@@ -191,7 +256,9 @@ mod tests {
             acc.plus_assign(OuterSum::tangent(a, g));
         }
         match &acc {
-            TensorTangent::Outer(s) => assert!(s.dense.is_some() && s.rows == 300),
+            TensorTangent::Outer(OuterSum {
+                terms: Terms::Many { dense, rows, .. },
+            }) => assert!(dense.is_some() && *rows == 300),
             other => panic!("expected a sum of products, got {other:?}"),
         }
         assert_eq!(acc.unwrap().to_vec_f64(), want.to_vec_f64());
