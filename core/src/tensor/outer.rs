@@ -43,16 +43,20 @@ enum Terms<B: Backend> {
     /// One product `aᵀ·g`.
     One(Tensor<B>, Tensor<B>),
     /// `dense + Σ pairs`.
-    Many {
-        /// What was already multiplied out.
-        dense: Option<Tensor<B>>,
-        /// The pending pairs `(Aᵢ, Gᵢ)`.
-        pairs: Vec<(Tensor<B>, Tensor<B>)>,
-        /// `Σ kᵢ` over the pending pairs.
-        rows: usize,
-        /// `[m, n]`.
-        shape: [usize; 2],
-    },
+    Many(Many<B>),
+}
+
+/// A sum of several products: `dense + Σ pairs`.
+#[derive(Clone, Debug)]
+struct Many<B: Backend> {
+    /// What was already multiplied out.
+    dense: Option<Tensor<B>>,
+    /// The pending pairs `(Aᵢ, Gᵢ)`.
+    pairs: Vec<(Tensor<B>, Tensor<B>)>,
+    /// `Σ kᵢ` over the pending pairs.
+    rows: usize,
+    /// `[m, n]`.
+    shape: [usize; 2],
 }
 
 impl<B: Backend> OuterSum<B> {
@@ -78,7 +82,7 @@ impl<B: Backend> OuterSum<B> {
     pub fn shape(&self) -> [usize; 2] {
         match &self.terms {
             Terms::One(a, g) => [a.shape()[1], g.shape()[1]],
-            Terms::Many { shape, .. } => *shape,
+            Terms::Many(many) => many.shape,
         }
     }
 
@@ -86,8 +90,8 @@ impl<B: Backend> OuterSum<B> {
     fn kind(&self) -> (DType, B::Device) {
         let t = match &self.terms {
             Terms::One(a, _) => a,
-            Terms::Many { dense, pairs, .. } => (dense.as_ref())
-                .or(pairs.first().map(|(a, _)| a))
+            Terms::Many(many) => (many.dense.as_ref())
+                .or(many.pairs.first().map(|(a, _)| a))
                 .expect("an OuterSum holds at least one product (it is made from one)"),
         };
         (t.dtype(), t.device())
@@ -103,7 +107,7 @@ impl<B: Backend> OuterSum<B> {
     pub(crate) fn absorb(&mut self, other: Self) {
         match other.terms {
             Terms::One(a, g) => self.push(a, g),
-            Terms::Many { dense, pairs, .. } => {
+            Terms::Many(Many { dense, pairs, .. }) => {
                 for (a, g) in pairs {
                     self.push(a, g);
                 }
@@ -115,37 +119,28 @@ impl<B: Backend> OuterSum<B> {
     }
 
     /// The terms as a list, to add to.
-    fn many(
-        &mut self,
-    ) -> (
-        &mut Option<Tensor<B>>,
-        &mut Vec<(Tensor<B>, Tensor<B>)>,
-        &mut usize,
-    ) {
+    fn many(&mut self) -> &mut Many<B> {
         if let Terms::One(a, _) = &self.terms {
-            let rows = a.shape()[0];
-            let shape = self.shape();
-            let Terms::One(a, g) = std::mem::replace(
-                &mut self.terms,
-                Terms::Many {
-                    dense: None,
-                    pairs: Vec::new(),
-                    rows,
-                    shape,
-                },
-            ) else {
-                unreachable!("matched above")
-            };
-            if let Terms::Many { pairs, .. } = &mut self.terms {
+            let mut many = Many {
+                dense: None,
                 // Room for a loop's worth of steps without regrowing at each of the first.
-                pairs.reserve(16);
-                pairs.push((a, g));
+                pairs: Vec::with_capacity(16),
+                rows: a.shape()[0],
+                shape: self.shape(),
+            };
+            let placeholder = Terms::Many(Many {
+                dense: None,
+                pairs: Vec::new(),
+                rows: 0,
+                shape: many.shape,
+            });
+            if let Terms::One(a, g) = std::mem::replace(&mut self.terms, placeholder) {
+                many.pairs.push((a, g));
             }
+            self.terms = Terms::Many(many);
         }
         match &mut self.terms {
-            Terms::Many {
-                dense, pairs, rows, ..
-            } => (dense, pairs, rows),
+            Terms::Many(many) => many,
             Terms::One(..) => unreachable!("made a list above"),
         }
     }
@@ -156,21 +151,20 @@ impl<B: Backend> OuterSum<B> {
         let shape = self.shape();
         let [m, n] = shape;
         let k = a.shape()[0];
-        let (_, _, rows) = self.many();
-        if (*rows + k) * (m + n) > pending_limit(shape) {
+        if (self.many().rows + k) * (m + n) > pending_limit(shape) {
             self.flush();
             if k * (m + n) > pending_limit(shape) {
                 return self.add_dense(gemm(&a, true, &g, false));
             }
         }
-        let (_, pairs, rows) = self.many();
-        *rows += k;
-        pairs.push((a, g));
+        let many = self.many();
+        many.rows += k;
+        many.pairs.push((a, g));
     }
 
     /// Adds an `[m, n]` tensor to the dense part.
     fn add_dense(&mut self, t: Tensor<B>) {
-        let (dense, _, _) = self.many();
+        let dense = &mut self.many().dense;
         *dense = Some(match dense.take() {
             Some(d) => d + t,
             None => t,
@@ -180,9 +174,9 @@ impl<B: Backend> OuterSum<B> {
     /// Multiplies the pending pairs out into the dense part: one product over the stacked
     /// operands.
     fn flush(&mut self) {
-        let (_, pairs, rows) = self.many();
-        let pairs = std::mem::take(pairs);
-        *rows = 0;
+        let many = self.many();
+        let pairs = std::mem::take(&mut many.pairs);
+        many.rows = 0;
         let product = match pairs.as_slice() {
             [] => return,
             [(a, g)] => gemm(a, true, g, false),
@@ -210,8 +204,8 @@ impl<B: Backend> OuterSum<B> {
             return gemm(a, true, g, false);
         }
         self.flush();
-        let (dense, _, _) = self.many();
-        dense
+        self.many()
+            .dense
             .take()
             .expect("an OuterSum holds at least one product (it is made from one)")
     }
@@ -240,7 +234,7 @@ mod tests {
         let sum = p1.plus(p2);
         assert!(
             matches!(&sum, TensorTangent::Outer(s) if s.shape() == [2, 3]
-            && matches!(&s.terms, Terms::Many { pairs, .. } if pairs.len() == 2))
+            && matches!(&s.terms, Terms::Many(many) if many.pairs.len() == 2))
         );
         assert_eq!(sum.unwrap().to_vec_f64(), vec![4., 4., 7., 5., 8., 8.]);
     }
@@ -257,8 +251,8 @@ mod tests {
         }
         match &acc {
             TensorTangent::Outer(OuterSum {
-                terms: Terms::Many { dense, rows, .. },
-            }) => assert!(dense.is_some() && *rows == 300),
+                terms: Terms::Many(many),
+            }) => assert!(many.dense.is_some() && many.rows == 300),
             other => panic!("expected a sum of products, got {other:?}"),
         }
         assert_eq!(acc.unwrap().to_vec_f64(), want.to_vec_f64());
