@@ -347,3 +347,59 @@ fn other_types_take_the_unfused_rules() {
         ((gk, gm), gx, gc),
     );
 }
+
+/// A layer as `nn::Linear` writes it, `x·Wᵀ + b` with `W: [out, in]`: the fused op reads `W`
+/// transposed in place, and `W̄ = z̄ᵀ·x` comes out in `W`'s own layout.
+#[differentiable]
+fn layer_fused(x: &Tensor, w: &Tensor, v: &Tensor, u: &Tensor, b: &Tensor) -> Tensor {
+    weigh((x.matmul(&w.t()) + v.matmul(&u.t()) + b).relu())
+}
+
+#[differentiable]
+fn layer_unfused(x: &Tensor, w: &Tensor, v: &Tensor, u: &Tensor, b: &Tensor) -> Tensor {
+    let wt = w.t();
+    let ut = u.t();
+    let p = x.matmul(&wt);
+    let q = v.matmul(&ut);
+    let s = p + q;
+    let s = s + b;
+    let y = s.relu();
+    weigh(y)
+}
+
+#[test]
+fn transposed_weights_match_the_unfused_ops_and_finite_differences() {
+    let params = [
+        t64(&[3, 4], 41),
+        t64(&[5, 4], 42),
+        t64(&[3, 2], 43),
+        t64(&[5, 2], 44),
+        t64(&[5], 45),
+    ];
+    let [x, w, v, u, b] = &params;
+    let (value, g) = value_with_gradient(layer_fused_vjp(x, w, v, u, b));
+    let (want, h) = value_with_gradient(layer_unfused_vjp(x, w, v, u, b));
+    let g = [g.0, g.1, g.2, g.3, g.4].map(TensorTangent::unwrap);
+    let h = [h.0, h.1, h.2, h.3, h.4].map(TensorTangent::unwrap);
+    assert!((value.to_scalar() - want.to_scalar()).abs() < 1e-12);
+    assert_same("layer", &g, &h);
+    let f = |p: &[Tensor]| layer_fused(&p[0], &p[1], &p[2], &p[3], &p[4]).to_scalar();
+    check_against_fd(&f, &params, &g);
+}
+
+/// A batched input with a transposed weight takes the unfused ops (`[2, 3, 4]·[5, 4]ᵀ`), and its
+/// weight tangent is still summed over the batch.
+#[differentiable]
+fn batched_layer(x: &Tensor, w: &Tensor, b: &Tensor) -> Tensor {
+    weigh((x.matmul(&w.t()) + b).tanh())
+}
+
+#[test]
+fn batched_input_with_a_transposed_weight_matches_finite_differences() {
+    let params = [t64(&[2, 3, 4], 51), t64(&[5, 4], 52), t64(&[5], 53)];
+    let [x, w, b] = &params;
+    let (_, g) = value_with_gradient(batched_layer_vjp(x, w, b));
+    let g = [g.0, g.1, g.2].map(TensorTangent::unwrap);
+    let f = |p: &[Tensor]| batched_layer(&p[0], &p[1], &p[2]).to_scalar();
+    check_against_fd(&f, &params, &g);
+}

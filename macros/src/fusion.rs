@@ -1,4 +1,4 @@
-//! Fusing affine expressions: `f(a.matmul(b) + c.matmul(d) + e)` becomes one rule.
+//! Fusing affine expressions: `f(a.matmul(b) + c.matmul(&d.t()) + e)` becomes one rule.
 //!
 //! An RNN cell `(h.matmul(w) + x.matmul(u) + b).tanh()` or a layer `x.matmul(w) + b` is up to
 //! six ops, each with its own buffer, checks and pullback record; on small tensors that fixed
@@ -26,8 +26,8 @@ const MAX_BIASES: usize = 2;
 
 /// An expression `act(Σ receiver.matmul(arg) + Σ bias)`.
 pub(crate) struct Affine<'a> {
-    /// `(receiver, argument, the method's span)` of each product, in order.
-    products: Vec<(&'a Expr, &'a Expr, Span)>,
+    /// Each product, in order.
+    products: Vec<Product<'a>>,
     /// The other terms, after the products.
     biases: Vec<&'a Expr>,
     /// The span of each `+`, left to right.
@@ -59,17 +59,48 @@ fn terms<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>, pluses: &mut Vec<Span>) {
     }
 }
 
-/// `receiver.matmul(arg)` of a term, if it is one.
-fn product(e: &Expr) -> Option<(&Expr, &Expr, Span)> {
-    match e {
-        Expr::MethodCall(m)
-            if m.method == "matmul" && m.args.len() == 1 && m.turbofish.is_none() =>
-        {
-            let arg = &m.args[0];
-            let mutable = matches!(arg, Expr::Reference(r) if r.mutability.is_some());
-            (!mutable).then(|| (&*m.receiver, arg, m.method.span()))
-        }
-        _ => None,
+/// A product `receiver.matmul(arg)`, or `receiver.matmul(&rhs.t())` (`transposed`, with
+/// `rhs` as its right operand: the fused op reads it transposed, without the copy `t()` makes).
+#[derive(Clone, Copy)]
+pub(crate) struct Product<'a> {
+    receiver: &'a Expr,
+    rhs: &'a Expr,
+    transposed: bool,
+    /// The span of `matmul`.
+    span: Span,
+}
+
+/// The product a term is, if it is one.
+fn product(e: &Expr) -> Option<Product<'_>> {
+    let Expr::MethodCall(m) = e else { return None };
+    if m.method != "matmul" || m.args.len() != 1 || m.turbofish.is_some() {
+        return None;
+    }
+    let (receiver, span) = (&*m.receiver, m.method.span());
+    let plain = |rhs| {
+        Some(Product {
+            receiver,
+            rhs,
+            transposed: false,
+            span,
+        })
+    };
+    match &m.args[0] {
+        Expr::Reference(r) if r.mutability.is_some() => None,
+        Expr::Reference(r) => match bare(&r.expr) {
+            Expr::MethodCall(t)
+                if t.method == "t" && t.args.is_empty() && t.turbofish.is_none() =>
+            {
+                Some(Product {
+                    receiver,
+                    rhs: &t.receiver,
+                    transposed: true,
+                    span,
+                })
+            }
+            _ => plain(&m.args[0]),
+        },
+        arg => plain(arg),
     }
 }
 
@@ -115,15 +146,21 @@ impl Lowering<'_> {
         let (mut leaves, mut acts, mut spans) = (Vec::new(), Vec::new(), Vec::new());
         // The expression rebuilt from the lowered leaves: the value where no tangent is needed.
         let mut rebuilt_terms: Vec<TokenStream> = Vec::new();
-        for &(receiver, arg, span) in &products {
-            let (r, ra) = self.expr(receiver);
-            let (a, aa) = self.expr(arg);
-            let method = Ident::new("matmul", span);
-            rebuilt_terms.push(quote!((#r).#method(#a)));
-            leaves.push(quote!(&(#r)));
-            leaves.push(quote!(#a));
+        for p in &products {
+            let (r, ra) = self.expr(p.receiver);
+            let (a, aa) = self.expr(p.rhs);
+            let method = Ident::new("matmul", p.span);
+            if p.transposed {
+                rebuilt_terms.push(quote!((#r).#method(&(#a).t())));
+                leaves.push(quote!(&(#r)));
+                leaves.push(quote!(&(#a)));
+            } else {
+                rebuilt_terms.push(quote!((#r).#method(#a)));
+                leaves.push(quote!(&(#r)));
+                leaves.push(quote!(#a));
+            }
             acts.extend([ra, aa]);
-            spans.extend([receiver.span(), arg.span()]);
+            spans.extend([p.receiver.span(), p.rhs.span()]);
         }
         for &bias in &biases {
             let (c, ca) = self.expr(bias);
@@ -143,8 +180,10 @@ impl Lowering<'_> {
         if acts.iter().all(is_inactive) {
             return (rebuilt, crate::graph::Act::Inactive);
         }
-        let span = act.map_or(products[0].2, |(method, _)| method.span());
+        let span = act.map_or(products[0].span, |(method, _)| method.span());
         let count = products.len();
+        let transposed = (products.iter().enumerate())
+            .fold(0_u32, |mask, (k, p)| mask | u32::from(p.transposed) << k);
         let epilogue = format_ident!("{}", act.map_or("Identity", |(_, variant)| variant));
         let plain = plain_rules(&products, biases.len(), &pluses, act.map(|(m, _)| m));
         self.rule(acts, spans, span, rebuilt, |n| {
@@ -153,7 +192,7 @@ impl Lowering<'_> {
                 use ::adjoint::__private::FusedPlain as _;
                 ::adjoint::__private::fused((#(#leaves,)*), [#(#n),*], #plain)
                     .operands()
-                    .rule(#count, ::adjoint::__private::Epilogue::#epilogue)
+                    .rule(#count, #transposed, ::adjoint::__private::Epilogue::#epilogue)
             })
         })
     }
@@ -165,7 +204,7 @@ impl Lowering<'_> {
 /// method names carry the user's spans (errors point at the `matmul`, `+` or `tanh` written);
 /// the local names are all call-site, so that they resolve alike in code made by `macro_rules!`.
 fn plain_rules(
-    products: &[(&Expr, &Expr, Span)],
+    products: &[Product<'_>],
     biases: usize,
     pluses: &[Span],
     act: Option<&Ident>,
@@ -180,12 +219,20 @@ fn plain_rules(
     let mut backward = Vec::new();
     // Each term's value and the leaves it covers.
     let mut terms: Vec<(TokenStream, std::ops::Range<usize>)> = Vec::new();
-    for (k, &(_, _, span)) in products.iter().enumerate() {
+    for (k, product) in products.iter().enumerate() {
         let (a, b) = (&l[2 * k], &l[2 * k + 1]);
         let (p, q) = (format_ident!("__p{}", k), format_ident!("__q{}", k));
-        let method = Ident::new("matmul_vjp_full", span);
+        let method = Ident::new("matmul_vjp_full", product.span);
         let n = [needs(2 * k..2 * k + 1), needs(2 * k + 1..2 * k + 2)];
-        forward.push(quote!(let (#p, #q) = #a.#method(#b, [#(#n),*]);));
+        if product.transposed {
+            // `a.matmul(&b.t())`: the rule of `t`, then the product with the transpose.
+            let (bt, u) = (format_ident!("__bt{}", k), format_ident!("__u{}", k));
+            let nb = &n[1];
+            forward.push(quote!(let (#bt, #u) = #b.t_vjp_full([#nb]);));
+            forward.push(quote!(let (#p, #q) = #a.#method(&#bt, [#(#n),*]);));
+        } else {
+            forward.push(quote!(let (#p, #q) = #a.#method(#b, [#(#n),*]);));
+        }
         terms.push((quote!(#p), 2 * k..2 * k + 2));
     }
     for j in 0..biases {
@@ -243,6 +290,12 @@ fn plain_rules(
                 quote!(::adjoint::__private::settled(::adjoint::__private::arg_tangent(#ti)))
             };
             backward.push(quote!(let (#ga, #gb) = #q(#d);));
+            if products[k].transposed {
+                let u = format_ident!("__u{}", k);
+                backward.push(quote!(
+                    let (#gb,) = #u(::adjoint::__private::settled(::adjoint::__private::arg_tangent(#gb)));
+                ));
+            }
             out.extend([quote!(#ga), quote!(#gb)]);
         } else {
             out.push(quote!(#ti));

@@ -7,7 +7,7 @@
 //! ```text
 //! fused((&a, b, &c, d, e), [n0, .., n4], |(a, b, c, d, e), n| /* the unfused rules */)
 //!     .operands()
-//!     .rule(2, Epilogue::Tanh)
+//!     .rule(2, 0b00, Epilogue::Tanh)
 //! ```
 //!
 //! The inherent [`Fused::operands`] takes the site by value and exists only when every
@@ -144,19 +144,21 @@ impl<B: Backend, const N: usize> Tensors<B, N>
 where
     [TensorTangent<B>; N]: IntoTuple,
 {
-    /// The fused rule: `products` products first, then the biases.
+    /// The fused rule: `products` products first (product `k` reading its right operand
+    /// transposed if bit `k` of `transposed` is set), then the biases.
     #[inline(always)]
     #[track_caller]
     #[allow(clippy::type_complexity)] // a rule's shape: (value, pullback), as every rule's
     pub fn rule(
         self,
         products: usize,
+        transposed: u32,
         act: Epilogue,
     ) -> (
         Tensor<B>,
         impl FnOnce(TensorTangent<B>) -> <[TensorTangent<B>; N] as IntoTuple>::Tuple + use<B, N>,
     ) {
-        let (y, pullback) = affine_rule(self.0, products, act, self.1);
+        let (y, pullback) = affine_rule(self.0, products, transposed, act, self.1);
         (y, move |d| pullback(d).into_tuple())
     }
 }
@@ -167,7 +169,7 @@ pub struct Plain<L, F, const N: usize>(L, F, [bool; N]);
 impl<L, R, F: FnOnce(L, [bool; N]) -> R, const N: usize> Plain<L, F, N> {
     /// The unfused rules, called on the operands.
     #[inline(always)]
-    pub fn rule(self, _products: usize, _act: Epilogue) -> R {
+    pub fn rule(self, _products: usize, _transposed: u32, _act: Epilogue) -> R {
         (self.1)(self.0, self.2)
     }
 }

@@ -1,5 +1,6 @@
-//! The fused affine map `y = f(Σₖ Aₖ·Bₖ + Σⱼ cⱼ)`: a sum of matrix products and broadcast
-//! terms (biases), then an activation `f` (none, `tanh`, `sigmoid` or `relu`).
+//! The fused affine map `y = f(Σₖ Aₖ·op(Bₖ) + Σⱼ cⱼ)`: a sum of matrix products (`op(B)` is
+//! `B` or, for `a.matmul(&b.t())`, `Bᵀ` read in place) and broadcast terms (biases), then an
+//! activation `f` (none, `tanh`, `sigmoid` or `relu`).
 //!
 //! Nobody calls it by name. `#[differentiable]` code writes the ordinary expression, an RNN
 //! cell `(h.matmul(w) + x.matmul(u) + b).tanh()` or a layer `x.matmul(w) + b`, and the macro
@@ -13,8 +14,9 @@
 //!
 //! Derivative, with `z` the sum and `y = f(z)`: `z̄ = ȳ·f′(z)`, computed from `y` (`1 − y²`,
 //! `y(1 − y)`, `𝟙(y > 0)`) as the activations' own rules do; `c̄ⱼ = Σ↓ z̄` (summed over the
-//! axes `cⱼ` was broadcast along); `Āₖ = z̄·Bₖᵀ` and `B̄ₖ = Aₖᵀ·z̄`, each only if needed, a 2-D
-//! `Bₖ`'s kept as its operands ([`TensorTangent::Outer`]), as [`matmul`](Tensor::matmul)'s.
+//! axes `cⱼ` was broadcast along); `Āₖ = z̄·op(Bₖ)ᵀ` and `B̄ₖ = Aₖᵀ·z̄` (`z̄ᵀ·Aₖ` for a transposed
+//! `Bₖ`: the tangent of `B` as stored), each only if needed, a 2-D `Bₖ`'s kept as its operands
+//! ([`TensorTangent::Outer`]), as [`matmul`](Tensor::matmul)'s.
 //!
 //! Products of other ranks or shapes, and biases that widen the result, are computed by the
 //! unfused ops (same values, same errors); the pullback is the same for both.
@@ -63,7 +65,9 @@ impl Epilogue {
     }
 }
 
-/// Rule of `f(Σₖ leaves[2k]·leaves[2k+1] + Σ leaves[2·products..])` (see the module docs):
+/// Rule of `f(Σₖ leaves[2k]·op(leaves[2k+1]) + Σ leaves[2·products..])` (see the module
+/// docs), where `op(b)` is `bᵀ` (last two axes) if bit `k` of `transposed` is set (the
+/// expression was `a.matmul(&b.t())`: the product reads `b` transposed, with no copy), else `b`:
 /// the value and the pullback to the tangents of all `N` leaves.
 ///
 /// # Panics
@@ -73,6 +77,7 @@ impl Epilogue {
 pub(crate) fn affine_rule<B: Backend, const N: usize>(
     leaves: [Tensor<B>; N],
     products: usize,
+    transposed: u32,
     act: Epilogue,
     needs: [bool; N],
 ) -> (
@@ -84,9 +89,10 @@ pub(crate) fn affine_rule<B: Backend, const N: usize>(
         "affine_rule: {products} products of {N} leaves"
     );
     let refs = leaves.each_ref();
-    let y = match fast_shape(&refs, products) {
-        Some([m, n]) => fused(&refs, products, act, [m, n]),
-        None => unfused(&refs, products, act),
+    let t = move |k: usize| transposed >> k & 1 == 1;
+    let y = match fast_shape(&refs, products, t) {
+        Some([m, n]) => fused(&refs, products, t, act, [m, n]),
+        None => unfused(&refs, products, t, act),
     };
     let any = needs.iter().any(|&n| n);
     let saved_y = (any && act.grad().is_some()).then(|| y.clone());
@@ -121,17 +127,18 @@ pub(crate) fn affine_rule<B: Backend, const N: usize>(
                 continue;
             }
             let (sa, sb) = (saved[a].shape(), saved[b].shape());
+            let op_sb = op_shape(sb, t(k));
             // The product's own tangent, where the sum broadcast it wider.
             let widened;
             let dk = match &dz {
-                TensorTangent::Dense(t) if !is_product_shape(t.shape(), sa, sb) => {
-                    widened = TensorTangent::Dense(t.sum_to(&product_shape(sa, sb)));
+                TensorTangent::Dense(d) if !is_product_shape(d.shape(), sa, &op_sb) => {
+                    widened = TensorTangent::Dense(d.sum_to(&product_shape(sa, &op_sb)));
                     &widened
                 }
                 other => other,
             };
-            let (da, db) =
-                matmul_tangents(dk, [saved[a].tensor(), saved[b].tensor()], [sa, sb], needs);
+            let kept = [saved[a].tensor(), saved[b].tensor()];
+            let (da, db) = matmul_tangents(dk, kept, [sa, sb], needs, t(k));
             (out[a], out[b]) = (da, db);
         }
         for j in 2 * products..N {
@@ -179,6 +186,16 @@ impl<B: Backend> Saved<B> {
     }
 }
 
+/// The shape of `op(b)`: `b`'s with the last two axes swapped if `transposed`.
+fn op_shape(b: &[usize], transposed: bool) -> Shape {
+    let mut s = Shape::from_slice(b);
+    if transposed && s.len() >= 2 {
+        let r = s.len();
+        s.swap(r - 2, r - 1);
+    }
+    s
+}
+
 /// Whether `out` is the shape of the product of matrices of shapes `a` and `b`.
 fn is_product_shape(out: &[usize], a: &[usize], b: &[usize]) -> bool {
     if let ([m, _], [_, n]) = (a, b) {
@@ -202,18 +219,24 @@ fn product_shape(a: &[usize], b: &[usize]) -> Shape {
 fn fast_shape<B: Backend, const N: usize>(
     leaves: &[&Tensor<B>; N],
     products: usize,
+    transposed: impl Fn(usize) -> bool,
 ) -> Option<[usize; 2]> {
     let dtype = leaves[0].dtype();
     if !dtype.is_float() || leaves.iter().any(|t| t.dtype() != dtype) {
         return None;
     }
-    let (m, n) = (leaves[0].shape().first()?, leaves[1].shape().get(1)?);
-    let (m, n) = (*m, *n);
-    let fits_product = |a: &[usize], b: &[usize]| {
-        a.len() == 2 && b.len() == 2 && a[1] == b[0] && a[0] == m && b[1] == n
+    // `op(b)` as `[k, n]`.
+    let op = |k: usize| match *leaves[2 * k + 1].shape() {
+        [r, c] if transposed(k) => Some([c, r]),
+        [r, c] => Some([r, c]),
+        _ => None,
     };
-    let products_fit =
-        (0..products).all(|k| fits_product(leaves[2 * k].shape(), leaves[2 * k + 1].shape()));
+    let (m, n) = (*leaves[0].shape().first()?, op(0)?[1]);
+    let fits_product = |k: usize| {
+        let a = leaves[2 * k].shape();
+        a.len() == 2 && op(k).is_some_and(|[inner, cols]| a[1] == inner && a[0] == m && cols == n)
+    };
+    let products_fit = (0..products).all(fits_product);
     let biases_fit = leaves[2 * products..]
         .iter()
         .all(|c| broadcast_shape("add", c.shape(), &[m, n]).is_ok_and(|s| s.as_slice() == [m, n]));
@@ -225,6 +248,7 @@ fn fast_shape<B: Backend, const N: usize>(
 fn fused<B: Backend, const N: usize>(
     leaves: &[&Tensor<B>; N],
     products: usize,
+    transposed: impl Fn(usize) -> bool,
     act: Epilogue,
     [m, n]: [usize; 2],
 ) -> Tensor<B> {
@@ -236,7 +260,7 @@ fn fused<B: Backend, const N: usize>(
         lhs_batch_stride: 0,
         rhs_batch_stride: 0,
         lhs_transposed: false,
-        rhs_transposed: false,
+        rhs_transposed: transposed(k),
     };
     let (a, b) = (leaves[0].storage(), leaves[1].storage());
     let mut z = B::matmul(a, b, &spec(0));
@@ -269,11 +293,20 @@ fn fused<B: Backend, const N: usize>(
 fn unfused<B: Backend, const N: usize>(
     leaves: &[&Tensor<B>; N],
     products: usize,
+    transposed: impl Fn(usize) -> bool,
     act: Epilogue,
 ) -> Tensor<B> {
-    let mut z = leaves[0].matmul(leaves[1]);
+    let product = |k: usize| {
+        let (a, b) = (leaves[2 * k], leaves[2 * k + 1]);
+        if transposed(k) {
+            a.matmul(&b.t())
+        } else {
+            a.matmul(b)
+        }
+    };
+    let mut z = product(0);
     for k in 1..products {
-        z = z + leaves[2 * k].matmul(leaves[2 * k + 1]);
+        z = z + product(k);
     }
     for &c in &leaves[2 * products..] {
         z = z + c;

@@ -71,23 +71,31 @@ impl<B: Backend> Tensor<B> {
         (y, move |d: TensorTangent<B>| {
             // Both tangents read `d`: a sum of products is computed once.
             let d = d.settled();
-            matmul_tangents(&d, [keep_a.as_ref(), keep_b.as_ref()], [&sa, &sb], needs)
+            matmul_tangents(
+                &d,
+                [keep_a.as_ref(), keep_b.as_ref()],
+                [&sa, &sb],
+                needs,
+                false,
+            )
         })
     }
 }
 
-/// The tangents `(ā, b̄)` of `y = a·b` from `d = ȳ` (settled): `ā` from `b` (`kept[1]`),
-/// `b̄` from `a` (`kept[0]`), each computed only where `needs` says so (its operand is then
-/// kept); `shapes` are those of `a` and `b`. A 2-D `b`'s tangent is kept as its operands
-/// (see [`OuterSum`]).
+/// The tangents `(ā, b̄)` of `y = a·op(b)` from `d = ȳ` (settled), where `op(b)` is `b`, or
+/// `bᵀ` if `b_transposed` (`x.matmul(&w.t())` with `w` stored as is): `ā = ȳ·op(b)ᵀ` from `b`
+/// (`kept[1]`), `b̄` from `a` (`kept[0]`: `aᵀ·ȳ`, or `ȳᵀ·a` for a transposed `b`), each
+/// computed only where `needs` says so (its operand is then kept); `shapes` are those of `a`
+/// and `b` as stored. A 2-D `b`'s tangent is kept as its operands (see [`OuterSum`]).
 pub(crate) fn matmul_tangents<B: Backend>(
     d: &TensorTangent<B>,
     [keep_a, keep_b]: [Option<&Tensor<B>>; 2],
     [sa, sb]: [&[usize]; 2],
     needs: [bool; 2],
+    b_transposed: bool,
 ) -> (TensorTangent<B>, TensorTangent<B>) {
     let da = slot(needs[0], d, |d| {
-        let da = gemm(d, false, keep_b.expect("kept"), true);
+        let da = gemm(d, false, keep_b.expect("kept"), !b_transposed);
         if da.shape() == sa { da } else { da.sum_to(sa) }
     });
     let db = match (d, keep_a) {
@@ -101,10 +109,24 @@ pub(crate) fn matmul_tangents<B: Backend>(
                     t.reshape(&[t.len() / cols.max(1), cols])
                 }
             };
-            OuterSum::tangent(flat(a, sa[sa.len() - 1]), flat(d, sb[1]))
+            let (a, d) = (
+                flat(a, sa[sa.len() - 1]),
+                flat(d, sb[usize::from(!b_transposed)]),
+            );
+            if b_transposed {
+                OuterSum::tangent(d, a)
+            } else {
+                OuterSum::tangent(a, d)
+            }
         }
         _ => slot(needs[1], d, |d| {
-            gemm(keep_a.expect("kept"), true, d, false).sum_to(sb)
+            let a = keep_a.expect("kept");
+            let db = if b_transposed {
+                gemm(d, true, a, false)
+            } else {
+                gemm(a, true, d, false)
+            };
+            db.sum_to(sb)
         }),
     };
     (da, db)
