@@ -8,8 +8,8 @@
 //! fused tensor op, or, for operands of other types, a closure with the rules the expression
 //! would have had unfused, written out here ([`Lowering::affine`]).
 //!
-//! The products must come first (`b + x.matmul(w)` is left alone), and sums keep their
-//! association in the unfused rules; the fused op adds the products, then the other terms.
+//! The products must come first (`b + x.matmul(w)` is left alone), so that the fused op, which
+//! adds the products and then the other terms, adds in the order the expression does.
 
 use crate::lower::{Lowering, is_inactive};
 use proc_macro2::{Span, TokenStream};

@@ -127,11 +127,11 @@ pub(crate) fn affine_rule<B: Backend, const N: usize>(
                 continue;
             }
             let (sa, sb) = (saved[a].shape(), saved[b].shape());
-            let op_sb = op_shape(sb, t(k));
             // The product's own tangent, where the sum broadcast it wider.
             let widened;
             let dk = match &dz {
-                TensorTangent::Dense(d) if !is_product_shape(d.shape(), sa, &op_sb) => {
+                TensorTangent::Dense(d) if !is_product_shape(d.shape(), sa, sb, t(k)) => {
+                    let op_sb = op_shape(sb, t(k));
                     widened = TensorTangent::Dense(d.sum_to(&product_shape(sa, &op_sb)));
                     &widened
                 }
@@ -196,12 +196,13 @@ fn op_shape(b: &[usize], transposed: bool) -> Shape {
     s
 }
 
-/// Whether `out` is the shape of the product of matrices of shapes `a` and `b`.
-fn is_product_shape(out: &[usize], a: &[usize], b: &[usize]) -> bool {
-    if let ([m, _], [_, n]) = (a, b) {
-        return out == [*m, *n];
+/// Whether `out` is the shape of the product of matrices of shapes `a` and `op(b)`.
+fn is_product_shape(out: &[usize], a: &[usize], b: &[usize], transposed: bool) -> bool {
+    match (a, b) {
+        ([m, _], [n, _]) if transposed => out == [*m, *n],
+        ([m, _], [_, n]) if !transposed => out == [*m, *n],
+        _ => out == product_shape(a, &op_shape(b, transposed)).as_slice(),
     }
-    out == product_shape(a, b).as_slice()
 }
 
 /// `[…, m, k]·[…, k, n]` → `[…, m, n]` (batch axes broadcast), for shapes `matmul` accepted.
@@ -244,7 +245,8 @@ fn fast_shape<B: Backend, const N: usize>(
 }
 
 /// The fused case: the products summed into one new buffer, the biases added and the
-/// activation applied in it.
+/// activation applied in it. The sums run in the unfused order (each product in full, added to
+/// the sum so far, then each bias), so the values are the unfused ones to the last bit.
 fn fused<B: Backend, const N: usize>(
     leaves: &[&Tensor<B>; N],
     products: usize,
