@@ -176,18 +176,23 @@ impl<B: Backend> OuterSum<B> {
     fn flush(&mut self) {
         let many = self.many();
         let pairs = std::mem::take(&mut many.pairs);
-        many.rows = 0;
+        let rows = std::mem::replace(&mut many.rows, 0);
         let product = match pairs.as_slice() {
             [] => return,
             [(a, g)] => gemm(a, true, g, false),
             _ => {
-                let (a, g): (Vec<_>, Vec<_>) = pairs.into_iter().unzip();
-                gemm(
-                    &Tensor::cat(&a[..], 0),
-                    true,
-                    &Tensor::cat(&g[..], 0),
-                    false,
-                )
+                // The rows stacked by the backend directly: the pairs were checked as they
+                // came (2-D, same row counts within a pair, same widths as the sum).
+                let stack = |part: fn(&(Tensor<B>, Tensor<B>)) -> &Tensor<B>| {
+                    let views: Vec<(&B::Storage, &[usize])> = pairs
+                        .iter()
+                        .map(part)
+                        .map(|t| (t.storage(), t.shape()))
+                        .collect();
+                    let cols = part(&pairs[0]).shape()[1];
+                    Tensor::from_storage(B::cat(&views, 0), [rows, cols])
+                };
+                gemm(&stack(|(a, _)| a), true, &stack(|(_, g)| g), false)
             }
         };
         self.add_dense(product);

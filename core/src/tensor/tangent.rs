@@ -2,6 +2,7 @@
 
 use super::{Backend, Cpu, OuterSum, Tensor};
 use crate::{Differentiable, TangentVector, UnitSeed};
+use adjoint_backend::BinaryOp;
 
 /// The derivative with respect to a [`Tensor`]: a tensor of the same shape, a symbolic zero,
 /// or a sum of matrix products not yet computed.
@@ -127,6 +128,15 @@ impl<B: Backend> TangentVector for TensorTangent<B> {
             (_, TensorTangent::Zero) => {}
             (this @ TensorTangent::Zero, t) => *this = t,
             (TensorTangent::Outer(a), TensorTangent::Outer(b)) if a.matches(&b) => a.absorb(b),
+            (TensorTangent::Dense(a), TensorTangent::Dense(b))
+                if a.shape() == b.shape() && a.dtype() == b.dtype() && a.dtype().is_float() =>
+            {
+                // The accumulator of a loop: its buffer is its own after the first step.
+                match a.unique_storage_mut() {
+                    Some(buf) => B::binary_assign(BinaryOp::Add, buf, b.storage(), true),
+                    None => *a = b + &*a,
+                }
+            }
             (this, other) => {
                 let a = std::mem::replace(this, TensorTangent::Zero).unwrap();
                 let b = other.unwrap();
