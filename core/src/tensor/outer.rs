@@ -183,16 +183,15 @@ impl<B: Backend> OuterSum<B> {
             _ => {
                 // The rows stacked by the backend directly: the pairs were checked as they
                 // came (2-D, same row counts within a pair, same widths as the sum).
-                let stack = |part: fn(&(Tensor<B>, Tensor<B>)) -> &Tensor<B>| {
-                    let views: Vec<(&B::Storage, &[usize])> = pairs
-                        .iter()
-                        .map(part)
+                let stack = |second: bool| {
+                    let views: Vec<(&B::Storage, &[usize])> = (pairs.iter())
+                        .map(|(a, g)| if second { g } else { a })
                         .map(|t| (t.storage(), t.shape()))
                         .collect();
-                    let cols = part(&pairs[0]).shape()[1];
+                    let cols = views[0].1[1];
                     Tensor::from_storage(B::cat(&views, 0), [rows, cols])
                 };
-                gemm(&stack(|(a, _)| a), true, &stack(|(_, g)| g), false)
+                gemm(&stack(false), true, &stack(true), false)
             }
         };
         self.add_dense(product);
