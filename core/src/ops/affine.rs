@@ -4,7 +4,7 @@
 //!
 //! Nobody calls it by name. `#[differentiable]` code writes the ordinary expression, an RNN
 //! cell `(h.matmul(w) + x.matmul(u) + b).tanh()` or a layer `x.matmul(w) + b`, and the macro
-//! turns each such expression into one call of [`affine_rule`] (`macros/src/fusion.rs`) where
+//! turns each such expression into one call of `affine_rule` (`macros/src/fusion.rs`) where
 //! the operands are tensors (`core/src/__private/fused.rs` dispatches). One op instead of up
 //! to six: the products are summed into one buffer (the second with β = 1,
 //! [`Backend::matmul_acc`]), the biases are added and the activation applied in that buffer,
