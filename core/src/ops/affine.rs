@@ -104,18 +104,9 @@ pub(crate) fn affine_rule<B: Backend, const N: usize>(
     (y, move |d: TensorTangent<B>| {
         let d = d.settled();
         let dz = match (act.grad(), saved_y) {
+            // As the activations' own rules: written into `ȳ`'s buffer when it is unshared.
             (Some((op, name)), Some(y)) => {
-                super::slot_owned(true, d, |mut d| {
-                    // `ȳ` is usually the last use of its buffer: `z̄` is written into it.
-                    if d.shape() == y.shape()
-                        && d.dtype() == y.dtype()
-                        && let Some(buf) = d.unique_storage_mut()
-                    {
-                        B::binary_assign(op, buf, y.storage(), false);
-                        return d;
-                    }
-                    binary_given((&y).into(), d.into(), op, name)
-                })
+                super::slot_owned(true, d, |d| binary_given((&y).into(), d.into(), op, name))
             }
             _ => d,
         };

@@ -199,23 +199,32 @@ pub(crate) fn binary_given<B: Backend>(
         return ta.binary(tb, op, name);
     }
     let fits = ta.len() == tb.len() && ta.dtype() == tb.dtype() && ta.dtype().is_float();
-    // Equally long operands can still broadcast to more elements ([1, 3] and [3, 1]).
-    let out = fits
+    // Equal shapes are the common case (a pullback's adjoint and the value it is combined
+    // with); equally long operands can still broadcast to more elements ([1, 3] and [3, 1]).
+    let same = fits && ta.shape() == tb.shape();
+    let out = (fits && !same)
         .then(|| broadcast_shape(name, ta.shape(), tb.shape()).ok())
         .flatten()
         .filter(|out| out.iter().product::<usize>() == ta.len());
-    if let Some(out) = out {
-        if let Given::Owned(x) = &mut a
-            && let Some(buf) = x.unique_storage_mut()
-        {
-            B::binary_assign(op, buf, b.tensor().storage(), true);
-            return x.with_shape(&out);
+    if same || out.is_some() {
+        // The result has the operand's shape, or `out` where only axes of size 1 broadcast.
+        let shaped = |t: Tensor<B>| match &out {
+            Some(out) if out.as_slice() != t.shape() => t.with_shape(out),
+            _ => t,
+        };
+        if let Given::Owned(mut x) = a {
+            if let Some(buf) = x.unique_storage_mut() {
+                B::binary_assign(op, buf, b.tensor().storage(), true);
+                return shaped(x);
+            }
+            a = Given::Owned(x);
         }
-        if let Given::Owned(y) = &mut b
-            && let Some(buf) = y.unique_storage_mut()
-        {
-            B::binary_assign(op, buf, a.tensor().storage(), false);
-            return y.with_shape(&out);
+        if let Given::Owned(mut y) = b {
+            if let Some(buf) = y.unique_storage_mut() {
+                B::binary_assign(op, buf, a.tensor().storage(), false);
+                return shaped(y);
+            }
+            b = Given::Owned(y);
         }
     }
     a.tensor().binary(b.tensor(), op, name)
