@@ -42,26 +42,24 @@ pub enum Epilogue {
     Relu,
 }
 
-impl Epilogue {
-    /// The activation's op, `None` for the identity.
-    fn op(self) -> Option<UnaryOp> {
-        match self {
-            Epilogue::Identity => None,
-            Epilogue::Tanh => Some(UnaryOp::Tanh),
-            Epilogue::Sigmoid => Some(UnaryOp::Sigmoid),
-            Epilogue::Relu => Some(UnaryOp::Relu),
-        }
-    }
+/// An activation's kernels: its name, its op, and the kernel of `z̄` from `(y, ȳ)`.
+struct Kernels {
+    name: &'static str,
+    op: UnaryOp,
+    grad: BinaryOp,
+}
 
-    /// The kernel of `z̄` from `(y, ȳ)`, `None` for the identity (`z̄ = ȳ`).
-    fn grad(self) -> Option<(BinaryOp, &'static str)> {
-        match self {
-            Epilogue::Identity => None,
-            Epilogue::Tanh => Some((BinaryOp::TanhGrad, "tanh")),
-            Epilogue::Sigmoid => Some((BinaryOp::SigmoidGrad, "sigmoid")),
+impl Epilogue {
+    /// The activation's kernels, `None` for the identity (`y = z`, `z̄ = ȳ`).
+    fn kernels(self) -> Option<Kernels> {
+        let (name, op, grad) = match self {
+            Epilogue::Identity => return None,
+            Epilogue::Tanh => ("tanh", UnaryOp::Tanh, BinaryOp::TanhGrad),
+            Epilogue::Sigmoid => ("sigmoid", UnaryOp::Sigmoid, BinaryOp::SigmoidGrad),
             // `ȳ·(a > 0 ? 1 : 0)` with `a = y`: `y > 0` exactly where `z > 0`.
-            Epilogue::Relu => Some((BinaryOp::LeakyReluGrad(0.0), "relu")),
-        }
+            Epilogue::Relu => ("relu", UnaryOp::Relu, BinaryOp::LeakyReluGrad(0.0)),
+        };
+        Some(Kernels { name, op, grad })
     }
 }
 
@@ -95,7 +93,7 @@ pub(crate) fn affine_rule<B: Backend, const N: usize>(
         None => unfused(&refs, products, t, act),
     };
     let any = needs.iter().any(|&n| n);
-    let saved_y = (any && act.grad().is_some()).then(|| y.clone());
+    let saved_y = (any && act.kernels().is_some()).then(|| y.clone());
     let mut i = 0;
     let saved: [Saved<B>; N] = leaves.map(|leaf| {
         i += 1;
@@ -103,11 +101,11 @@ pub(crate) fn affine_rule<B: Backend, const N: usize>(
     });
     (y, move |d: TensorTangent<B>| {
         let d = d.settled();
-        let dz = match (act.grad(), saved_y) {
+        let dz = match (act.kernels(), saved_y) {
             // As the activations' own rules: written into `ȳ`'s buffer when it is unshared.
-            (Some((op, name)), Some(y)) => {
-                super::slot_owned(true, d, |d| binary_given((&y).into(), d.into(), op, name))
-            }
+            (Some(k), Some(y)) => super::slot_owned(true, d, |d| {
+                binary_given((&y).into(), d.into(), k.grad, k.name)
+            }),
             _ => d,
         };
         let mut out: [TensorTangent<B>; N] = std::array::from_fn(|_| TensorTangent::Zero);
@@ -122,8 +120,7 @@ pub(crate) fn affine_rule<B: Backend, const N: usize>(
             let widened;
             let dk = match &dz {
                 TensorTangent::Dense(d) if !is_product_shape(d.shape(), sa, sb, t(k)) => {
-                    let op_sb = op_shape(sb, t(k));
-                    widened = TensorTangent::Dense(d.sum_to(&product_shape(sa, &op_sb)));
+                    widened = TensorTangent::Dense(d.sum_to(&product_shape(sa, sb, t(k))));
                     &widened
                 }
                 other => other,
@@ -177,33 +174,21 @@ impl<B: Backend> Saved<B> {
     }
 }
 
-/// The shape of `op(b)`: `b`'s with the last two axes swapped if `transposed`.
-fn op_shape(b: &[usize], transposed: bool) -> Shape {
-    let mut s = Shape::from_slice(b);
-    if transposed && s.len() >= 2 {
-        let r = s.len();
-        s.swap(r - 2, r - 1);
-    }
-    s
+/// The shape of `a·op(b)` (`op(b) = bᵀ` if `transposed`), batch axes broadcast, for shapes
+/// `matmul` accepted.
+fn product_shape(a: &[usize], b: &[usize], transposed: bool) -> Shape {
+    let (ra, rb) = (a.len(), b.len());
+    let mut out = broadcast_shape("matmul", &a[..ra - 2], &b[..rb - 2]).expect("validated");
+    out.extend_from_slice(&[a[ra - 2], b[rb - if transposed { 2 } else { 1 }]]);
+    out
 }
 
-/// Whether `out` is the shape of the product of matrices of shapes `a` and `op(b)`.
+/// Whether `out` is [`product_shape`]`(a, b, transposed)`, without building it for matrices.
 fn is_product_shape(out: &[usize], a: &[usize], b: &[usize], transposed: bool) -> bool {
     match (a, b) {
-        ([m, _], [n, _]) if transposed => out == [*m, *n],
-        ([m, _], [_, n]) if !transposed => out == [*m, *n],
-        _ => out == product_shape(a, &op_shape(b, transposed)).as_slice(),
+        ([m, _], [r, c]) => out == [*m, if transposed { *r } else { *c }],
+        _ => out == product_shape(a, b, transposed).as_slice(),
     }
-}
-
-/// `[…, m, k]·[…, k, n]` → `[…, m, n]` (batch axes broadcast), for shapes `matmul` accepted.
-fn product_shape(a: &[usize], b: &[usize]) -> Shape {
-    let (ra, rb) = (a.len(), b.len());
-    let mut out = Shape::from_slice(
-        &broadcast_shape("matmul", &a[..ra - 2], &b[..rb - 2]).expect("validated by matmul"),
-    );
-    out.extend_from_slice(&[a[ra - 2], b[rb - 1]]);
-    out
 }
 
 /// `[m, n]` when every product is 2-D with that result, every bias broadcasts into it without
@@ -275,8 +260,8 @@ fn fused<B: Backend, const N: usize>(
             z = B::binary(BinaryOp::Add, (&z, &[m, n]), (c.storage(), &shape), &[m, n]);
         }
     }
-    if let Some(op) = act.op() {
-        B::unary_assign(op, &mut z);
+    if let Some(k) = act.kernels() {
+        B::unary_assign(k.op, &mut z);
     }
     Tensor::from_storage(z, [m, n])
 }
@@ -304,10 +289,8 @@ fn unfused<B: Backend, const N: usize>(
     for &c in &leaves[2 * products..] {
         z = z + c;
     }
-    match act {
-        Epilogue::Identity => z,
-        Epilogue::Tanh => z.tanh(),
-        Epilogue::Sigmoid => z.sigmoid(),
-        Epilogue::Relu => z.relu(),
+    match act.kernels() {
+        Some(k) => z.unary(k.op, k.name),
+        None => z,
     }
 }
