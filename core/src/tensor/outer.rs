@@ -118,26 +118,25 @@ impl<B: Backend> OuterSum<B> {
         }
     }
 
-    /// The terms as a list, to add to.
+    /// The terms as a list, to add to (a single product becomes a list of one).
     fn many(&mut self) -> &mut Many<B> {
-        if let Terms::One(a, _) = &self.terms {
-            let mut many = Many {
-                dense: None,
-                // Room for a loop's worth of steps without regrowing at each of the first.
-                pairs: Vec::with_capacity(16),
-                rows: a.shape()[0],
-                shape: self.shape(),
-            };
-            let placeholder = Terms::Many(Many {
+        if let Terms::One(..) = self.terms {
+            let shape = self.shape();
+            let empty = Many {
                 dense: None,
                 pairs: Vec::new(),
                 rows: 0,
-                shape: many.shape,
-            });
-            if let Terms::One(a, g) = std::mem::replace(&mut self.terms, placeholder) {
-                many.pairs.push((a, g));
+                shape,
+            };
+            if let Terms::One(a, g) = std::mem::replace(&mut self.terms, Terms::Many(empty)) {
+                let rows = a.shape()[0];
+                self.terms = Terms::Many(Many {
+                    dense: None,
+                    pairs: vec![(a, g)],
+                    rows,
+                    shape,
+                });
             }
-            self.terms = Terms::Many(many);
         }
         match &mut self.terms {
             Terms::Many(many) => many,
