@@ -116,9 +116,8 @@ pub(crate) fn affine(e: &Expr) -> Option<Affine<'_>> {
     };
     let (mut all, mut pluses) = (Vec::new(), Vec::new());
     terms(sum, &mut all, &mut pluses);
-    let count = all.iter().take_while(|t| product(t).is_some()).count();
-    let products: Vec<_> = all[..count].iter().filter_map(|t| product(t)).collect();
-    let biases = all[count..].to_vec();
+    let products: Vec<_> = all.iter().map_while(|t| product(t)).collect();
+    let biases = all[products.len()..].to_vec();
     let ops = products.len() + pluses.len() + usize::from(act.is_some());
     let fits = !products.is_empty()
         && products.len() <= MAX_PRODUCTS
@@ -202,7 +201,7 @@ impl Lowering<'_> {
 /// the products, the sums left to right, the activation, and a pullback from the result's
 /// tangent to one tangent per leaf, as the unfused lowering would have emitted them. Only the
 /// method names carry the user's spans (errors point at the `matmul`, `+` or `tanh` written);
-/// the local names are all call-site, so that they resolve alike in code made by `macro_rules!`.
+/// the local names are call-site.
 fn plain_rules(
     products: &[Product<'_>],
     biases: usize,
@@ -211,6 +210,8 @@ fn plain_rules(
 ) -> TokenStream {
     let leaves = 2 * products.len() + biases;
     let l: Vec<Ident> = (0..leaves).map(|i| format_ident!("__l{}", i)).collect();
+    // A callee's tangent slot as the next rule's input, as `reverse.rs` passes it.
+    let flow = |t: &dyn quote::ToTokens| quote!(::adjoint::__private::settled(::adjoint::__private::arg_tangent(#t)));
     let needs = |range: std::ops::Range<usize>| {
         let flags = range.map(|i| quote!(__n[#i]));
         quote!((false #(|| #flags)*))
@@ -259,20 +260,16 @@ fn plain_rules(
         Some(method) => {
             let rule = crate::names::full_method(method);
             forward.push(quote!(let (__y, __ra) = __s.#rule([#all]);));
-            backward.push(quote!(
-                let (__d,) = __ra(__d);
-                let __d = ::adjoint::__private::settled(::adjoint::__private::arg_tangent(__d));
-            ));
+            let d = flow(&quote!(__d));
+            backward.push(quote!(let (__d,) = __ra(__d); let __d = #d;));
             quote!(__y)
         }
         None => quote!(__s),
     };
     for i in (1..terms.len()).rev() {
         let (r, ti) = (format_ident!("__r{}", i), &t[i]);
-        backward.push(quote!(
-            let (__d, #ti) = #r(__d);
-            let __d = ::adjoint::__private::settled(::adjoint::__private::arg_tangent(__d));
-        ));
+        let d = flow(&quote!(__d));
+        backward.push(quote!(let (__d, #ti) = #r(__d); let __d = #d;));
     }
     let t0 = &t[0];
     backward.push(quote!(let #t0 = __d;));
@@ -284,17 +281,11 @@ fn plain_rules(
                 format_ident!("__g{}", 2 * k),
                 format_ident!("__g{}", 2 * k + 1),
             );
-            let d = if k == 0 {
-                quote!(#ti)
-            } else {
-                quote!(::adjoint::__private::settled(::adjoint::__private::arg_tangent(#ti)))
-            };
+            let d = flow(ti);
             backward.push(quote!(let (#ga, #gb) = #q(#d);));
             if products[k].transposed {
-                let u = format_ident!("__u{}", k);
-                backward.push(quote!(
-                    let (#gb,) = #u(::adjoint::__private::settled(::adjoint::__private::arg_tangent(#gb)));
-                ));
+                let (u, d) = (format_ident!("__u{}", k), flow(&gb));
+                backward.push(quote!(let (#gb,) = #u(#d);));
             }
             out.extend([quote!(#ga), quote!(#gb)]);
         } else {
