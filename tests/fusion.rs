@@ -6,35 +6,8 @@
 mod common;
 
 use adjoint::prelude::*;
+use common::tensors::{check_against_fd, f64_tensor as t64};
 use common::{EXACT_TOL, check_gradient};
-
-fn t64(shape: &[usize], seed: u64) -> Tensor {
-    Tensor::rand_uniform_on(shape, -1.0, 1.0, seed, DType::F64, &Cpu)
-}
-
-/// `∂f/∂p[j]` by central differences for every element of every parameter, against `grads`.
-fn check_against_fd(f: &dyn Fn(&[Tensor]) -> f64, params: &[Tensor], grads: &[Tensor]) {
-    const H: f64 = 1e-6;
-    for (i, (p, g)) in params.iter().zip(grads).enumerate() {
-        assert_eq!(p.shape(), g.shape(), "param {i}");
-        let (values, g) = (p.to_vec_f64(), g.to_vec_f64());
-        for j in 0..p.len() {
-            let at = |delta: f64| {
-                let mut v = values.clone();
-                v[j] += delta;
-                let mut ps = params.to_vec();
-                ps[i] = Tensor::from_vec(v, p.shape());
-                f(&ps)
-            };
-            let fd = (at(H) - at(-H)) / (2.0 * H);
-            assert!(
-                (fd - g[j]).abs() < 1e-6 * (1.0 + fd.abs()),
-                "param {i}[{j}]: pullback {} vs finite differences {fd}",
-                g[j]
-            );
-        }
-    }
-}
 
 fn assert_same(what: &str, got: &[Tensor], want: &[Tensor]) {
     for (i, (g, w)) in got.iter().zip(want).enumerate() {
@@ -171,56 +144,30 @@ fn check_epilogue(
     check_against_fd(&fused, params, &g);
 }
 
-#[test]
-fn tanh_epilogue() {
-    let params = six();
-    let [a, w, x, u, b, r] = &params;
-    check_epilogue(
-        "tanh",
-        &params,
-        tanh_fused_vjp(a, w, x, u, b, r),
-        tanh_unfused_vjp(a, w, x, u, b, r),
-        |p| tanh_fused(&p[0], &p[1], &p[2], &p[3], &p[4], &p[5]).to_scalar(),
-    );
+// One test per epilogue. (The `#[differentiable]` functions above are written out: the macro
+// does not yet take functions that `macro_rules!` generates.)
+macro_rules! epilogue_tests {
+    ($($test:ident: $fused:ident, $fused_vjp:ident, $unfused_vjp:ident;)*) => {$(
+        #[test]
+        fn $test() {
+            let params = six();
+            let [a, w, x, u, b, r] = &params;
+            check_epilogue(
+                stringify!($fused),
+                &params,
+                $fused_vjp(a, w, x, u, b, r),
+                $unfused_vjp(a, w, x, u, b, r),
+                |p| $fused(&p[0], &p[1], &p[2], &p[3], &p[4], &p[5]).to_scalar(),
+            );
+        }
+    )*};
 }
 
-#[test]
-fn sigmoid_epilogue() {
-    let params = six();
-    let [a, w, x, u, b, r] = &params;
-    check_epilogue(
-        "sigmoid",
-        &params,
-        sigmoid_fused_vjp(a, w, x, u, b, r),
-        sigmoid_unfused_vjp(a, w, x, u, b, r),
-        |p| sigmoid_fused(&p[0], &p[1], &p[2], &p[3], &p[4], &p[5]).to_scalar(),
-    );
-}
-
-#[test]
-fn relu_epilogue() {
-    let params = six();
-    let [a, w, x, u, b, r] = &params;
-    check_epilogue(
-        "relu",
-        &params,
-        relu_fused_vjp(a, w, x, u, b, r),
-        relu_unfused_vjp(a, w, x, u, b, r),
-        |p| relu_fused(&p[0], &p[1], &p[2], &p[3], &p[4], &p[5]).to_scalar(),
-    );
-}
-
-#[test]
-fn sum_epilogue() {
-    let params = six();
-    let [a, w, x, u, b, r] = &params;
-    check_epilogue(
-        "sum",
-        &params,
-        sum_fused_vjp(a, w, x, u, b, r),
-        sum_unfused_vjp(a, w, x, u, b, r),
-        |p| sum_fused(&p[0], &p[1], &p[2], &p[3], &p[4], &p[5]).to_scalar(),
-    );
+epilogue_tests! {
+    tanh_epilogue: tanh_fused, tanh_fused_vjp, tanh_unfused_vjp;
+    sigmoid_epilogue: sigmoid_fused, sigmoid_fused_vjp, sigmoid_unfused_vjp;
+    relu_epilogue: relu_fused, relu_fused_vjp, relu_unfused_vjp;
+    sum_epilogue: sum_fused, sum_fused_vjp, sum_unfused_vjp;
 }
 
 /// `y = tanh(x·w + b)` for `x = [1 2]`, `w = [0.5 −0.25]ᵀ`, `b = [0.1]`: `z = 0.5 − 0.5 + 0.1

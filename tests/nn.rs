@@ -6,14 +6,13 @@ use adjoint::nn::{
     Chain, Conv2d, Dropout, Embedding, Flatten, Gelu, Layer, LayerNorm, Linear, MaxPool2d, Relu,
     Sigmoid, Silu, Tanh,
 };
+mod common;
+
 use adjoint::prelude::*;
 use adjoint::{ParamPath, Parameters};
+use common::tensors::f64_tensor;
 
 type ConvOptions = adjoint::ops::conv::Conv2d;
-
-fn f64_tensor(shape: &[usize], seed: u64) -> Tensor {
-    Tensor::rand_uniform_on(shape, -1.0, 1.0, seed, DType::F64, &Cpu)
-}
 
 /// `Σ forward(x) · r`: a scalar whose gradient exercises every output element.
 #[differentiable]

@@ -1,7 +1,10 @@
 //! Whole `#[differentiable]` tensor functions against finite differences, and the check that
 //! a pullback does no work for inputs that need no tangent.
 
+mod common;
+
 use adjoint::prelude::*;
+use common::tensors::{check_against_fd, f64_tensor};
 
 /// Softmax cross-entropy of a 2-layer ReLU MLP.
 #[differentiable]
@@ -25,34 +28,6 @@ fn mixed(a: &Tensor, b: &Tensor) -> Tensor {
     let d = c.t().matmul(&a.sigmoid()).mean(&[0], false);
     let e = (d.exp() + 1.0).ln() / 3.0;
     e.sum_all() + a.softmax(-1).max(&[1], false).sum_all() + b.mse(&a.relu())
-}
-
-fn f64_tensor(shape: &[usize], seed: u64) -> Tensor {
-    Tensor::rand_uniform_on(shape, -1.0, 1.0, seed, DType::F64, &Cpu)
-}
-
-/// `∂f/∂p[j]` by central differences for every element of `params[i]`, against `grads[i]`.
-fn check_against_fd(f: &dyn Fn(&[Tensor]) -> f64, params: &[Tensor], grads: &[Tensor]) {
-    const H: f64 = 1e-6;
-    for (i, (p, g)) in params.iter().zip(grads).enumerate() {
-        assert_eq!(p.shape(), g.shape());
-        let g = g.to_vec_f64();
-        for j in 0..p.len() {
-            let mut values = p.to_vec_f64();
-            let mut at = |delta: f64| {
-                values[j] = p.to_vec_f64()[j] + delta;
-                let mut ps = params.to_vec();
-                ps[i] = Tensor::from_vec(values.clone(), p.shape());
-                f(&ps)
-            };
-            let fd = (at(H) - at(-H)) / (2.0 * H);
-            assert!(
-                (fd - g[j]).abs() < 1e-6 * (1.0 + fd.abs()),
-                "param {i}[{j}]: {} vs {fd}",
-                g[j]
-            );
-        }
-    }
 }
 
 #[test]

@@ -15,6 +15,8 @@
 // Each test binary uses its own subset of the helpers.
 #![allow(dead_code, unused_macros)]
 
+pub mod tensors;
+
 use std::fmt::Debug;
 
 /// Relative step of the central differences.
