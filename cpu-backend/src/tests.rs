@@ -27,14 +27,16 @@ fn close_within(a: &[f64], b: &[f64], tol: f64) {
 
 #[test]
 fn matmul_with_transposes_and_broadcast_batches() {
-    // Below (a vector times a matrix, an outer product, an empty inner dimension, whose
-    // product is zeros, and widths with and without a tail after the plain loops' blocks of
-    // 16 columns) and above the size where the plain loops hand over to `matrixmultiply`, and
+    // Below (a vector times a matrix, outer products with and without a tail after their
+    // blocks of 32 columns, an empty inner dimension, whose product is zeros, and widths with
+    // and without a tail after the plain loops' blocks of 16 columns) and above the size where the plain loops hand over to `matrixmultiply`, and
     // products large enough to be split across threads by columns (wide) and by rows (tall).
     for (batch, m, k, n) in [
         (3, 4, 5, 2),
         (2, 1, 32, 32),
         (2, 3, 1, 4),
+        (2, 32, 1, 32),
+        (1, 5, 1, 70),
         (2, 3, 0, 4),
         (1, 2, 0, 18),
         (2, 3, 7, 21),
@@ -49,10 +51,18 @@ fn matmul_with_transposes_and_broadcast_batches() {
 
 #[test]
 fn small_f32_products_match_f64_sums() {
-    // The f32 kernels of the plain loops, including the AVX2 one for A·Bᵀ with contiguous
-    // rows (groups of eight columns and a tail, inner sizes with and without a tail of eight),
+    // The f32 kernels of the plain loops, including the outer product and the AVX2 one for
+    // A·Bᵀ with contiguous rows (groups of eight columns and a tail, inner sizes with and without a tail of eight),
     // against the products in f64 of the same (f32-rounded) values.
-    for (m, k, n) in [(1, 32, 32), (1, 16, 32), (2, 37, 21), (3, 5, 7), (1, 8, 9)] {
+    for (m, k, n) in [
+        (1, 32, 32),
+        (1, 16, 32),
+        (32, 1, 32),
+        (16, 1, 40),
+        (2, 37, 21),
+        (3, 5, 7),
+        (1, 8, 9),
+    ] {
         matmul_case_in(DType::F32, 1e-5, (1, m, k, n));
     }
 }

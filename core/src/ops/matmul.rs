@@ -101,7 +101,7 @@ pub(crate) fn matmul_tangents<B: Backend>(
     let db = match (d, keep_a) {
         (TensorTangent::Dense(d), Some(a)) if sb.len() == 2 => {
             // b̄ = A_flatᵀ · Ȳ_flat over all batch rows, kept as its two operands so that the
-            // tangents of a weight used in many loop iterations add up to one product.
+            // accumulator of a weight used in many loop iterations takes it into its buffer.
             let flat = |t: &Tensor<B>, cols: usize| {
                 if t.rank() == 2 {
                     t.clone()

@@ -13,8 +13,8 @@ use adjoint_backend::BinaryOp;
 ///
 /// `Outer` is what the pullback of [`matmul`](Tensor::matmul) gives its 2-D right operand (a
 /// weight): `xᵀ·ȳ` kept as `x` and `ȳ`, so that the tangents of a weight used in every
-/// iteration of a loop add up to one matrix product at the end instead of one product and one
-/// sum per iteration (see [`OuterSum`]). [`dense`](TensorTangent::dense),
+/// iteration of a loop are each computed straight into the accumulator's buffer instead of
+/// into a buffer of their own that is then added (see [`OuterSum`]). [`dense`](TensorTangent::dense),
 /// [`unwrap`](TensorTangent::unwrap), [`to_tensor_like`](TensorTangent::to_tensor_like),
 /// [`map`](TensorTangent::map) and the optimizers compute it; the public `_vjp` functions that
 /// `#[differentiable]` generates return only `Zero` or `Dense`.
@@ -31,7 +31,7 @@ pub enum TensorTangent<B: Backend = Cpu> {
     Zero,
     /// A tangent stored as a tensor of the primal's shape.
     Dense(Tensor<B>),
-    /// `Σᵢ Aᵢᵀ·Gᵢ` of a 2-D primal, computed when read.
+    /// `Aᵀ·G` of a 2-D primal, computed when read or added into an accumulator.
     Outer(OuterSum<B>),
 }
 
@@ -112,22 +112,42 @@ impl<B: Backend> TangentVector for TensorTangent<B> {
     /// buffer of either tangent that no other tensor shares (see `+` on owned tensors), so
     /// accumulating into a gradient (`plus_assign`) allocates nothing.
     ///
-    /// Two sums of products of one shape add up to one sum of products (nothing is computed);
-    /// a sum of products added to a dense tangent is computed first.
+    /// A product not yet computed ([`OuterSum`]) is computed into the other tangent's buffer
+    /// (a GEMM with β = 1) where that buffer is unshared; two such products make a dense
+    /// tangent (the first computed, the second added into it).
     #[track_caller]
     fn plus(mut self, other: Self) -> Self {
         self.plus_assign(other);
         self
     }
 
-    /// [`plus`](TangentVector::plus) into `self`: a sum of products absorbs another in place,
-    /// and a dense tangent adds into its own buffer when no other tensor shares it.
+    /// [`plus`](TangentVector::plus) into `self`: a dense tangent adds into its own buffer when
+    /// no other tensor shares it, and a product not yet computed is computed into it.
     #[track_caller]
     fn plus_assign(&mut self, other: Self) {
         match (&mut *self, other) {
             (_, TensorTangent::Zero) => {}
             (this @ TensorTangent::Zero, t) => *this = t,
-            (TensorTangent::Outer(a), TensorTangent::Outer(b)) if a.matches(&b) => a.absorb(b),
+            (TensorTangent::Dense(a), TensorTangent::Outer(p)) if p.fits(a) => p.add_to(a),
+            (this @ TensorTangent::Outer(_), TensorTangent::Outer(p)) => {
+                // The accumulator of a loop, at its second step: from here on it is dense.
+                let mut acc = std::mem::replace(this, TensorTangent::Zero).unwrap();
+                *this = if p.fits(&acc) {
+                    p.add_to(&mut acc);
+                    TensorTangent::Dense(acc)
+                } else {
+                    TensorTangent::Dense(acc).plus(TensorTangent::Dense(p.into_tensor()))
+                };
+            }
+            (this @ TensorTangent::Outer(_), TensorTangent::Dense(mut b)) => {
+                match std::mem::replace(this, TensorTangent::Zero) {
+                    TensorTangent::Outer(p) if p.fits(&b) => {
+                        p.add_to(&mut b);
+                        *this = TensorTangent::Dense(b);
+                    }
+                    a => *this = a.settled().plus(TensorTangent::Dense(b)),
+                }
+            }
             (TensorTangent::Dense(a), TensorTangent::Dense(b))
                 if a.shape() == b.shape() && a.dtype() == b.dtype() && a.dtype().is_float() =>
             {

@@ -159,6 +159,10 @@ unsafe fn small_product_dispatch<T: Gemm, const ACC: bool>(
 /// four of `f64`), so that the partial sums stay in registers across the inner dimension.
 const BLOCK: usize = 16;
 
+/// Columns of `C` per block of [`small_product`]'s outer product (`k = 1`): four AVX2 vectors
+/// of `f32`.
+const OUTER: usize = 32;
+
 /// `acc + x·y`, fused (one rounding) when `FMA`: only in code compiled with the FMA feature,
 /// where `mul_add` is one instruction rather than a libm call.
 #[inline(always)]
@@ -194,7 +198,34 @@ unsafe fn small_product<T: Real, const FMA: bool, const ACC: bool>(
                 p.write(v);
             }
         };
-        if bc == 1 {
+        if k == 1 && bc == 1 {
+            // An outer product, C[i, :] = A[i, 0] · B[0, :] (the weight tangent of a batch of
+            // one row), by blocks of `OUTER` columns: a block of B's row stays in registers
+            // while it is scaled into that block of every row of C.
+            let blocked = n - n % OUTER;
+            for j0 in (0..blocked).step_by(OUTER) {
+                let y = b.add(j0).cast::<[T; OUTER]>().read_unaligned();
+                for i in 0..m {
+                    let x = at(i, 0);
+                    let out = c.add(i * n + j0).cast::<[T; OUTER]>();
+                    let mut v = if ACC {
+                        out.read_unaligned()
+                    } else {
+                        [T::zero(); OUTER]
+                    };
+                    for (v, &y) in v.iter_mut().zip(&y) {
+                        *v = if ACC { *v + x * y } else { x * y };
+                    }
+                    out.write_unaligned(v);
+                }
+            }
+            for i in 0..m {
+                let x = at(i, 0);
+                for j in blocked..n {
+                    put(c.add(i * n + j), x * *b.add(j));
+                }
+            }
+        } else if bc == 1 {
             // C[i, :] = Σₗ A[i, l] · B[l, :], rows of B contiguous. Blocks of `BLOCK` columns
             // are summed over l in a local array (registers), then written once.
             let blocked = n - n % BLOCK;
@@ -210,8 +241,9 @@ unsafe fn small_product<T: Real, const FMA: bool, const ACC: bool>(
                         }
                     }
                     if ACC {
-                        for (j, &v) in acc.iter().enumerate() {
-                            put(c.add(i * n + j0 + j), v);
+                        let out = std::slice::from_raw_parts_mut(c.add(i * n + j0), BLOCK);
+                        for (o, &v) in out.iter_mut().zip(&acc) {
+                            *o = *o + v;
                         }
                     } else {
                         std::ptr::copy_nonoverlapping(acc.as_ptr(), c.add(i * n + j0), BLOCK);
