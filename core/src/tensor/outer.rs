@@ -162,6 +162,13 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "tangent plus: shapes differ")]
+    fn a_product_of_another_shape_is_not_added() {
+        let mut acc = TensorTangent::Dense(ints(4, 5, 3));
+        acc.plus_assign(OuterSum::tangent(ints(3, 5, 1), ints(3, 4, 2)));
+    }
+
+    #[test]
     fn a_product_larger_than_the_limit_is_computed_at_once() {
         // 5000·(8 + 8) = 80000 elements > 2¹⁶.
         let (a, g) = (ints(5000, 8, 1), ints(5000, 8, 2));
