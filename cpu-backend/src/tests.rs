@@ -29,8 +29,9 @@ fn close_within(a: &[f64], b: &[f64], tol: f64) {
 fn matmul_with_transposes_and_broadcast_batches() {
     // Below (a vector times a matrix, outer products with and without a tail after their
     // blocks of 32 columns, an empty inner dimension, whose product is zeros, and widths with
-    // and without a tail after the plain loops' blocks of 16 columns) and above the size where the plain loops hand over to `matrixmultiply`, and
-    // products large enough to be split across threads by columns (wide) and by rows (tall).
+    // and without a tail after the plain loops' blocks of 16 columns) and above the size where
+    // the plain loops hand over to `matrixmultiply`, and products large enough to be split
+    // across threads by columns (wide) and by rows (tall).
     for (batch, m, k, n) in [
         (3, 4, 5, 2),
         (2, 1, 32, 32),
@@ -52,8 +53,8 @@ fn matmul_with_transposes_and_broadcast_batches() {
 #[test]
 fn small_f32_products_match_f64_sums() {
     // The f32 kernels of the plain loops, including the outer product and the AVX2 one for
-    // A·Bᵀ with contiguous rows (groups of eight columns and a tail, inner sizes with and without a tail of eight),
-    // against the products in f64 of the same (f32-rounded) values.
+    // A·Bᵀ with contiguous rows (groups of eight columns and a tail, inner sizes with and
+    // without a tail of eight), against the products in f64 of the same (f32-rounded) values.
     for (m, k, n) in [
         (1, 32, 32),
         (1, 16, 32),

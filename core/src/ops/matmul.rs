@@ -132,26 +132,51 @@ pub(crate) fn matmul_tangents<B: Backend>(
     (da, db)
 }
 
-/// `op(a) · op(b)` where `op` transposes the last two axes when the flag is set; shapes are
-/// valid. Batch axes broadcast; a 2-D `b` with an untransposed `a` is a single GEMM.
-pub(crate) fn gemm<B: Backend>(a: &Tensor<B>, ta: bool, b: &Tensor<B>, tb: bool) -> Tensor<B> {
-    let (sa, sb) = (a.shape(), b.shape());
+/// The product `op(a)·op(b)` of one pair of matrices, for operand shapes `sa` and `sb` (their
+/// last two axes), `op` transposing where the flag is set.
+fn product_spec(sa: &[usize], ta: bool, sb: &[usize], tb: bool) -> MatmulSpec {
     let (ra, rb) = (sa.len(), sb.len());
     let (m, k) = if ta {
         (sa[ra - 1], sa[ra - 2])
     } else {
         (sa[ra - 2], sa[ra - 1])
     };
-    let n = if tb { sb[rb - 2] } else { sb[rb - 1] };
-    let plain = |batch, rows| MatmulSpec {
-        batch,
-        m: rows,
+    MatmulSpec {
+        batch: 1,
+        m,
         k,
-        n,
+        n: if tb { sb[rb - 2] } else { sb[rb - 1] },
         lhs_batch_stride: 0,
         rhs_batch_stride: 0,
         lhs_transposed: ta,
         rhs_transposed: tb,
+    }
+}
+
+/// `out += op(a) · op(b)` for matrices `a` and `b` (shapes valid, `out` holding the product's
+/// elements): a GEMM with β = 1 into `out`'s buffer.
+pub(crate) fn gemm_acc<B: Backend>(
+    a: &Tensor<B>,
+    ta: bool,
+    b: &Tensor<B>,
+    tb: bool,
+    out: &mut B::Storage,
+) {
+    let spec = product_spec(a.shape(), ta, b.shape(), tb);
+    B::matmul_acc(a.storage(), b.storage(), &spec, out);
+}
+
+/// `op(a) · op(b)` where `op` transposes the last two axes when the flag is set; shapes are
+/// valid. Batch axes broadcast; a 2-D `b` with an untransposed `a` is a single GEMM.
+pub(crate) fn gemm<B: Backend>(a: &Tensor<B>, ta: bool, b: &Tensor<B>, tb: bool) -> Tensor<B> {
+    let (sa, sb) = (a.shape(), b.shape());
+    let (ra, rb) = (sa.len(), sb.len());
+    let one = product_spec(sa, ta, sb, tb);
+    let (m, n) = (one.m, one.n);
+    let plain = |batch, rows| MatmulSpec {
+        batch,
+        m: rows,
+        ..one
     };
     if ra == 2 && rb == 2 {
         // Two matrices: no batch axes to broadcast.

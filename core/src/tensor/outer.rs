@@ -13,12 +13,13 @@
 //! one product of the stacked rows (`[A₁; …; A_T]ᵀ·[G₁; …; G_T]`, as cuDNN computes recurrent
 //! weight gradients). On the CPU the stacking cost more than it saved: a copy of every operand
 //! into the stacks (one call per product, as the GEMM-accumulate is), the operands held alive
-//! until the end, and the bookkeeping of the list; the 100-step RNN of `benches/steps.rs`
-//! spent a sixth of its instructions there, against about a twentieth for the accumulating
-//! products.
+//! until the end, and the bookkeeping of the list. On the 100-step RNN of `benches/steps.rs`
+//! (callgrind, an uncommitted probe of that loop) the stacking and its final products were a
+//! sixth of the instructions and the products added as they come are about as many, but the
+//! whole gradient runs 7% fewer instructions and about 11% faster (docs/tensors.md).
 
-use super::{Backend, DType, MatmulSpec, Tensor, TensorTangent};
-use crate::ops::matmul::gemm;
+use super::{Backend, DType, Tensor, TensorTangent};
+use crate::ops::matmul::{gemm, gemm_acc};
 
 /// `Aᵀ·G` with `A: [k, m]`, `G: [k, n]` of one dtype and device: an `[m, n]` tensor not yet
 /// computed.
@@ -73,19 +74,8 @@ impl<B: Backend> OuterSum<B> {
     /// `acc ← acc + Aᵀ·G` ([`fits`](OuterSum::fits) holds): in `acc`'s buffer by a GEMM with
     /// β = 1 if no other tensor shares it, else into a new one.
     pub(crate) fn add_to(self, acc: &mut Tensor<B>) {
-        let [m, n] = self.shape();
-        let spec = MatmulSpec {
-            batch: 1,
-            m,
-            k: self.a.shape()[0],
-            n,
-            lhs_batch_stride: 0,
-            rhs_batch_stride: 0,
-            lhs_transposed: true,
-            rhs_transposed: false,
-        };
         match acc.unique_storage_mut() {
-            Some(buf) => B::matmul_acc(self.a.storage(), self.g.storage(), &spec, buf),
+            Some(buf) => gemm_acc(&self.a, true, &self.g, false, buf),
             None => *acc = self.into_tensor() + &*acc,
         }
     }

@@ -14,10 +14,11 @@ use adjoint_backend::BinaryOp;
 /// `Outer` is what the pullback of [`matmul`](Tensor::matmul) gives its 2-D right operand (a
 /// weight): `xᵀ·ȳ` kept as `x` and `ȳ`, so that the tangents of a weight used in every
 /// iteration of a loop are each computed straight into the accumulator's buffer instead of
-/// into a buffer of their own that is then added (see [`OuterSum`]). [`dense`](TensorTangent::dense),
-/// [`unwrap`](TensorTangent::unwrap), [`to_tensor_like`](TensorTangent::to_tensor_like),
-/// [`map`](TensorTangent::map) and the optimizers compute it; the public `_vjp` functions that
-/// `#[differentiable]` generates return only `Zero` or `Dense`.
+/// into a buffer of their own that is then added (see [`OuterSum`]).
+/// [`dense`](TensorTangent::dense), [`unwrap`](TensorTangent::unwrap),
+/// [`to_tensor_like`](TensorTangent::to_tensor_like), [`map`](TensorTangent::map) and the
+/// optimizers compute it; the public `_vjp` functions that `#[differentiable]` generates
+/// return only `Zero` or `Dense`.
 ///
 /// ```
 /// use adjoint::prelude::*;
@@ -114,7 +115,7 @@ impl<B: Backend> TangentVector for TensorTangent<B> {
     ///
     /// A product not yet computed ([`OuterSum`]) is computed into the other tangent's buffer
     /// (a GEMM with β = 1) where that buffer is unshared; two such products make a dense
-    /// tangent (the first computed, the second added into it).
+    /// tangent (one computed, the other added into it).
     #[track_caller]
     fn plus(mut self, other: Self) -> Self {
         self.plus_assign(other);
@@ -129,24 +130,11 @@ impl<B: Backend> TangentVector for TensorTangent<B> {
             (_, TensorTangent::Zero) => {}
             (this @ TensorTangent::Zero, t) => *this = t,
             (TensorTangent::Dense(a), TensorTangent::Outer(p)) if p.fits(a) => p.add_to(a),
-            (this @ TensorTangent::Outer(_), TensorTangent::Outer(p)) => {
-                // The accumulator of a loop, at its second step: from here on it is dense.
-                let mut acc = std::mem::replace(this, TensorTangent::Zero).unwrap();
-                *this = if p.fits(&acc) {
-                    p.add_to(&mut acc);
-                    TensorTangent::Dense(acc)
-                } else {
-                    TensorTangent::Dense(acc).plus(TensorTangent::Dense(p.into_tensor()))
-                };
-            }
-            (this @ TensorTangent::Outer(_), TensorTangent::Dense(mut b)) => {
-                match std::mem::replace(this, TensorTangent::Zero) {
-                    TensorTangent::Outer(p) if p.fits(&b) => {
-                        p.add_to(&mut b);
-                        *this = TensorTangent::Dense(b);
-                    }
-                    a => *this = a.settled().plus(TensorTangent::Dense(b)),
-                }
+            (this @ TensorTangent::Outer(_), other) => {
+                // A product as the accumulator (a loop's, after its first step): the other
+                // tangent, made dense, becomes the buffer the product is added into.
+                let product = std::mem::replace(this, other.settled());
+                this.plus_assign(product);
             }
             (TensorTangent::Dense(a), TensorTangent::Dense(b))
                 if a.shape() == b.shape() && a.dtype() == b.dtype() && a.dtype().is_float() =>

@@ -219,7 +219,8 @@ unsafe fn small_product<T: Real, const FMA: bool, const ACC: bool>(
                     out.write_unaligned(v);
                 }
             }
-            for i in 0..m {
+            // The last `n mod OUTER` columns.
+            for i in (0..m).filter(|_| blocked < n) {
                 let x = at(i, 0);
                 for j in blocked..n {
                     put(c.add(i * n + j), x * *b.add(j));
@@ -241,9 +242,8 @@ unsafe fn small_product<T: Real, const FMA: bool, const ACC: bool>(
                         }
                     }
                     if ACC {
-                        let out = std::slice::from_raw_parts_mut(c.add(i * n + j0), BLOCK);
-                        for (o, &v) in out.iter_mut().zip(&acc) {
-                            *o = *o + v;
+                        for (j, &v) in acc.iter().enumerate() {
+                            put(c.add(i * n + j0 + j), v);
                         }
                     } else {
                         std::ptr::copy_nonoverlapping(acc.as_ptr(), c.add(i * n + j0), BLOCK);
