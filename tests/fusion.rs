@@ -6,20 +6,8 @@
 mod common;
 
 use adjoint::prelude::*;
-use common::tensors::{check_against_fd, f64_tensor as t64};
-use common::{EXACT_TOL, check_gradient};
-
-fn assert_same(what: &str, got: &[Tensor], want: &[Tensor]) {
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert_eq!(g.shape(), w.shape(), "{what}: tangent {i}");
-        for (a, b) in g.to_vec_f64().into_iter().zip(w.to_vec_f64()) {
-            assert!(
-                (a - b).abs() <= EXACT_TOL * b.abs().max(1.0),
-                "{what}: tangent {i}: fused {a} vs unfused {b}"
-            );
-        }
-    }
-}
+use common::check_gradient;
+use common::tensors::{assert_same, check_against_fd, f64_tensor as t64};
 
 /// The loss `Σ y ⊙ c` for a fixed `c`, so that every element of `y` has its own seed.
 #[differentiable]

@@ -114,16 +114,20 @@ fn rnn_weight_gradients_match_finite_differences() {
 }
 
 #[test]
-fn loop_weight_tangents_cost_one_product_per_weight_and_step() {
+fn the_loops_backward_pass_costs_one_product_per_step_and_one_per_weight() {
     let steps = 9;
     let ([w, u, b], xs) = rnn_problem(steps);
+    let before = adjoint_cpu_matmul_calls();
     let (_, pullback) = tensor_rnn_vjp(&w, &u, &b, &xs);
+    // Forward, the loop as one kernel (`core/src/ops/recurrence.rs`): the two products of
+    // each step.
+    assert_eq!(adjoint_cpu_matmul_calls() - before, 2 * steps);
     let before = adjoint_cpu_matmul_calls();
     let (gw, gu, _) = pullback(TensorTangent::Dense(Tensor::ones_on(&[], DType::F64, &Cpu)));
-    // Per step one product for the tangent of h and one for each of W and U, added straight
-    // into their accumulators (a GEMM with β = 1; no product for the inputs x, which need no
-    // tangent, and none computed twice).
-    assert_eq!(adjoint_cpu_matmul_calls() - before, 3 * steps);
+    // Backward: the tangent of h for every step but the first (h₀ is data), then one product
+    // for each of W and U over all the steps' rows; none for the inputs x, which need no
+    // tangent.
+    assert_eq!(adjoint_cpu_matmul_calls() - before, steps - 1 + 2);
     assert_eq!(
         (gw.unwrap().shape(), gu.unwrap().shape()),
         (&[4, 4][..], &[3, 4][..])

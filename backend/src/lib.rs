@@ -13,9 +13,11 @@
 #![warn(missing_docs)]
 
 mod ops;
+mod recurrence;
 mod update;
 
 pub use ops::{BinaryOp, Real, ReduceOp, UnaryOp};
+pub use recurrence::{RecurrenceNeeds, RecurrenceSpec, RecurrenceTangents};
 pub use update::UpdateOp;
 
 use std::fmt::Debug;
@@ -377,6 +379,38 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         grad: &Self::Storage,
         state: &mut [&mut Self::Storage],
     );
+
+    /// The recurrence of `spec` as one kernel, from `h0` (`m·n`), `w`, the input product's
+    /// `U` and `x₁ … x_T` if it has one, and the biases: all the states `h₀, h₁, …, h_T` in one
+    /// buffer (`(T + 1)·m·n`), what the backward pass reads. All buffers have one float
+    /// dtype. `None` where the backend has no such kernel (the default): the caller then runs
+    /// each step as a fused op (`core/src/ops/recurrence.rs`), the same values. A step of a
+    /// small RNN costs less than running it as ops, which is why a backend may fuse the loop.
+    fn recurrence(
+        _spec: &RecurrenceSpec,
+        _h0: &Self::Storage,
+        _w: &Self::Storage,
+        _input: Option<(&Self::Storage, &[&Self::Storage])>,
+        _biases: &[&Self::Storage],
+    ) -> Option<Self::Storage> {
+        None
+    }
+
+    /// The backward pass of [`recurrence`](Backend::recurrence) (see [`RecurrenceSpec`]) from
+    /// its `states` and `h̄_T` (`m·n`): the tangents `needs` asks for.
+    ///
+    /// # Panics
+    /// The default panics: a backend whose `recurrence` returns a buffer implements this too.
+    fn recurrence_backward(
+        _spec: &RecurrenceSpec,
+        _states: &Self::Storage,
+        _w: &Self::Storage,
+        _input: Option<(&Self::Storage, &[&Self::Storage])>,
+        _dh: &Self::Storage,
+        _needs: RecurrenceNeeds,
+    ) -> RecurrenceTangents<Self::Storage> {
+        unimplemented!("a backend whose `recurrence` runs implements `recurrence_backward`")
+    }
 }
 
 /// [`Backend::binary_assign`] through [`Backend::binary`]: the result in a new buffer, which

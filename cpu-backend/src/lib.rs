@@ -19,7 +19,8 @@ mod ops;
 mod storage;
 
 pub use adjoint_backend::{
-    Backend, BinaryOp, Conv2dGeometry, Conv2dSpec, DType, MatmulSpec, ReduceOp, UnaryOp, UpdateOp,
+    Backend, BinaryOp, Conv2dGeometry, Conv2dSpec, DType, MatmulSpec, RecurrenceNeeds,
+    RecurrenceSpec, RecurrenceTangents, ReduceOp, UnaryOp, UpdateOp,
 };
 pub use alloc::keep_freed_memory;
 pub use storage::CpuStorage;
@@ -224,5 +225,29 @@ impl Backend for Cpu {
         state: &mut [&mut CpuStorage],
     ) {
         ops::update::update(op, param, grad, state)
+    }
+    fn recurrence(
+        spec: &RecurrenceSpec,
+        h0: &CpuStorage,
+        w: &CpuStorage,
+        input: Option<(&CpuStorage, &[&CpuStorage])>,
+        biases: &[&CpuStorage],
+    ) -> Option<CpuStorage> {
+        let (states, products) = ops::recurrence::recurrence(spec, h0, w, input, biases)?;
+        MATMUL_CALLS.with(|c| c.set(c.get() + products));
+        Some(states)
+    }
+    fn recurrence_backward(
+        spec: &RecurrenceSpec,
+        states: &CpuStorage,
+        w: &CpuStorage,
+        input: Option<(&CpuStorage, &[&CpuStorage])>,
+        dh: &CpuStorage,
+        needs: RecurrenceNeeds,
+    ) -> RecurrenceTangents<CpuStorage> {
+        let (tangents, products) =
+            ops::recurrence::recurrence_backward(spec, states, w, input, dh, needs);
+        MATMUL_CALLS.with(|c| c.set(c.get() + products));
+        tangents
     }
 }

@@ -27,17 +27,76 @@ const MAX_BIASES: usize = 2;
 /// An expression `act(Σ receiver.matmul(arg) + Σ bias)`.
 pub(crate) struct Affine<'a> {
     /// Each product, in order.
-    products: Vec<Product<'a>>,
+    pub(crate) products: Vec<Product<'a>>,
     /// The other terms, after the products.
-    biases: Vec<&'a Expr>,
+    pub(crate) biases: Vec<&'a Expr>,
     /// The span of each `+`, left to right.
-    pluses: Vec<Span>,
+    pub(crate) pluses: Vec<Span>,
     /// The activation method and its `Epilogue` variant.
-    act: Option<(&'a Ident, &'static str)>,
+    pub(crate) act: Option<(&'a Ident, &'static str)>,
+}
+
+/// Where a leaf of an [`Affine`] expression sits, which decides how the site takes it.
+#[derive(Clone, Copy)]
+pub(crate) enum Position {
+    /// The receiver of a product, borrowed.
+    Receiver,
+    /// The argument of a product: as written, or borrowed when the product reads it transposed.
+    Argument { transposed: bool },
+    /// One of the other terms: a value (a reference becomes one through `operand`).
+    Term,
+}
+
+impl<'a> Affine<'a> {
+    /// The leaves in the site's order (each product's factors, then the other terms), with
+    /// their positions.
+    pub(crate) fn leaves(&self) -> Vec<(Position, &'a Expr)> {
+        let products = self.products.iter().flat_map(|p| {
+            [
+                (Position::Receiver, p.receiver),
+                (
+                    Position::Argument {
+                        transposed: p.transposed,
+                    },
+                    p.rhs,
+                ),
+            ]
+        });
+        let terms = self.biases.iter().map(|&b| (Position::Term, b));
+        products.chain(terms).collect()
+    }
+
+    /// The `transposed` mask of the site's `rule` call: bit `k` for product `k`.
+    pub(crate) fn transposed_mask(&self) -> u32 {
+        (self.products.iter().enumerate())
+            .fold(0_u32, |mask, (k, p)| mask | u32::from(p.transposed) << k)
+    }
+
+    /// The `Epilogue` variant of the activation.
+    pub(crate) fn epilogue(&self) -> Ident {
+        format_ident!("{}", self.act.map_or("Identity", |(_, variant)| variant))
+    }
+
+    /// The span errors about the whole expression point at: the activation, else the first
+    /// `matmul`.
+    pub(crate) fn span(&self) -> Span {
+        self.act
+            .map_or(self.products[0].span, |(method, _)| method.span())
+    }
+
+    /// The closure of the unfused rules over the leaves (see [`plain_rules`]).
+    pub(crate) fn plain_rules(&self) -> TokenStream {
+        plain_rules(
+            &self.products,
+            self.biases.len(),
+            &self.pluses,
+            self.act.map(|(m, _)| m),
+        )
+    }
 }
 
 /// `e` without parentheses and invisible groups around it.
-fn bare(mut e: &Expr) -> &Expr {
+pub(crate) fn bare(mut e: &Expr) -> &Expr {
     loop {
         match e {
             Expr::Paren(p) => e = &p.expr,
@@ -63,11 +122,11 @@ fn terms<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>, pluses: &mut Vec<Span>) {
 /// `rhs` as its right operand: the fused op reads it transposed, without the copy `t()` makes).
 #[derive(Clone, Copy)]
 pub(crate) struct Product<'a> {
-    receiver: &'a Expr,
-    rhs: &'a Expr,
-    transposed: bool,
+    pub(crate) receiver: &'a Expr,
+    pub(crate) rhs: &'a Expr,
+    pub(crate) transposed: bool,
     /// The span of `matmul`.
-    span: Span,
+    pub(crate) span: Span,
 }
 
 /// The product a term is, if it is one.
@@ -133,58 +192,57 @@ pub(crate) fn affine(e: &Expr) -> Option<Affine<'_>> {
 }
 
 impl Lowering<'_> {
+    /// A leaf as the site takes it, from its expression as written and as lowered.
+    pub(crate) fn leaf(&self, position: Position, original: &Expr, lowered: &Expr) -> TokenStream {
+        match position {
+            Position::Receiver | Position::Argument { transposed: true } => quote!(&(#lowered)),
+            Position::Argument { transposed: false } => quote!(#lowered),
+            Position::Term => self.operand(original, lowered),
+        }
+    }
+
     /// Lowers an [`affine`] expression: one rule over its leaves, whose call is the fused
     /// site with the unfused rules as its fallback.
     pub(crate) fn affine(&mut self, pattern: Affine<'_>) -> (Expr, crate::graph::Act) {
-        let Affine {
-            products,
-            biases,
-            pluses,
-            act,
-        } = pattern;
         let (mut leaves, mut acts, mut spans) = (Vec::new(), Vec::new(), Vec::new());
+        let mut lowered = Vec::new();
+        for (position, e) in pattern.leaves() {
+            let (l, act) = self.expr(e);
+            leaves.push(self.leaf(position, e, &l));
+            lowered.push(l);
+            acts.push(act);
+            spans.push(e.span());
+        }
         // The expression rebuilt from the lowered leaves: the value where no tangent is needed.
         let mut rebuilt_terms: Vec<TokenStream> = Vec::new();
-        for p in &products {
-            let (r, ra) = self.expr(p.receiver);
-            let (a, aa) = self.expr(p.rhs);
+        for (k, p) in pattern.products.iter().enumerate() {
+            let (r, a) = (&lowered[2 * k], &lowered[2 * k + 1]);
             let method = Ident::new("matmul", p.span);
-            if p.transposed {
-                rebuilt_terms.push(quote!((#r).#method(&(#a).t())));
-                leaves.push(quote!(&(#r)));
-                leaves.push(quote!(&(#a)));
+            rebuilt_terms.push(if p.transposed {
+                quote!((#r).#method(&(#a).t()))
             } else {
-                rebuilt_terms.push(quote!((#r).#method(#a)));
-                leaves.push(quote!(&(#r)));
-                leaves.push(quote!(#a));
-            }
-            acts.extend([ra, aa]);
-            spans.extend([p.receiver.span(), p.rhs.span()]);
+                quote!((#r).#method(#a))
+            });
         }
-        for &bias in &biases {
-            let (c, ca) = self.expr(bias);
+        for c in &lowered[2 * pattern.products.len()..] {
             rebuilt_terms.push(quote!((#c)));
-            leaves.push(self.operand(bias, &c));
-            acts.push(ca);
-            spans.push(bias.span());
         }
         let sum = rebuilt_terms
             .iter()
             .skip(1)
             .fold(rebuilt_terms[0].clone(), |s, t| quote!((#s + #t)));
-        let rebuilt: Expr = match act {
+        let rebuilt: Expr = match pattern.act {
             Some((method, _)) => parse_quote!((#sum).#method()),
             None => parse_quote!(#sum),
         };
         if acts.iter().all(is_inactive) {
             return (rebuilt, crate::graph::Act::Inactive);
         }
-        let span = act.map_or(products[0].span, |(method, _)| method.span());
-        let count = products.len();
-        let transposed = (products.iter().enumerate())
-            .fold(0_u32, |mask, (k, p)| mask | u32::from(p.transposed) << k);
-        let epilogue = format_ident!("{}", act.map_or("Identity", |(_, variant)| variant));
-        let plain = plain_rules(&products, biases.len(), &pluses, act.map(|(m, _)| m));
+        let span = pattern.span();
+        let count = pattern.products.len();
+        let transposed = pattern.transposed_mask();
+        let epilogue = pattern.epilogue();
+        let plain = pattern.plain_rules();
         self.rule(acts, spans, span, rebuilt, |n| {
             quote_spanned!(span=> {
                 #[allow(unused_imports)]

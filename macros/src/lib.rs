@@ -28,6 +28,7 @@ mod lower;
 mod mutation;
 mod names;
 mod normalize;
+mod recurrence;
 mod region;
 mod reverse;
 mod scan;

@@ -582,6 +582,12 @@ impl<'u> Lowering<'u> {
                 }
             };
         }
+        // A loop that is one recurrence is one rule (`recurrence.rs`).
+        if let Some(r) = crate::recurrence::recurrence(f).filter(|_| f.attrs.is_empty())
+            && let Some(lowered) = self.recurrence(r, f, &iter)
+        {
+            return lowered;
+        }
         let (attrs, pat) = (&f.attrs, &f.pat);
         // The tape is allocated once, with the iterator's length when it is known.
         let setup = quote! {

@@ -173,3 +173,19 @@ fn fused_affine() {
     };
     check("fused_affine", &expand(quote!(), item));
 }
+
+/// A loop whose body is one fused affine step of the carried value: one rule over the initial
+/// value and the shared operands (`recurrence.rs`), its fallback the step's unfused rules.
+#[test]
+fn recurrence_loop() {
+    let item = quote! {
+        fn rnn(w: &Tensor, u: &Tensor, b: &Tensor, xs: &[Tensor]) -> Tensor {
+            let mut h = Tensor::zeros(&[1, 4]);
+            for x in xs {
+                h = (h.matmul(w) + x.matmul(u) + b).tanh();
+            }
+            h
+        }
+    };
+    check("recurrence_loop", &expand(quote!(wrt(w, u, b)), item));
+}

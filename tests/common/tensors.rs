@@ -3,6 +3,20 @@
 
 use adjoint::prelude::*;
 
+/// Asserts that two lists of tensors (tangents computed two ways) agree element by element up
+/// to rounding ([`EXACT_TOL`](super::EXACT_TOL), relative to `max(1, |want|)`).
+pub fn assert_same(what: &str, got: &[Tensor], want: &[Tensor]) {
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(g.shape(), w.shape(), "{what}: tangent {i}");
+        for (a, b) in g.to_vec_f64().into_iter().zip(w.to_vec_f64()) {
+            assert!(
+                (a - b).abs() <= super::EXACT_TOL * b.abs().max(1.0),
+                "{what}: tangent {i}: {a} vs {b}"
+            );
+        }
+    }
+}
+
 /// A tensor of `shape` with entries uniform in [−1, 1), in `f64` for finite differences.
 pub fn f64_tensor(shape: &[usize], seed: u64) -> Tensor {
     Tensor::rand_uniform_on(shape, -1.0, 1.0, seed, DType::F64, &Cpu)

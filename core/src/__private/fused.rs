@@ -117,6 +117,7 @@ macro_rules! tensor_leaves {
 }
 
 tensor_leaves! {
+    1: A0 a0;
     2: A0 a0, A1 a1;
     3: A0 a0, A1 a1, A2 a2;
     4: A0 a0, A1 a1, A2 a2, A3 a3;

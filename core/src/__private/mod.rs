@@ -10,13 +10,19 @@ pub use crate::{Differentiable, TangentVector};
 mod cached;
 mod fused;
 mod indexing;
+mod recurrence;
 mod shared;
 mod sites;
 pub use crate::ops::affine::Epilogue;
+pub use crate::ops::recurrence::Leaf;
 pub use crate::rules::methods::recorded;
 pub use cached::Cached;
 pub use fused::{AsTensor, Fused, FusedPlain, IntoTuple, Plain, TensorLeaves, Tensors, fused};
 pub use indexing::*;
+pub use recurrence::{
+    First, PlainRecurrence, Prepend, Recurrence, RecurrencePlain, RecurrenceTensors, recurrence,
+    step,
+};
 pub use shared::Shared;
 pub use sites::{GivenRule, Site, SitePlain, site, with_value_slot};
 

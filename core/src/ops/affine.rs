@@ -50,6 +50,11 @@ struct Kernels {
 }
 
 impl Epilogue {
+    /// The activation's op and the kernel of `z̄ = grad(y, ȳ)`, `None` for the identity.
+    pub(crate) fn ops(self) -> Option<(UnaryOp, BinaryOp)> {
+        self.kernels().map(|k| (k.op, k.grad))
+    }
+
     /// The activation's kernels, `None` for the identity (`y = z`, `z̄ = ȳ`).
     fn kernels(self) -> Option<Kernels> {
         let (name, op, grad) = match self {

@@ -18,6 +18,7 @@ pub mod loss;
 pub mod matmul;
 pub mod nn;
 pub mod pool;
+pub mod recurrence;
 pub mod reduce;
 pub mod scalar;
 pub mod shape;

@@ -161,6 +161,11 @@ pub fn unary_assign(op: UnaryOp, x: &mut CpuStorage) {
     float_match!(x, |v, _Wrap| unary_typed(op, Overwrite(v)))
 }
 
+/// [`unary_assign`] on a slice of a buffer (the same loop, so the same values).
+pub(crate) fn unary_slice<T: Real + Send + Sync + Tanh>(op: UnaryOp, v: &mut [T]) {
+    unary_typed(op, Overwrite(v))
+}
+
 trait Eval2 {
     fn eval2<T: Real>(self, x: T, y: T) -> T;
 }
@@ -451,28 +456,32 @@ pub fn binary(
 /// equally long buffers of one float dtype.
 pub fn binary_assign(op: BinaryOp, out: &mut CpuStorage, other: &CpuStorage, out_is_lhs: bool) {
     match (out, other) {
-        (CpuStorage::F32(out), CpuStorage::F32(other)) => dispatch(
-            op,
-            InPlace {
-                out,
-                other,
-                out_is_lhs,
-            },
-        ),
-        (CpuStorage::F64(out), CpuStorage::F64(other)) => dispatch(
-            op,
-            InPlace {
-                out,
-                other,
-                out_is_lhs,
-            },
-        ),
+        (CpuStorage::F32(out), CpuStorage::F32(other)) => binary_slice(op, out, other, out_is_lhs),
+        (CpuStorage::F64(out), CpuStorage::F64(other)) => binary_slice(op, out, other, out_is_lhs),
         (a, b) => panic!(
             "binary {op:?} in place: dtypes {:?} and {:?} differ or are not float",
             a.dtype(),
             b.dtype()
         ),
     }
+}
+
+/// [`binary_assign`] on equally long slices: `out ← op(out, other)` if `out_is_lhs`, else
+/// `out ← op(other, out)`.
+pub(crate) fn binary_slice<T: Real + Send + Sync>(
+    op: BinaryOp,
+    out: &mut [T],
+    other: &[T],
+    out_is_lhs: bool,
+) {
+    dispatch(
+        op,
+        InPlace {
+            out,
+            other,
+            out_is_lhs,
+        },
+    )
 }
 
 fn zip2<T: Real + Send + Sync>(

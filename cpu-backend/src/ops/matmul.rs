@@ -57,12 +57,23 @@ fn product<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
 
 /// The batched product added to `c`.
 fn accumulate<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], c: &mut [T]) {
+    product_into::<T, true>(spec, a, b, c);
+}
+
+/// The batched product written (`ACC = false`) or added (`ACC`) to `c` (`batch · m · n`
+/// elements): [`matmul`] and [`matmul_acc`] on slices of buffers.
+pub(crate) fn product_into<T: Gemm, const ACC: bool>(
+    spec: &MatmulSpec,
+    a: &[T],
+    b: &[T],
+    c: &mut [T],
+) {
     assert_eq!(
         c.len(),
         spec.batch * spec.m * spec.n,
-        "matmul_acc: the output does not hold batch · m · n elements"
+        "matmul: the output does not hold batch · m · n elements"
     );
-    products::<T, true>(spec, a, b, c.as_mut_ptr());
+    products::<T, ACC>(spec, a, b, c.as_mut_ptr());
 }
 
 /// The products written (`ACC = false`: `out` may be uninitialized) or added (`ACC`) to the

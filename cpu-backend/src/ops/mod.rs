@@ -12,6 +12,7 @@ pub mod math;
 pub mod matmul;
 pub mod pool;
 pub mod random;
+pub mod recurrence;
 pub mod reduce;
 mod simd;
 pub mod update;
