@@ -34,8 +34,9 @@ thread_local! {
     static MATMUL_CALLS: Cell<usize> = const { Cell::new(0) };
 }
 
-/// The number of [`Backend::matmul`] calls made so far by the current thread (one per
-/// `matmul`, however many batches it holds).
+/// The number of matrix products run so far by the current thread: one per
+/// [`Backend::matmul`] or [`Backend::matmul_acc`] call (however many batches it holds), and
+/// one per product a [`Backend::recurrence`] kernel or its backward pass runs.
 pub fn matmul_calls() -> usize {
     MATMUL_CALLS.with(Cell::get)
 }

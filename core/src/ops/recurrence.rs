@@ -16,9 +16,9 @@
 //! unchanging operand, summed over the steps, so that no step has a record of its own.
 //!
 //! Derivative, with `zₜ` the step's sum and `hₜ = f(zₜ)`: from `h̄_T`, for `t = T..1`,
-//! `z̄ₜ = h̄ₜ·f′(zₜ)` (from `hₜ`, as [`affine_rule`]'s), `h̄ₜ₋₁ = Σ z̄ₜ·op(B)ᵀ` over the products
+//! `z̄ₜ = h̄ₜ·f′(zₜ)` (from `hₜ`, as `affine_rule`'s), `h̄ₜ₋₁ = Σ z̄ₜ·op(B)ᵀ` over the products
 //! `h` is a factor of (and `z̄ₜ` itself, summed to `h`'s shape, where `h` is a term), and each
-//! unchanging operand's tangent is its tangent in step `t` (as [`affine_rule`] gives it)
+//! unchanging operand's tangent is its tangent in step `t` (as `affine_rule` gives it)
 //! summed over `t`: for a weight `W` of `hₜ₋₁·W`, `W̄ = Σₜ hₜ₋₁ᵀ·z̄ₜ`; for a bias, `c̄ = Σₜ Σ↓ z̄ₜ`.
 //!
 //! A backend may run the whole loop as one kernel ([`Backend::recurrence`]): the CPU backend
@@ -33,7 +33,7 @@ use crate::tensor::{Backend, Shape, Tensor, TensorTangent};
 use adjoint_backend::{RecurrenceNeeds, RecurrenceSpec};
 
 /// What an operand of the step's affine expression is, in the order of
-/// [`affine_rule`]'s leaves (the factors of each product, then the other terms).
+/// `affine_rule`'s leaves (the factors of each product, then the other terms).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Leaf {
     /// The carried value `hₜ₋₁` (slot 0 of the rule).
@@ -50,7 +50,7 @@ pub enum Leaf {
 ///
 /// # Panics
 /// If `leaves` has no [`Leaf::Carry`], more than one, or a `Fixed` slot out of range; as
-/// [`affine_rule`] if a step's shapes do not fit.
+/// `affine_rule` if a step's shapes do not fit.
 #[track_caller]
 pub(crate) fn recurrence_rule<B: Backend, const S: usize, const N: usize>(
     slots: [Tensor<B>; S],
