@@ -61,6 +61,8 @@ fn elman_taped(h0: &Tensor, w: &Tensor, u: &Tensor, b: &Tensor, xs: &[Tensor]) -
     weigh(h)
 }
 
+type Four = (TensorTangent, TensorTangent, TensorTangent, TensorTangent);
+
 fn inputs(steps: usize, shape: &[usize], seed: u64) -> Vec<Tensor> {
     (0..steps).map(|t| t64(shape, seed + t as u64)).collect()
 }
@@ -418,5 +420,37 @@ fn other_types_take_the_steps_unfused_rules() {
         |((k, m), h0)| scalar_recurrence(Affine1(k, m), h0, xs),
         ((p.0, p.1), h0),
         ((gk, gm), g0),
+    );
+}
+
+/// An iterator that reads the carried value (here its shape) is made before the loop runs,
+/// where the recurrence would already have taken `h`: such a loop stays a taped loop, with the
+/// same results.
+#[differentiable(wrt(h0, w, u, b))]
+fn iterator_reads_h(h0: &Tensor, w: &Tensor, u: &Tensor, b: &Tensor, xs: &[Tensor]) -> Tensor {
+    let mut h = h0.clone();
+    for x in xs.iter().take(h.shape()[1]) {
+        h = (h.matmul(w) + x.matmul(u) + b).tanh();
+    }
+    weigh(h)
+}
+
+#[test]
+fn a_loop_whose_iterator_reads_the_carried_value_stays_taped() {
+    let params = [
+        t64(&[3, 4], 1),
+        t64(&[4, 4], 2),
+        t64(&[2, 4], 3),
+        t64(&[4], 4),
+    ];
+    let xs = inputs(6, &[3, 2], 10);
+    let [h0, w, u, b] = &params;
+    let tangents = |(y, g): (Tensor, Four)| (y, vec![g.0, g.1, g.2, g.3]);
+    check(
+        "iterator reads h",
+        &params,
+        tangents(value_with_gradient(iterator_reads_h_vjp(h0, w, u, b, &xs))),
+        tangents(value_with_gradient(elman_taped_vjp(h0, w, u, b, &xs[..4]))),
+        |p| iterator_reads_h(&p[0], &p[1], &p[2], &p[3], &xs).to_scalar(),
     );
 }

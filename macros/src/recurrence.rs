@@ -9,7 +9,7 @@
 //!
 //! The form is strict, so that the rewrite never changes what the loop computes:
 //! * the loop is `for x in iter` with a plain name `x` and a body of exactly one statement,
-//!   `h = <affine expression>;`, assigning a local `h`;
+//!   `h = <affine expression>;`, assigning a local `h` that `iter` does not mention;
 //! * every leaf of the expression is `h` itself (exactly once, by value or borrowed), `x` (in
 //!   a product, at least once: a loop over a counter stays a loop of fused ops), or an operand
 //!   that mentions neither and is a path or a field of one (`w`, `&self.b`): reading it once
@@ -84,7 +84,9 @@ pub(crate) fn recurrence(f: &ExprForLoop) -> Option<Recurrence<'_>> {
         && pat.subpat.is_none();
     let carry = name_of(&assign.left).filter(|_| matches!(&*assign.left, Expr::Path(_)))?;
     let element = &pat.ident;
-    if !plain_pattern || !assign.attrs.is_empty() || carry == element {
+    // The slots are read before the iterator is made: it must not borrow the carried value.
+    let iter_reads_carry = scan::idents(f.expr.to_token_stream()).contains(carry);
+    if !plain_pattern || !assign.attrs.is_empty() || carry == element || iter_reads_carry {
         return None;
     }
     let cell = affine(&assign.right)?;

@@ -68,7 +68,7 @@ pub(crate) fn recurrence_rule<B: Backend, const S: usize, const N: usize>(
             && leaves
                 .iter()
                 .all(|l| !matches!(l, Leaf::Fixed(i) if *i == 0 || *i >= S)),
-        "recurrence_rule: the leaves {leaves:?} do not name the carried value once and {S} slots"
+        "recurrence_rule: the leaves {leaves:?} must name the carried value once and only slots 1..{S}"
     );
     // The Elman form by the backend's kernel, where it has one.
     if let Some(elman) = Elman::of(&slots, &xs, &leaves, affine)
