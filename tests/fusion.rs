@@ -6,6 +6,7 @@
 mod common;
 
 use adjoint::prelude::*;
+use common::affine1::Affine1;
 use common::check_gradient;
 use common::tensors::{assert_same, check_against_fd, f64_tensor as t64};
 
@@ -237,29 +238,10 @@ fn only_the_needed_tangents_are_computed() {
     check_against_fd(&f, std::slice::from_ref(w), &[gw]);
 }
 
-/// A user type whose `matmul` is its own `#[differentiable]` method: `Affine1(k, m).matmul(x)
-/// = k·x + m` (a float), so `tanh(p.matmul(x) + c)` is not a tensor expression and takes the
-/// unfused rules. With `y = tanh(k·x + m + c)` and `g = 1 − y²`: `∂y/∂k = g·x`, `∂y/∂m = g`,
-/// `∂y/∂x = g·k`, `∂y/∂c = g`.
-#[derive(Clone, Copy, Debug)]
-struct Affine1(f64, f64);
-
-impl Differentiable for Affine1 {
-    type Tangent = (f64, f64);
-    fn move_by(&mut self, t: &(f64, f64)) {
-        self.0 += t.0;
-        self.1 += t.1;
-    }
-}
-
-impl Affine1 {
-    /// `k·x + m`: `∂/∂k = x`, `∂/∂m = 1`, `∂/∂x = k`.
-    #[differentiable]
-    fn matmul(self, x: f64) -> f64 {
-        self.0 * x + self.1
-    }
-}
-
+/// A user type whose `matmul` is its own `#[differentiable]` method (`Affine1(k, m).matmul(x)
+/// = k·x + m`, a float, `tests/common/affine1.rs`), so `tanh(p.matmul(x) + c)` is not a tensor
+/// expression and takes the unfused rules. With `y = tanh(k·x + m + c)` and `g = 1 − y²`:
+/// `∂y/∂k = g·x`, `∂y/∂m = g`, `∂y/∂x = g·k`, `∂y/∂c = g`.
 #[differentiable]
 fn scaled(p: Affine1, x: f64, c: f64) -> f64 {
     (p.matmul(x) + c).tanh()

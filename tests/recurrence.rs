@@ -8,6 +8,7 @@
 mod common;
 
 use adjoint::prelude::*;
+use common::affine1::Affine1;
 use common::tensors::{assert_same, check_against_fd, f64_tensor as t64};
 use common::{assert_close, check_gradient};
 
@@ -63,29 +64,35 @@ fn elman_taped(h0: &Tensor, w: &Tensor, u: &Tensor, b: &Tensor, xs: &[Tensor]) -
 
 type Four = (TensorTangent, TensorTangent, TensorTangent, TensorTangent);
 
-fn inputs(steps: usize, shape: &[usize], seed: u64) -> Vec<Tensor> {
-    (0..steps).map(|t| t64(shape, seed + t as u64)).collect()
+/// The tangents of four slots as a list.
+fn four((y, g): (Tensor, Four)) -> (Tensor, Vec<TensorTangent>) {
+    (y, vec![g.0, g.1, g.2, g.3])
 }
 
-#[test]
-fn elman_form_matches_the_taped_loop_and_finite_differences() {
+/// `h₀: [3, 4]`, `W: [4, 4]`, `U: [2, 4]`, `b: [4]`, and six inputs `[3, 2]`.
+fn elman_problem() -> ([Tensor; 4], Vec<Tensor>) {
     let params = [
         t64(&[3, 4], 1),
         t64(&[4, 4], 2),
         t64(&[2, 4], 3),
         t64(&[4], 4),
     ];
-    let xs = inputs(6, &[3, 2], 10);
+    (params, inputs(6, &[3, 2], 10))
+}
+
+fn inputs(steps: usize, shape: &[usize], seed: u64) -> Vec<Tensor> {
+    (0..steps).map(|t| t64(shape, seed + t as u64)).collect()
+}
+
+#[test]
+fn elman_form_matches_the_taped_loop_and_finite_differences() {
+    let (params, xs) = elman_problem();
     let [h0, w, u, b] = &params;
-    let tangents = |(y, g): (
-        Tensor,
-        (TensorTangent, TensorTangent, TensorTangent, TensorTangent),
-    )| { (y, vec![g.0, g.1, g.2, g.3]) };
     check(
         "elman",
         &params,
-        tangents(value_with_gradient(elman_vjp(h0, w, u, b, &xs))),
-        tangents(value_with_gradient(elman_taped_vjp(h0, w, u, b, &xs))),
+        four(value_with_gradient(elman_vjp(h0, w, u, b, &xs))),
+        four(value_with_gradient(elman_taped_vjp(h0, w, u, b, &xs))),
         |p| elman(&p[0], &p[1], &p[2], &p[3], &xs).to_scalar(),
     );
 }
@@ -375,27 +382,8 @@ fn hand_computed_two_steps() {
 }
 
 /// A user type whose `matmul` is its own `#[differentiable]` method (`Affine1(k, m).matmul(x)
-/// = k·x + m`, floats): the loop takes the step's unfused rules, the shared operand's
-/// tangents summed over the steps.
-#[derive(Clone, Copy, Debug)]
-struct Affine1(f64, f64);
-
-impl Differentiable for Affine1 {
-    type Tangent = (f64, f64);
-    fn move_by(&mut self, t: &(f64, f64)) {
-        self.0 += t.0;
-        self.1 += t.1;
-    }
-}
-
-impl Affine1 {
-    /// `k·x + m`: `∂/∂k = x`, `∂/∂m = 1`, `∂/∂x = k`.
-    #[differentiable]
-    fn matmul(self, x: f64) -> f64 {
-        self.0 * x + self.1
-    }
-}
-
+/// = k·x + m`, floats, `tests/common/affine1.rs`): the loop takes the step's unfused rules, the
+/// shared operand's tangents summed over the steps.
 #[differentiable(wrt(p, h0))]
 fn scalar_recurrence(p: Affine1, h0: f64, xs: [f64; 3]) -> f64 {
     let mut h = h0;
@@ -437,20 +425,13 @@ fn iterator_reads_h(h0: &Tensor, w: &Tensor, u: &Tensor, b: &Tensor, xs: &[Tenso
 
 #[test]
 fn a_loop_whose_iterator_reads_the_carried_value_stays_taped() {
-    let params = [
-        t64(&[3, 4], 1),
-        t64(&[4, 4], 2),
-        t64(&[2, 4], 3),
-        t64(&[4], 4),
-    ];
-    let xs = inputs(6, &[3, 2], 10);
+    let (params, xs) = elman_problem();
     let [h0, w, u, b] = &params;
-    let tangents = |(y, g): (Tensor, Four)| (y, vec![g.0, g.1, g.2, g.3]);
     check(
         "iterator reads h",
         &params,
-        tangents(value_with_gradient(iterator_reads_h_vjp(h0, w, u, b, &xs))),
-        tangents(value_with_gradient(elman_taped_vjp(h0, w, u, b, &xs[..4]))),
+        four(value_with_gradient(iterator_reads_h_vjp(h0, w, u, b, &xs))),
+        four(value_with_gradient(elman_taped_vjp(h0, w, u, b, &xs[..4]))),
         |p| iterator_reads_h(&p[0], &p[1], &p[2], &p[3], &xs).to_scalar(),
     );
 }

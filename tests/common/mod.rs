@@ -15,6 +15,7 @@
 // Each test binary uses its own subset of the helpers.
 #![allow(dead_code, unused_macros)]
 
+pub mod affine1;
 pub mod tensors;
 
 use std::fmt::Debug;

@@ -120,29 +120,6 @@ pub trait Prepend<T> {
     fn prepend(self, t: T) -> Self::Tuple;
 }
 
-macro_rules! prepend {
-    ($($a:ident),*) => {
-        impl<T, $($a),*> Prepend<T> for ($($a,)*) {
-            type Tuple = (T, $($a,)*);
-            #[inline(always)]
-            #[allow(non_snake_case)]
-            fn prepend(self, t: T) -> Self::Tuple {
-                let ($($a,)*) = self;
-                (t, $($a,)*)
-            }
-        }
-    };
-}
-
-prepend!();
-prepend!(A1);
-prepend!(A1, A2);
-prepend!(A1, A2, A3);
-prepend!(A1, A2, A3, A4);
-prepend!(A1, A2, A3, A4, A5);
-prepend!(A1, A2, A3, A4, A5, A6);
-prepend!(A1, A2, A3, A4, A5, A6, A7);
-
 impl<C: Differentiable, P> PlainRecurrence<C, P> {
     /// The loop's value, and its pullback: each step's pullback in reverse, from the value's
     /// tangent to the previous value's, adding the shared operands' tangents into the sums
@@ -218,23 +195,36 @@ pub trait First {
     fn first(self) -> Self::Head;
 }
 
-macro_rules! first {
-    ($($a:ident),*) => {
-        impl<H, $($a),*> First for (H, $($a,)*) {
-            type Head = H;
+// `First` and `Prepend` for the tuples of up to 8 slots.
+macro_rules! tuples {
+    ($($h:ident $(, $a:ident)*;)*) => {$(
+        impl<$h, $($a),*> First for ($h, $($a,)*) {
+            type Head = $h;
             #[inline(always)]
-            fn first(self) -> H {
+            fn first(self) -> $h {
                 self.0
             }
         }
-    };
+
+        impl<T, $($a),*> Prepend<T> for ($($a,)*) {
+            type Tuple = (T, $($a,)*);
+            #[inline(always)]
+            #[allow(non_snake_case)]
+            fn prepend(self, t: T) -> Self::Tuple {
+                let ($($a,)*) = self;
+                (t, $($a,)*)
+            }
+        }
+    )*};
 }
 
-first!();
-first!(A1);
-first!(A1, A2);
-first!(A1, A2, A3);
-first!(A1, A2, A3, A4);
-first!(A1, A2, A3, A4, A5);
-first!(A1, A2, A3, A4, A5, A6);
-first!(A1, A2, A3, A4, A5, A6, A7);
+tuples! {
+    H;
+    H, A1;
+    H, A1, A2;
+    H, A1, A2, A3;
+    H, A1, A2, A3, A4;
+    H, A1, A2, A3, A4, A5;
+    H, A1, A2, A3, A4, A5, A6;
+    H, A1, A2, A3, A4, A5, A6, A7;
+}

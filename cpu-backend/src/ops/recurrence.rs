@@ -237,8 +237,10 @@ pub fn recurrence_backward(
             }
             _ => None,
         };
-        let mut by_step = vec![T::zero(); mn];
-        for z in zs.chunks_exact(mn) {
+        // Σₜ z̄ₜ, which the row sums reduce further; neither without a bias tangent.
+        let summed = needs.rows || needs.steps;
+        let mut by_step = vec![T::zero(); if summed { mn } else { 0 }];
+        for z in zs.chunks_exact(mn).filter(|_| summed) {
             binary_slice(BinaryOp::Add, &mut by_step, z, true);
         }
         let rows = needs.rows.then(|| {
