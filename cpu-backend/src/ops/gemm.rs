@@ -1,5 +1,6 @@
-//! The backend's one GEMM: `matrixmultiply`'s single-threaded kernels, and a split of one
-//! product across rayon's threads.
+//! The backend's one GEMM: on a single thread, [`super::gemm_avx512`]'s kernel for `f32` on
+//! CPUs with AVX-512F and `matrixmultiply`'s kernels otherwise; and a split of one product
+//! across rayon's threads.
 //!
 //! All parallelism of the CPU backend is rayon's, in one pool of one thread per core.
 //! `matrixmultiply`'s own `threading` feature would start a second pool: on two cores its
@@ -46,8 +47,19 @@ pub(crate) trait Gemm: Real + Send + Sync {
     }
 }
 
+/// No kernel of its own for this type (or this CPU architecture): `matrixmultiply` runs
+/// every product.
+unsafe fn none<T>(_: [usize; 3], _: Operand<T>, _: Operand<T>, _: T, _: Output<T>) -> bool {
+    false
+}
+
+#[cfg(target_arch = "x86_64")]
+use super::gemm_avx512::sgemm as own_f32;
+#[cfg(not(target_arch = "x86_64"))]
+use none as own_f32;
+
 macro_rules! gemm_impl {
-    ($t:ty, $kernel:path $(, $extra:item)*) => {
+    ($t:ty, $own:path, $kernel:path $(, $extra:item)*) => {
         impl Gemm for $t {
             $($extra)*
 
@@ -59,14 +71,19 @@ macro_rules! gemm_impl {
                 beta: Self,
                 (c, [cr, cc]): Output<Self>,
             ) {
-                // SAFETY: forwarded from the caller, whose contract is the kernel's.
-                unsafe { $kernel(m, k, n, 1.0, a, ar, ac, b, br, bc, beta, c, cr, cc) }
+                // SAFETY: forwarded from the caller, whose contract is both kernels'.
+                unsafe {
+                    if !$own([m, k, n], (a, [ar, ac]), (b, [br, bc]), beta, (c, [cr, cc])) {
+                        $kernel(m, k, n, 1.0, a, ar, ac, b, br, bc, beta, c, cr, cc)
+                    }
+                }
             }
         }
     };
 }
 gemm_impl!(
     f32,
+    own_f32,
     matrixmultiply::sgemm,
     #[inline]
     unsafe fn dots_avx2(
@@ -88,15 +105,16 @@ gemm_impl!(
         }
     }
 );
-gemm_impl!(f64, matrixmultiply::dgemm);
+gemm_impl!(f64, none, matrixmultiply::dgemm);
 
 /// Products of fewer multiply-adds than this run on one thread (a round number, not tuned:
 /// handing a product to a second thread has a fixed cost that a small one does not repay).
 const PARALLEL_MIN: usize = 1 << 18;
 
 /// Block boundaries of a split are multiples of this, so that every block but the last keeps
-/// the kernel's register tiles full.
-const ALIGN: usize = 16;
+/// the kernels' register tiles full (16 × 16 in `matrixmultiply`, 8 × 32 in
+/// [`super::gemm_avx512`]).
+const ALIGN: usize = 32;
 
 /// Raw pointers moved into rayon tasks.
 #[derive(Clone, Copy)]

@@ -6,6 +6,8 @@ pub mod conv_gemm;
 mod dots;
 pub mod elementwise;
 mod gemm;
+#[cfg(target_arch = "x86_64")]
+mod gemm_avx512;
 pub mod index;
 pub mod layout;
 pub mod math;
