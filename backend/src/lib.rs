@@ -248,6 +248,29 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         let product = Self::matmul(lhs, rhs, spec);
         Self::binary_assign(BinaryOp::Add, out, &product, true);
     }
+    /// `act(op(A)·op(B) + bias)`: the products of [`matmul`](Backend::matmul), `bias` (`n`
+    /// elements, the same dtype) added to every row of each, then `act` elementwise. A fused
+    /// layer `f(x·W + b)` in one op, so that a backend can finish each block of the product
+    /// while it is in cache (one pass over the output instead of three). The values must be
+    /// those of the default, to the last bit: the products, then `binary(Add)` with the bias
+    /// broadcast over the rows, then `unary_assign(act)`.
+    fn matmul_epilogue(
+        lhs: &Self::Storage,
+        rhs: &Self::Storage,
+        spec: &MatmulSpec,
+        bias: Option<&Self::Storage>,
+        act: Option<UnaryOp>,
+    ) -> Self::Storage {
+        let mut z = Self::matmul(lhs, rhs, spec);
+        if let Some(bias) = bias {
+            let shape = [spec.batch * spec.m, spec.n];
+            z = Self::binary(BinaryOp::Add, (&z, &shape), (bias, &[1, spec.n]), &shape);
+        }
+        if let Some(op) = act {
+            Self::unary_assign(op, &mut z);
+        }
+        z
+    }
 
     /// A contiguous copy of `x` (of `shape`) with its axes permuted: output axis `a` is input
     /// axis `perm[a]`.

@@ -157,6 +157,16 @@ impl Backend for Cpu {
         MATMUL_CALLS.with(|c| c.set(c.get() + 1));
         ops::matmul::matmul_acc(lhs, rhs, spec, out)
     }
+    fn matmul_epilogue(
+        lhs: &CpuStorage,
+        rhs: &CpuStorage,
+        spec: &MatmulSpec,
+        bias: Option<&CpuStorage>,
+        act: Option<UnaryOp>,
+    ) -> CpuStorage {
+        MATMUL_CALLS.with(|c| c.set(c.get() + 1));
+        ops::matmul::matmul_epilogue(lhs, rhs, spec, bias, act)
+    }
     fn permute(x: &CpuStorage, shape: &[usize], perm: &[usize]) -> CpuStorage {
         ops::layout::permute(x, shape, perm)
     }

@@ -124,6 +124,85 @@ fn matmul_case_in(dtype: DType, tol: f64, (batch, m, k, n): (usize, usize, usize
     }
 }
 
+/// `matmul_epilogue` against the ops it fuses (the `Backend` default: the products, then
+/// `binary(Add)` with the bias broadcast over the rows, then `unary_assign`), bit for bit, in
+/// both dtypes: by the plain loops, by `matrixmultiply` (f64) and the AVX-512 kernel (f32),
+/// serial and split across threads by rows and by columns (with the bias split too).
+#[test]
+fn matmul_epilogue_gives_the_bits_of_the_separate_ops() {
+    let bits = |s: &CpuStorage| match s {
+        CpuStorage::F32(v) => v.iter().map(|x| x.to_bits() as u64).collect::<Vec<_>>(),
+        CpuStorage::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+        _ => unreachable!("float storages only"),
+    };
+    for dtype in [DType::F32, DType::F64] {
+        for (batch, m, k, n) in [
+            (2, 3, 7, 21),
+            (1, 2, 0, 18),
+            (1, 128, 300, 512),
+            (1, 40, 300, 700),
+            (1, 700, 300, 40),
+            (2, 40, 37, 33),
+        ] {
+            for (lt, rt) in [(false, false), (true, true), (false, true)] {
+                let spec = MatmulSpec {
+                    batch,
+                    m,
+                    k,
+                    n,
+                    lhs_batch_stride: m * k,
+                    rhs_batch_stride: 0,
+                    lhs_transposed: lt,
+                    rhs_transposed: rt,
+                };
+                let a = Cpu::random(&Cpu, batch * m * k, 1, (-1.0, 1.0), false, dtype);
+                let b = Cpu::random(&Cpu, k * n, 2, (-1.0, 1.0), false, dtype);
+                let bias = Cpu::random(&Cpu, n, 3, (-1.0, 1.0), false, dtype);
+                let shape = [batch * m, n];
+                for with_bias in [false, true] {
+                    for act in [None, Some(UnaryOp::Relu), Some(UnaryOp::Tanh)] {
+                        let mut want = Cpu::matmul(&a, &b, &spec);
+                        if with_bias {
+                            want = Cpu::binary(
+                                BinaryOp::Add,
+                                (&want, &shape),
+                                (&bias, &[1, n]),
+                                &shape,
+                            );
+                        }
+                        if let Some(op) = act {
+                            Cpu::unary_assign(op, &mut want);
+                        }
+                        let got =
+                            Cpu::matmul_epilogue(&a, &b, &spec, with_bias.then_some(&bias), act);
+                        assert!(
+                            bits(&got) == bits(&want),
+                            "{dtype:?} {spec:?} bias={with_bias} act={act:?}: the fused values differ"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "matmul: the bias holds 3 elements, not one per column (4)")]
+fn matmul_epilogue_checks_the_bias_length() {
+    let spec = MatmulSpec {
+        batch: 1,
+        m: 2,
+        k: 2,
+        n: 4,
+        lhs_batch_stride: 0,
+        rhs_batch_stride: 0,
+        lhs_transposed: false,
+        rhs_transposed: false,
+    };
+    let (a, b, bias) = (rand(4, 1), rand(8, 2), rand(3, 3));
+    Cpu::matmul_epilogue(&a, &b, &spec, Some(&bias), None);
+}
+
 #[test]
 fn reduce_middle_axes_and_broadcast_binary() {
     let shape = [2, 3, 4];

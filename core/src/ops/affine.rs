@@ -246,12 +246,21 @@ fn fused<B: Backend, const N: usize>(
         rhs_transposed: transposed(k),
     };
     let (a, b) = (leaves[0].storage(), leaves[1].storage());
+    let biases = &leaves[2 * products..];
+    let row_bias = |c: &Tensor<B>| matches!(*c.shape(), [q] | [1, q] if q == n);
+    if products == 1 && biases.len() <= 1 && biases.iter().all(|c| row_bias(c)) {
+        // A layer `f(x·W + b)`: one op, the bias and activation applied as the product's
+        // blocks are written (the values of the steps below, to the last bit).
+        let bias = biases.first().map(|c| c.storage());
+        let z = B::matmul_epilogue(a, b, &spec(0), bias, act.kernels().map(|k| k.op));
+        return Tensor::from_storage(z, [m, n]);
+    }
     let mut z = B::matmul(a, b, &spec(0));
     for k in 1..products {
         let (a, b) = (leaves[2 * k].storage(), leaves[2 * k + 1].storage());
         B::matmul_acc(a, b, &spec(k), &mut z);
     }
-    for c in &leaves[2 * products..] {
+    for c in biases {
         if c.len() == m * n {
             // Broadcast only along axes of size 1: the elements line up.
             B::binary_assign(BinaryOp::Add, &mut z, c.storage(), true);

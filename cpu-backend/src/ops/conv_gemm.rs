@@ -14,7 +14,7 @@
 //! across the threads instead ([`gemm_parallel`]).
 
 use super::conv::{cols_per_image, fold_image, unfold_image};
-use super::gemm::{Gemm, Operand, Output, gemm_parallel};
+use super::gemm::{Epilogue, Gemm, Operand, Output, gemm_parallel};
 use crate::{Conv2dSpec, CpuStorage};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -84,7 +84,7 @@ unsafe fn product<T: Gemm>(
         if serial {
             T::gemm(mkn, a, b, beta, c)
         } else {
-            gemm_parallel(mkn, a, b, beta, c)
+            gemm_parallel(mkn, a, b, beta, c, Epilogue::NONE)
         }
     }
 }

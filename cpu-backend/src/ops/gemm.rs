@@ -9,27 +9,101 @@
 //! scheduler. So products run serially where the caller is already parallel (the convolution,
 //! one image per task), and [`gemm_parallel`] splits a lone product itself.
 
-use adjoint_backend::Real;
+use super::elementwise::unary_slice;
+use super::math::Tanh;
+use adjoint_backend::{Real, UnaryOp};
 
 /// A matrix operand: its first element and its (row, column) strides in elements.
 pub(crate) type Operand<T> = (*const T, [isize; 2]);
 /// A matrix result: its first element and its (row, column) strides in elements.
 pub(crate) type Output<T> = (*mut T, [isize; 2]);
 
-/// A float type with a `matrixmultiply` kernel.
-pub(crate) trait Gemm: Real + Send + Sync {
-    /// `C = A·B + β·C` on the calling thread, `A` being `m × k`, `B` `k × n`, `C` `m × n`.
+/// What a product does to each element of `C` once its sum is complete:
+/// `C[i, j] = act(C[i, j] + bias[j])` (each part optional). The sum and the activation are the
+/// elementwise ops' own (`z + b`, then `UnaryOp::eval`'s kernel), so a product with an epilogue
+/// gives the values of the product followed by those ops, to the last bit.
+#[derive(Clone, Copy)]
+pub(crate) struct Epilogue<T> {
+    /// The bias row: `n` elements, one per column of `C`.
+    pub bias: Option<*const T>,
+    /// The activation.
+    pub act: Option<UnaryOp>,
+}
+
+impl<T: Gemm> Epilogue<T> {
+    /// No epilogue: `C` is the product.
+    pub const NONE: Self = Epilogue {
+        bias: None,
+        act: None,
+    };
+
+    /// The epilogue of the columns from `start` on.
+    fn at_column(self, start: usize) -> Self {
+        Epilogue {
+            bias: self.bias.map(|b| b.wrapping_add(start)),
+            ..self
+        }
+    }
+
+    /// Applies the epilogue to the `m × n` block `C` (row stride `cr`, columns contiguous).
     ///
     /// # Safety
-    /// The pointers must address matrices of these sizes under their strides, and `C` must not
-    /// overlap `A` or `B`.
+    /// `C` addresses `m` rows of `n` initialized elements, `bias` (if any) `n` elements.
+    pub(crate) unsafe fn apply(self, [m, n]: [usize; 2], c: *mut T, cr: isize) {
+        if self.bias.is_none() && self.act.is_none() {
+            return;
+        }
+        for i in 0..m {
+            // SAFETY: row `i < m` of `C` holds `n` elements (the caller's contract) that no
+            // other reference reaches while this one lives.
+            let row = unsafe { std::slice::from_raw_parts_mut(c.offset(i as isize * cr), n) };
+            if let Some(bias) = self.bias {
+                // SAFETY: the bias row holds `n` elements.
+                let bias = unsafe { std::slice::from_raw_parts(bias, n) };
+                for (z, &b) in row.iter_mut().zip(bias) {
+                    *z = *z + b;
+                }
+            }
+            if let Some(op) = self.act {
+                unary_slice(op, row);
+            }
+        }
+    }
+}
+
+/// A float type with a `matrixmultiply` kernel.
+pub(crate) trait Gemm: Real + Send + Sync + Tanh {
+    /// `C = act(A·B + β·C + bias)` on the calling thread, `A` being `m × k`, `B` `k × n`, `C`
+    /// `m × n`: the product, then `epilogue` (which a type's own kernel applies as it writes
+    /// `C`).
+    ///
+    /// # Safety
+    /// The pointers must address matrices of these sizes under their strides, `C` must not
+    /// overlap `A` or `B`, and the epilogue's bias must address `n` elements.
+    unsafe fn gemm_epilogue(
+        mkn: [usize; 3],
+        a: Operand<Self>,
+        b: Operand<Self>,
+        beta: Self,
+        c: Output<Self>,
+        epilogue: Epilogue<Self>,
+    );
+
+    /// `C = A·B + β·C`: [`Gemm::gemm_epilogue`] with no epilogue.
+    ///
+    /// # Safety
+    /// As [`Gemm::gemm_epilogue`].
+    #[inline]
     unsafe fn gemm(
         mkn: [usize; 3],
         a: Operand<Self>,
         b: Operand<Self>,
         beta: Self,
         c: Output<Self>,
-    );
+    ) {
+        // SAFETY: the caller's contract.
+        unsafe { Self::gemm_epilogue(mkn, a, b, beta, c, Epilogue::NONE) }
+    }
 
     /// `C = A·Bᵀ` by a kernel of this type for CPUs with AVX2 and FMA, when `A` (`m × k`,
     /// row stride `ar`) and `B` (`n × k`, row stride `bc`) have contiguous rows; returns
@@ -49,7 +123,14 @@ pub(crate) trait Gemm: Real + Send + Sync {
 
 /// No kernel of its own for this type (or this CPU architecture): `matrixmultiply` runs
 /// every product.
-unsafe fn none<T>(_: [usize; 3], _: Operand<T>, _: Operand<T>, _: T, _: Output<T>) -> bool {
+unsafe fn none<T>(
+    _: [usize; 3],
+    _: Operand<T>,
+    _: Operand<T>,
+    _: T,
+    _: Output<T>,
+    _: Epilogue<T>,
+) -> bool {
     false
 }
 
@@ -64,17 +145,21 @@ macro_rules! gemm_impl {
             $($extra)*
 
             #[inline]
-            unsafe fn gemm(
+            unsafe fn gemm_epilogue(
                 [m, k, n]: [usize; 3],
                 (a, [ar, ac]): Operand<Self>,
                 (b, [br, bc]): Operand<Self>,
                 beta: Self,
                 (c, [cr, cc]): Output<Self>,
+                epilogue: Epilogue<Self>,
             ) {
-                // SAFETY: forwarded from the caller, whose contract is both kernels'.
+                let (a, b, c) = ((a, [ar, ac]), (b, [br, bc]), (c, [cr, cc]));
+                // SAFETY: forwarded from the caller, whose contract is both kernels' and the
+                // epilogue's (the kernel initializes `C` first).
                 unsafe {
-                    if !$own([m, k, n], (a, [ar, ac]), (b, [br, bc]), beta, (c, [cr, cc])) {
-                        $kernel(m, k, n, 1.0, a, ar, ac, b, br, bc, beta, c, cr, cc)
+                    if !$own([m, k, n], a, b, beta, c, epilogue) {
+                        $kernel(m, k, n, 1.0, a.0, ar, ac, b.0, br, bc, beta, c.0, cr, cc);
+                        epilogue.apply([m, n], c.0, cr);
                     }
                 }
             }
@@ -124,18 +209,19 @@ unsafe impl<T> Send for Shared<T> {}
 // SAFETY: as above.
 unsafe impl<T> Sync for Shared<T> {}
 
-/// `C = A·B + β·C` as [`Gemm::gemm`], split into one block of rows (or of columns, when `C` is
-/// wider than tall) per rayon thread. Splitting the longer side duplicates the packing of the
-/// smaller operand only.
+/// `C = act(A·B + β·C + bias)` as [`Gemm::gemm_epilogue`], split into one block of rows (or of
+/// columns, when `C` is wider than tall) per rayon thread, each finishing its own block.
+/// Splitting the longer side duplicates the reads of the smaller operand only.
 ///
 /// # Safety
-/// As [`Gemm::gemm`].
+/// As [`Gemm::gemm_epilogue`].
 pub(crate) unsafe fn gemm_parallel<T: Gemm>(
     [m, k, n]: [usize; 3],
     a: Operand<T>,
     b: Operand<T>,
     beta: T,
     c: Output<T>,
+    epilogue: Epilogue<T>,
 ) {
     let long = m.max(n);
     let parts = rayon::current_num_threads()
@@ -143,35 +229,40 @@ pub(crate) unsafe fn gemm_parallel<T: Gemm>(
         .min(m * k * n / PARALLEL_MIN);
     if parts <= 1 {
         // SAFETY: the caller's contract.
-        return unsafe { T::gemm([m, k, n], a, b, beta, c) };
+        return unsafe { T::gemm_epilogue([m, k, n], a, b, beta, c, epilogue) };
     }
     let block = long.div_ceil(parts).next_multiple_of(ALIGN);
-    let (a, b, c) = (Shared(a), Shared(b), Shared(c));
+    let (a, b, c, epilogue) = (Shared(a), Shared(b), Shared(c), Shared(epilogue));
     rayon::scope(|scope| {
         for start in (0..long).step_by(block) {
             let len = block.min(long - start);
             scope.spawn(move |_| {
+                // The whole wrappers move in (a pattern on a captured variable would capture
+                // only the field inside, which is not `Send`).
                 let (Shared((ap, [ar, ac])), Shared((bp, [br, bc])), Shared((cp, [cr, cc]))) =
                     (a, b, c);
+                let Shared(epilogue) = { epilogue };
                 let off = start as isize;
-                // SAFETY: rows (columns) `start..start + len` of `A` (of `B`) and of `C` lie
-                // inside the matrices the caller described; blocks of `C` are disjoint.
+                // SAFETY: rows (columns) `start..start + len` of `A` (of `B`), of `C` and of
+                // the bias lie inside what the caller described; blocks of `C` are disjoint.
                 unsafe {
                     if m >= n {
-                        T::gemm(
+                        T::gemm_epilogue(
                             [len, k, n],
                             (ap.offset(off * ar), [ar, ac]),
                             (bp, [br, bc]),
                             beta,
                             (cp.offset(off * cr), [cr, cc]),
+                            epilogue,
                         );
                     } else {
-                        T::gemm(
+                        T::gemm_epilogue(
                             [m, k, len],
                             (ap, [ar, ac]),
                             (bp.offset(off * bc), [br, bc]),
                             beta,
                             (cp.offset(off * cc), [cr, cc]),
+                            epilogue.at_column(start),
                         );
                     }
                 }

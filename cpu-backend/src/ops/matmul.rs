@@ -3,10 +3,10 @@
 //!
 //! Transposed operands are not copied: `op(A)` is read through swapped row/column strides.
 
-use super::gemm::{Gemm, gemm_parallel};
+use super::gemm::{Epilogue, Gemm, gemm_parallel};
 use super::simd::{Kernel, dispatch};
 use crate::{CpuStorage, MatmulSpec};
-use adjoint_backend::Real;
+use adjoint_backend::{Real, UnaryOp};
 
 /// `C[b] = op(A[b]) · op(B[b])` for every batch `b` (see [`MatmulSpec`]).
 pub fn matmul(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec) -> CpuStorage {
@@ -17,6 +17,61 @@ pub fn matmul(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec) -> CpuStora
             "matmul: dtypes {:?} and {:?} differ or are not float",
             a.dtype(),
             b.dtype()
+        ),
+    }
+}
+
+/// `act(op(A[b]) · op(B[b]) + bias)` for every batch `b`: `bias` (`n` elements) added to every
+/// row, then `act` elementwise, as each block of the product is finished (see [`Epilogue`]).
+///
+/// # Panics
+/// If the dtypes differ or are not float, or `bias` does not hold `n` elements.
+pub fn matmul_epilogue(
+    lhs: &CpuStorage,
+    rhs: &CpuStorage,
+    spec: &MatmulSpec,
+    bias: Option<&CpuStorage>,
+    act: Option<UnaryOp>,
+) -> CpuStorage {
+    fn with<T: Gemm>(
+        spec: &MatmulSpec,
+        a: &[T],
+        b: &[T],
+        bias: Option<&[T]>,
+        act: Option<UnaryOp>,
+    ) -> Vec<T> {
+        if let Some(bias) = bias {
+            assert_eq!(
+                bias.len(),
+                spec.n,
+                "matmul: the bias holds {} elements, not one per column ({})",
+                bias.len(),
+                spec.n
+            );
+        }
+        let epilogue = Epilogue {
+            bias: bias.map(<[T]>::as_ptr),
+            act,
+        };
+        product_with(spec, a, b, epilogue)
+    }
+    let dtypes = || (lhs.dtype(), rhs.dtype(), bias.map(CpuStorage::dtype));
+    match (lhs, rhs, bias) {
+        (CpuStorage::F32(a), CpuStorage::F32(b), None) => {
+            CpuStorage::F32(with(spec, a, b, None, act))
+        }
+        (CpuStorage::F32(a), CpuStorage::F32(b), Some(CpuStorage::F32(c))) => {
+            CpuStorage::F32(with(spec, a, b, Some(c), act))
+        }
+        (CpuStorage::F64(a), CpuStorage::F64(b), None) => {
+            CpuStorage::F64(with(spec, a, b, None, act))
+        }
+        (CpuStorage::F64(a), CpuStorage::F64(b), Some(CpuStorage::F64(c))) => {
+            CpuStorage::F64(with(spec, a, b, Some(c), act))
+        }
+        _ => panic!(
+            "matmul: dtypes (lhs, rhs, bias) {:?} differ or are not float",
+            dtypes()
         ),
     }
 }
@@ -46,9 +101,15 @@ pub fn matmul_acc(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec, out: &m
 /// loops write each element before reading it, the GEMM runs with β = 0), so `C` is not
 /// zeroed first (a pass over the output fewer: ~4% of the MLP step was this `memset`).
 fn product<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T]) -> Vec<T> {
+    product_with(spec, a, b, Epilogue::NONE)
+}
+
+/// [`product`] with an epilogue.
+fn product_with<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], epilogue: Epilogue<T>) -> Vec<T> {
     let len = spec.batch * spec.m * spec.n;
     let mut c = Vec::with_capacity(len);
-    products::<T, false>(spec, a, b, c.spare_capacity_mut().as_mut_ptr().cast::<T>());
+    let out = c.spare_capacity_mut().as_mut_ptr().cast::<T>();
+    products::<T, false>(spec, a, b, out, epilogue);
     // SAFETY: the capacity is `len`, and `products` had a kernel write every one of the
     // `batch · m · n` elements (none when `m` or `n` is 0, and then `len` is 0).
     unsafe { c.set_len(len) };
@@ -73,12 +134,18 @@ pub(crate) fn product_into<T: Gemm, const ACC: bool>(
         spec.batch * spec.m * spec.n,
         "matmul: the output does not hold batch · m · n elements"
     );
-    products::<T, ACC>(spec, a, b, c.as_mut_ptr());
+    products::<T, ACC>(spec, a, b, c.as_mut_ptr(), Epilogue::NONE);
 }
 
 /// The products written (`ACC = false`: `out` may be uninitialized) or added (`ACC`) to the
-/// `batch · m · n` elements at `out`.
-fn products<T: Gemm, const ACC: bool>(spec: &MatmulSpec, a: &[T], b: &[T], out: *mut T) {
+/// `batch · m · n` elements at `out`, then `epilogue` (the bias, if any, holds `n` elements).
+fn products<T: Gemm, const ACC: bool>(
+    spec: &MatmulSpec,
+    a: &[T],
+    b: &[T],
+    out: *mut T,
+    epilogue: Epilogue<T>,
+) {
     // Two instances of `run`, so that the small products (whose fixed cost is most of their
     // time) do not carry the register pressure of the threaded GEMM's setup.
     if spec.m * spec.k * spec.n <= SMALL {
@@ -89,15 +156,26 @@ fn products<T: Gemm, const ACC: bool>(spec: &MatmulSpec, a: &[T], b: &[T], out: 
             // then it is initialized).
             unsafe { small_product_dispatch::<T, ACC>(m, k, n, (a, sa), (b, sb), c) }
         });
+        let rows = spec.batch * spec.m;
+        // SAFETY: the kernels initialized the `rows × n` elements at `out`.
+        unsafe { epilogue.apply([rows, spec.n], out, spec.n as isize) };
     } else {
-        large(spec, a, b, out, if ACC { T::one() } else { T::zero() });
+        let beta = if ACC { T::one() } else { T::zero() };
+        large(spec, a, b, out, beta, epilogue);
     }
 }
 
 /// The products of [`products`] above the plain loops' size, by the threaded GEMM
 /// (`C = A·B + β·C`; with β = 0, `C` is written, not read).
 #[inline(never)]
-fn large<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], out: *mut T, beta: T) {
+fn large<T: Gemm>(
+    spec: &MatmulSpec,
+    a: &[T],
+    b: &[T],
+    out: *mut T,
+    beta: T,
+    epilogue: Epilogue<T>,
+) {
     run(spec, a, b, out, |m, k, n, a, (ar, ac), b, (br, bc), c| {
         // SAFETY: as for the small products; `gemm_parallel` writes each element of `c` once.
         unsafe {
@@ -107,6 +185,7 @@ fn large<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], out: *mut T, beta: T) {
                 (b, [br, bc]),
                 beta,
                 (c, [n as isize, 1]),
+                epilogue,
             )
         }
     });
