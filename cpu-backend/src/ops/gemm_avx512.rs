@@ -44,6 +44,13 @@ const KC: usize = 256;
 const MC: usize = 64;
 /// Columns of `B` packed into the buffer at a time.
 const NC: usize = 512;
+/// A row-major `B` is read in place, not packed, by a product of at most this many rows: its
+/// panels are each read by at most `MC / MR` tiles, and packing them (a read and a write of
+/// `B`) cost more than it saved (the CNN step 21.5–21.8 ms in place against 22.1–22.3, its
+/// convolutions' `64 × 288 × 576` products reading the unfolded columns; with 128, the
+/// `128 × 512 × 512` product fell from 183 to 166 GFLOP/s: rows 2 KiB apart share a few
+/// sets of L1 and evict each other).
+const IN_PLACE_ROWS: usize = 64;
 
 thread_local! {
     /// Each thread's buffer for packed blocks of `B`: at most `KC × NC` elements.
@@ -87,7 +94,7 @@ pub(crate) unsafe fn sgemm(
     // SAFETY: the CPU has AVX-512F (checked above), and the pointers are the caller's; the
     // product initializes `C` before the remaining activation reads it.
     unsafe {
-        packed(mkn, a, (b, [br, bc]), (c, cr), add, finish);
+        product(mkn, a, (b, [br, bc]), (c, cr), add, finish);
         if !relu {
             let act = Epilogue {
                 bias: None,
@@ -143,10 +150,10 @@ fn column_masks(cols: usize) -> [__mmask16; 2] {
 /// of `NR`), `c` `R` rows (stride `cr`) of the masked columns, a bias the masked columns.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn tile<const R: usize, const UNIT: bool>(
+unsafe fn tile<const R: usize, const UNIT: bool, const MASKED: bool>(
     kc: usize,
     (a, ar, ac): (*const f32, isize, isize),
-    b: *const f32,
+    (b, br): (*const f32, isize),
     masks: [__mmask16; 2],
     (c, cr): (*mut f32, isize),
     add: bool,
@@ -170,16 +177,23 @@ unsafe fn tile<const R: usize, const UNIT: bool>(
         let rows: [*const f32; R] = std::array::from_fn(|r| a.wrapping_offset(r as isize * ar));
         let (mut off, mut b) = (0isize, b);
         for _ in 0..kc {
-            // Unmasked: a packed panel's columns beyond `C`'s are zeros.
-            let b0 = _mm512_loadu_ps(b);
-            let b1 = _mm512_loadu_ps(b.add(16));
+            // Unmasked for a full panel, and for a packed one (its columns beyond `C`'s are
+            // zeros).
+            let (b0, b1) = if MASKED {
+                (
+                    _mm512_maskz_loadu_ps(masks[0], b),
+                    _mm512_maskz_loadu_ps(masks[1], b.add(16)),
+                )
+            } else {
+                (_mm512_loadu_ps(b), _mm512_loadu_ps(b.add(16)))
+            };
             for (row, acc) in rows.iter().zip(acc.iter_mut()) {
                 let x = _mm512_set1_ps(*row.offset(off));
                 acc[0] = _mm512_fmadd_ps(x, b0, acc[0]);
                 acc[1] = _mm512_fmadd_ps(x, b1, acc[1]);
             }
             off += ac;
-            b = b.add(NR);
+            b = b.offset(br);
         }
         for (r, acc) in acc.iter().enumerate() {
             let row = c.offset(r as isize * cr);
@@ -214,7 +228,7 @@ unsafe fn tiles(
     rows: usize,
     kc: usize,
     a: (*const f32, isize, isize),
-    b: *const f32,
+    (b, br, masked): (*const f32, isize, bool),
     masks: [__mmask16; 2],
     c: (*mut f32, isize),
     add: bool,
@@ -222,32 +236,67 @@ unsafe fn tiles(
 ) {
     // SAFETY: the caller's contract, for a tile of `rows` rows.
     unsafe {
+        let b = (b, br);
         macro_rules! by_rows {
-            ($unit:literal) => {
+            ($unit:literal, $masked:literal) => {
                 match rows {
-                    8 => tile::<8, $unit>(kc, a, b, masks, c, add, finish),
-                    7 => tile::<7, $unit>(kc, a, b, masks, c, add, finish),
-                    6 => tile::<6, $unit>(kc, a, b, masks, c, add, finish),
-                    5 => tile::<5, $unit>(kc, a, b, masks, c, add, finish),
-                    4 => tile::<4, $unit>(kc, a, b, masks, c, add, finish),
-                    3 => tile::<3, $unit>(kc, a, b, masks, c, add, finish),
-                    2 => tile::<2, $unit>(kc, a, b, masks, c, add, finish),
-                    _ => tile::<1, $unit>(kc, a, b, masks, c, add, finish),
+                    8 => tile::<8, $unit, $masked>(kc, a, b, masks, c, add, finish),
+                    7 => tile::<7, $unit, $masked>(kc, a, b, masks, c, add, finish),
+                    6 => tile::<6, $unit, $masked>(kc, a, b, masks, c, add, finish),
+                    5 => tile::<5, $unit, $masked>(kc, a, b, masks, c, add, finish),
+                    4 => tile::<4, $unit, $masked>(kc, a, b, masks, c, add, finish),
+                    3 => tile::<3, $unit, $masked>(kc, a, b, masks, c, add, finish),
+                    2 => tile::<2, $unit, $masked>(kc, a, b, masks, c, add, finish),
+                    _ => tile::<1, $unit, $masked>(kc, a, b, masks, c, add, finish),
                 }
             };
         }
-        if a.1 == 1 {
-            by_rows!(true)
-        } else {
-            by_rows!(false)
+        match (a.1 == 1, masked) {
+            (true, false) => by_rows!(true, false),
+            (true, true) => by_rows!(true, true),
+            (false, false) => by_rows!(false, false),
+            (false, true) => by_rows!(false, true),
+        }
+    }
+}
+
+/// Where the panels of one block of `B` lie: panel `q` (columns `q·NR..`) starts at
+/// `ptr + q·panel`, its rows `row` apart. Packed, `row` is `NR` and `panel` `kc·NR`, and the
+/// last panel is padded with zeros; in place (a row-major `B`), `row` is `B`'s row stride
+/// and `panel` `NR`, and the last panel's loads are masked.
+#[derive(Clone, Copy)]
+struct Panels {
+    ptr: *const f32,
+    row: isize,
+    panel: isize,
+    packed: bool,
+}
+
+impl Panels {
+    /// The panels of a packed `kc`-row block at `ptr`.
+    fn packed(ptr: *const f32, kc: usize) -> Panels {
+        Panels {
+            ptr,
+            row: NR as isize,
+            panel: (kc * NR) as isize,
+            packed: true,
+        }
+    }
+
+    /// The panels of a row-major `B` in place, from its row `ptr` (row stride `row`).
+    fn in_place(ptr: *const f32, row: isize) -> Panels {
+        Panels {
+            ptr,
+            row,
+            panel: NR as isize,
+            packed: false,
         }
     }
 }
 
 /// `C (+)= A·B` for one block of the inner dimension: `A` is `m × kc` under `(ar, ac)`, `B`
-/// `kc × nc` packed into panels at `b` (panel `q`, columns `q·NR..`, is the `kc × NR`
-/// elements from `b + q·kc·NR`), `C` `m × nc` (row stride `cr`); `finish` (at the block's
-/// first column) as the tiles write their sums.
+/// `kc × nc` as `panels`, `C` `m × nc` (row stride `cr`); `finish` (at the block's first
+/// column) as the tiles write their sums.
 ///
 /// # Safety
 /// AVX-512F; the pointers address matrices of these sizes, `C` overlaps neither operand.
@@ -255,7 +304,7 @@ unsafe fn tiles(
 unsafe fn block(
     [m, kc, nc]: [usize; 3],
     (a, ar, ac): (*const f32, isize, isize),
-    b: *const f32,
+    panels: Panels,
     (c, cr): (*mut f32, isize),
     add: bool,
     finish: Finish,
@@ -290,7 +339,12 @@ unsafe fn block(
                 }
                 for (q, j) in (0..nc).step_by(NR).enumerate() {
                     let masks = column_masks(NR.min(nc - j));
-                    let panel = b.wrapping_add(q * kc * NR);
+                    let masked = nc - j < NR && !panels.packed;
+                    let panel = (
+                        panels.ptr.wrapping_offset(q as isize * panels.panel),
+                        panels.row,
+                        masked,
+                    );
                     let finish = finish.at_column(j);
                     let mut i = i0;
                     while i < rows_end {
@@ -367,20 +421,21 @@ unsafe fn pack_a([rows, kc]: [usize; 2], (a, ar, ac): (*const f32, isize, isize)
     }
 }
 
-/// `C (+)= A·B` with each `KC × NC` block of `B` first packed into this thread's buffer as
-/// contiguous panels (copied when `B` is row-major, `br` apart; transposed by `16 × 16`
-/// register blocks when its rows are contiguous, `bc` apart), then `finish`. Every tile of
-/// a block of rows reads a panel from L1 with unmasked loads; read in place, the rows of a
-/// panel are `n` elements apart, and for `n` a multiple of 512 they fall into a few sets of
-/// L1 and evict each other (the 1024³ product: 130 GFLOP/s in place, 165 packed, on one
-/// core of a Xeon whose FMA peak is 246).
+/// `C (+)= A·B`, then `finish`, with each `KC × NC` block of `B` first packed into this
+/// thread's buffer as contiguous panels (copied when `B` is row-major, `br` apart;
+/// transposed by `16 × 16` register blocks when its rows are contiguous, `bc` apart), except
+/// a row-major `B` in a product of at most [`IN_PLACE_ROWS`] rows, read in place. Every tile
+/// of a block of rows reads a packed panel from L1 with unmasked loads; read in place, the
+/// rows of a panel are `n` elements apart, and for `n` a multiple of 512 they fall into a
+/// few sets of L1 and evict each other (the 1024³ product: 130 GFLOP/s in place, 165
+/// packed, on one core of a Xeon whose FMA peak is 246).
 ///
 /// The inner dimension is split into equal blocks of at most `KC` (784 = 4 × 196, not
 /// 3 × 256 + 16, whose last block would pay a tile's setup and stores for 16 steps).
 ///
 /// # Safety
 /// AVX-512F, and the pointers as for [`sgemm`].
-unsafe fn packed(
+unsafe fn product(
     [m, k, n]: [usize; 3],
     (a, [ar, ac]): Operand<f32>,
     (b, [br, bc]): Operand<f32>,
@@ -393,9 +448,21 @@ unsafe fn packed(
         // with no steps (they read no operand).
         let empty = std::ptr::NonNull::<f32>::dangling().as_ptr();
         // SAFETY: no element of `A` or `B` is read; `C` is the caller's.
-        return unsafe { block([m, 0, n], (empty, 0, 0), empty, (c, cr), add, finish) };
+        let panels = Panels::packed(empty, 0);
+        return unsafe { block([m, 0, n], (empty, 0, 0), panels, (c, cr), add, finish) };
     }
     let step = k.div_ceil(k.div_ceil(KC));
+    if bc == 1 && m <= IN_PLACE_ROWS {
+        for p0 in (0..k).step_by(step) {
+            let kc = step.min(k - p0);
+            let finish = if p0 + kc == k { finish } else { Finish::NONE };
+            let panels = Panels::in_place(b.wrapping_offset(p0 as isize * br), br);
+            let a = (a.wrapping_offset(p0 as isize * ac), ar, ac);
+            // SAFETY: the caller's contract, for inner indices `p0..p0 + kc`.
+            unsafe { block([m, kc, n], a, panels, (c, cr), add || p0 > 0, finish) };
+        }
+        return;
+    }
     PACKED.with_borrow_mut(|buffer| {
         buffer.resize(step * NC.min(n).next_multiple_of(NR), 0.0);
         let dst = buffer.as_mut_ptr();
@@ -420,7 +487,8 @@ unsafe fn packed(
                     }
                     let a = (a.offset(p0 as isize * ac), ar, ac);
                     let c = (c.add(j0), cr);
-                    block([m, kc, nc], a, dst, c, add || p0 > 0, finish);
+                    let panels = Panels::packed(dst, kc);
+                    block([m, kc, nc], a, panels, c, add || p0 > 0, finish);
                 }
             }
         }
