@@ -472,6 +472,61 @@ fn convolution_case(batch: usize) {
     );
 }
 
+/// The weight tangent against its sum, `W̄[o, c, p, q] = Σ Ȳ[n, o, i, j]·x[n, g·C/G + c, i + p,
+/// j + q]`, in both of the GEMM's forms: fewer output channels per group than columns per
+/// pixel (`W̄ᵀ` computed, then transposed: 4 against 27, and 3 against 18 with two groups)
+/// and more (40 against 27).
+#[test]
+fn convolution_weight_tangent_matches_its_sum_in_both_forms() {
+    use crate::Conv2dSpec;
+    for (channels, out_channels, groups) in [(3, 4, 1), (4, 6, 2), (3, 40, 1)] {
+        let (batch, size, k) = (3, 9, 3);
+        let geometry = Conv2dGeometry {
+            batch,
+            channels,
+            input: [size, size],
+            kernel: [k, k],
+            stride: [1, 1],
+            padding: [0, 0],
+            dilation: [1, 1],
+        };
+        let spec = Conv2dSpec {
+            geometry,
+            out_channels,
+            groups,
+        };
+        let [oh, ow] = geometry.output().expect("fits");
+        let (cg, og) = (channels / groups, out_channels / groups);
+        let x = rand(batch * channels * size * size, 21);
+        let dy = rand(batch * out_channels * oh * ow, 22);
+        let got = Cpu::conv2d_backward_weight(&x, &dy, &spec).to_f64();
+        let (xv, dyv) = (x.to_f64(), dy.to_f64());
+        let mut want = vec![0.0; out_channels * cg * k * k];
+        for o in 0..out_channels {
+            for c in 0..cg {
+                let channel = o / og * cg + c;
+                for p in 0..k {
+                    for q in 0..k {
+                        let mut sum = 0.0;
+                        for n in 0..batch {
+                            for i in 0..oh {
+                                for j in 0..ow {
+                                    sum += dyv[((n * out_channels + o) * oh + i) * ow + j]
+                                        * xv[((n * channels + channel) * size + i + p) * size
+                                            + j
+                                            + q];
+                                }
+                            }
+                        }
+                        want[((o * cg + c) * k + p) * k + q] = sum;
+                    }
+                }
+            }
+        }
+        close(&got, &want);
+    }
+}
+
 #[test]
 fn convolution_without_input_channels_is_its_bias() {
     let spec = crate::Conv2dSpec {
