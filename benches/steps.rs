@@ -73,8 +73,11 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 /// Prints the heap bytes held between the end of `forward` (its result kept alive) and the
-/// start, against `needed` bytes, as a `memory:` line that `bench/run.sh` collects.
-fn report_residuals<R>(name: &str, needed: usize, forward: impl FnOnce() -> R) {
+/// start, against `needed` bytes, as a `memory:` line that `bench/run.sh` collects. One
+/// forward pass runs and is dropped first, so that what persists across steps (the CPU
+/// GEMM's per-thread packing buffers, at most 576 KiB a thread) is not counted as residuals.
+fn report_residuals<R>(name: &str, needed: usize, forward: impl Fn() -> R) {
+    drop(forward());
     let before = LIVE.load(Ordering::SeqCst);
     let kept = forward();
     let held = LIVE.load(Ordering::SeqCst).saturating_sub(before);
