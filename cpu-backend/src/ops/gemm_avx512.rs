@@ -1,27 +1,27 @@
-//! The `f32` GEMM for CPUs with AVX-512F: `C = act(A·B + β·C + bias)` for β ∈ {0, 1}, with
-//! no packing of `A`.
+//! The `f32` GEMM for CPUs with AVX-512F: `C = act(A·B + β·C + bias)` for β ∈ {0, 1}.
 //!
 //! A register tile holds `MR × NR` = 8 × 32 elements of `C` (sixteen 512-bit accumulators).
 //! Each step of the inner dimension loads one row of the tile's `B` panel (two vectors) and
-//! broadcasts one element of each of the tile's eight rows of `A`, straight from the
-//! operand under its strides: a broadcast reads one element wherever it lies, so `A` may be
-//! row-major, column-major or strided and is never copied. `B` is packed, a block of
+//! broadcasts one element of each of the tile's eight rows of `A`. `B` is packed, a block of
 //! `KC × NC` at a time, into contiguous panels of `NR` columns (copied when `B` is row-major,
 //! transposed `16 × 16` blocks in registers when its rows are contiguous), the last panel
-//! padded with zeros so that every load of `B` is a full vector.
+//! padded with zeros so that every load of `B` is a full vector; a row-major `B` of a short
+//! product is read in place instead ([`IN_PLACE_ROWS`]). `A` is packed, a block of `MC` rows
+//! at a time, into runs of `MR` rows when its rows or columns are contiguous, so that the
+//! broadcasts take constant offsets from one pointer; any other `A` is read in place under
+//! its strides (a broadcast reads one element wherever it lies).
 //!
-//! `matrixmultiply` packs both operands for every product: in the MNIST MLP step (batch 128)
-//! its packing was 16% of all samples, its kernel 61%, because with 128 rows each packed
-//! element of `B` feeds only 128 multiply-adds. Packing `B` alone (4% of a single-threaded
-//! `128 × 784 × 512` product) keeps most of that for the multiply-adds; the columns of `C`
-//! beyond the last full panel are handled by masked loads and stores, the rows beyond the
-//! last full tile by narrower tiles (`R < MR`).
+//! `matrixmultiply` packs both operands for every product into its own layouts, with no
+//! choice by shape: in the MNIST MLP step (batch 128) its packing was 16% of all samples, its
+//! kernel 61%. Here the packing of both operands was about 11% of the step's samples, and the
+//! columns of `C` beyond the last full panel are handled by masked loads and stores, the rows
+//! beyond the last full tile by narrower tiles (`R < MR`).
 //!
 //! Loop order, outermost first: blocks of `NC` columns, blocks of at most `KC` of the inner
-//! dimension (packed into this thread's buffer; a block's partial sums are added to `C`),
-//! blocks of `MC` rows (their `A` stays in L2 while it is reused for every panel), panels of
-//! `NR` columns (the panel's `KC × NR` elements stay in L1 while every tile of the row block
-//! reads them), tiles of `MR` rows.
+//! dimension (`B`'s block packed into this thread's buffer; a block's partial sums are added
+//! to `C`), blocks of `MC` rows (their `A`, packed or not, stays in L2 while it is reused for
+//! every panel), panels of `NR` columns (the panel's `KC × NR` elements stay in L1 while every
+//! tile of the row block reads them), tiles of `MR` rows.
 
 use std::arch::x86_64::{
     __m512, __mmask16, _mm512_add_ps, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_mask_storeu_ps,
@@ -55,7 +55,7 @@ const IN_PLACE_ROWS: usize = 64;
 thread_local! {
     /// Each thread's buffer for packed blocks of `B`: at most `KC × NC` elements.
     static PACKED: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
-    /// Each thread's buffer for a packed block of a transposed `A`: at most `MC × KC`.
+    /// Each thread's buffer for a packed block of `A`: at most `MC × KC` elements.
     static PACKED_A: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -146,8 +146,9 @@ fn column_masks(cols: usize) -> [__mmask16; 2] {
 /// tile's first column).
 ///
 /// # Safety
-/// AVX-512F; `a` addresses `R × kc` elements under `(ar, ac)`, `b` a packed panel (`kc` rows
-/// of `NR`), `c` `R` rows (stride `cr`) of the masked columns, a bias the masked columns.
+/// AVX-512F; `a` addresses `R × kc` elements under `(ar, ac)` (`ar` is 1 when `UNIT`), `b`
+/// `kc` rows (stride `br`) of `NR` columns (of the masked columns when `MASKED`), `c` `R` rows
+/// (stride `cr`) of the masked columns, a bias the masked columns.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 unsafe fn tile<const R: usize, const UNIT: bool, const MASKED: bool>(
