@@ -17,11 +17,12 @@
 //! columns of `C` beyond the last full panel are handled by masked loads and stores, the rows
 //! beyond the last full tile by narrower tiles (`R < MR`).
 //!
-//! Loop order, outermost first: blocks of `NC` columns, blocks of at most `KC` of the inner
-//! dimension (`B`'s block packed into this thread's buffer; a block's partial sums are added
-//! to `C`), blocks of `MC` rows (their `A`, packed or not, stays in L2 while it is reused for
-//! every panel), panels of `NR` columns (the panel's `KC × NR` elements stay in L1 while every
-//! tile of the row block reads them), tiles of `MR` rows.
+//! Loop order, outermost first: blocks of `NC` columns (one when `B` is read in place),
+//! blocks of at most `KC` of the inner dimension (`B`'s block packed into this thread's
+//! buffer; a block's partial sums are added to `C`), blocks of `MC` rows (their `A`, packed or
+//! not, stays in L2 while it is reused for every panel), panels of `NR` columns (the panel's
+//! `KC × NR` elements stay in L1 while every tile of the row block reads them), tiles of `MR`
+//! rows.
 
 use std::arch::x86_64::{
     __m512, __mmask16, _mm512_add_ps, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_mask_storeu_ps,
@@ -48,8 +49,7 @@ const NC: usize = 512;
 /// panels are each read by at most `MC / MR` tiles, and packing them (a read and a write of
 /// `B`) cost more than it saved (the CNN step 21.5–21.8 ms in place against 22.1–22.3, its
 /// convolutions' `64 × 288 × 576` products reading the unfolded columns; with 128, the
-/// `128 × 512 × 512` product fell from 183 to 166 GFLOP/s: rows 2 KiB apart share a few
-/// sets of L1 and evict each other).
+/// `128 × 512 × 512` product fell from 183 to 166 GFLOP/s, its rows of `B` 2 KiB apart).
 const IN_PLACE_ROWS: usize = 64;
 
 thread_local! {
@@ -316,9 +316,10 @@ unsafe fn block(
     // stride per step (integer ops on the ports of the multiply-adds), and a transposed one
     // touches a line per step for 32 of its 64 bytes: 171 and 136 GFLOP/s for
     // `784 × 128 × 512` and 1024³ with `A` transposed, 198 and 181 packed, on one core of a
-    // Xeon whose FMA peak is 246. Packing a row-major `A` (16 × 16 transposes) costs about a
-    // quarter of a cycle per element, against `n / 32` cycles of multiply-adds per element: a
-    // block of at most two panels keeps `A` in place.
+    // Xeon whose FMA peak is 246. Packing a row-major `A` (16 × 16 transposes) is about a
+    // quarter of a cycle per element by its instruction count (an estimate, not a
+    // measurement), against `n / 32` cycles of multiply-adds per element: a block of at most
+    // two panels keeps `A` in place.
     let pack = kc > 0 && (ar == 1 || (ac == 1 && nc > 2 * NR));
     PACKED_A.with_borrow_mut(|buffer| {
         if pack {
@@ -399,11 +400,7 @@ unsafe fn pack_a([rows, kc]: [usize; 2], (a, ar, ac): (*const f32, isize, isize)
         let (rb, kb) = (rows - rows % 16, kc - kc % 16);
         for t in (0..rb).step_by(16) {
             for p in (0..kb).step_by(16) {
-                let mut block = [_mm512_setzero_ps(); 16];
-                for (r, row) in block.iter_mut().enumerate() {
-                    *row = _mm512_loadu_ps(at(t + r, p));
-                }
-                transpose16(&mut block);
+                let block = load_transposed(at(t, p), ar);
                 // Vector `q` is step `p + q` of the 16 rows: its lanes 0–7 go to the first
                 // tile, 8–15 to the second (a store masked to the upper lanes, 8 before).
                 for (q, column) in block.iter().enumerate() {
@@ -427,9 +424,9 @@ unsafe fn pack_a([rows, kc]: [usize; 2], (a, ar, ac): (*const f32, isize, isize)
 /// transposed by `16 × 16` register blocks when its rows are contiguous, `bc` apart), except
 /// a row-major `B` in a product of at most [`IN_PLACE_ROWS`] rows, read in place. Every tile
 /// of a block of rows reads a packed panel from L1 with unmasked loads; read in place, the
-/// rows of a panel are `n` elements apart, and for `n` a multiple of 512 they fall into a
-/// few sets of L1 and evict each other (the 1024³ product: 130 GFLOP/s in place, 165
-/// packed, on one core of a Xeon whose FMA peak is 246).
+/// rows of a panel are `n` elements apart (the 1024³ product: 130 GFLOP/s in place, 165
+/// packed, on one core of a Xeon whose FMA peak is 246; presumably because rows 4 KiB apart
+/// map to the same few sets of L1, which this VM's lack of cache counters leaves unchecked).
 ///
 /// The inner dimension is split into equal blocks of at most `KC` (784 = 4 × 196, not
 /// 3 × 256 + 16, whose last block would pay a tile's setup and stores for 16 steps).
@@ -453,22 +450,17 @@ unsafe fn product(
         return unsafe { block([m, 0, n], (empty, 0, 0), panels, (c, cr), add, finish) };
     }
     let step = k.div_ceil(k.div_ceil(KC));
-    if bc == 1 && m <= IN_PLACE_ROWS {
-        for p0 in (0..k).step_by(step) {
-            let kc = step.min(k - p0);
-            let finish = if p0 + kc == k { finish } else { Finish::NONE };
-            let panels = Panels::in_place(b.wrapping_offset(p0 as isize * br), br);
-            let a = (a.wrapping_offset(p0 as isize * ac), ar, ac);
-            // SAFETY: the caller's contract, for inner indices `p0..p0 + kc`.
-            unsafe { block([m, kc, n], a, panels, (c, cr), add || p0 > 0, finish) };
-        }
-        return;
-    }
+    let in_place = bc == 1 && m <= IN_PLACE_ROWS;
+    // In place, one block of columns: nothing is copied that a narrower block would keep in
+    // cache.
+    let width = if in_place { n.max(1) } else { NC };
     PACKED.with_borrow_mut(|buffer| {
-        buffer.resize(step * NC.min(n).next_multiple_of(NR), 0.0);
+        if !in_place {
+            buffer.resize(step * NC.min(n).next_multiple_of(NR), 0.0);
+        }
         let dst = buffer.as_mut_ptr();
-        for j0 in (0..n).step_by(NC) {
-            let nc = NC.min(n - j0);
+        for j0 in (0..n).step_by(width) {
+            let nc = width.min(n - j0);
             for p0 in (0..k).step_by(step) {
                 let kc = step.min(k - p0);
                 let finish = if p0 + kc == k {
@@ -478,18 +470,29 @@ unsafe fn product(
                 };
                 // SAFETY: columns `j0..j0 + nc` and inner indices `p0..p0 + kc` of `B` are
                 // the caller's; the buffer holds `kc` rows of `nc` rounded up to panels; the
-                // block then reads them, rows `< m` of `A` and the block of `C`.
+                // block then reads them (or `B` in place), rows `< m` of `A` and the block of
+                // `C`.
                 unsafe {
                     let src = b.offset(p0 as isize * br + j0 as isize * bc);
-                    if bc == 1 {
-                        pack_rows([kc, nc], src, br, dst);
+                    let panels = if in_place {
+                        Panels::in_place(src, br)
                     } else {
-                        pack_transposed([kc, nc], src, bc, dst);
-                    }
+                        if bc == 1 {
+                            pack_rows([kc, nc], src, br, dst);
+                        } else {
+                            pack_transposed([kc, nc], src, bc, dst);
+                        }
+                        Panels::packed(dst, kc)
+                    };
                     let a = (a.offset(p0 as isize * ac), ar, ac);
-                    let c = (c.add(j0), cr);
-                    let panels = Panels::packed(dst, kc);
-                    block([m, kc, nc], a, panels, c, add || p0 > 0, finish);
+                    block(
+                        [m, kc, nc],
+                        a,
+                        panels,
+                        (c.add(j0), cr),
+                        add || p0 > 0,
+                        finish,
+                    );
                 }
             }
         }
@@ -547,11 +550,7 @@ unsafe fn pack_transposed([kc, nc]: [usize; 2], src: *const f32, bc: isize, dst:
     unsafe {
         for j in (0..nb).step_by(16) {
             for p in (0..kb).step_by(16) {
-                let mut rows = [_mm512_setzero_ps(); 16];
-                for (t, row) in rows.iter_mut().enumerate() {
-                    *row = _mm512_loadu_ps(src.offset((j + t) as isize * bc).add(p));
-                }
-                transpose16(&mut rows);
+                let rows = load_transposed(src.offset(j as isize * bc).add(p), bc);
                 for (q, row) in rows.iter().enumerate() {
                     _mm512_storeu_ps(dst.add(packed_at(kc, p + q, j)), *row);
                 }
@@ -569,6 +568,20 @@ unsafe fn pack_transposed([kc, nc]: [usize; 2], src: *const f32, bc: isize, dst:
             }
         }
     }
+}
+
+/// The `16 × 16` block whose row `t` is the 16 contiguous elements at `src + t·stride`,
+/// transposed: vector `q` holds element `q` of every row.
+///
+/// # Safety
+/// AVX-512F; `src` addresses 16 runs of 16 elements `stride` apart.
+#[inline(always)]
+unsafe fn load_transposed(src: *const f32, stride: isize) -> [__m512; 16] {
+    // SAFETY: the caller's contract.
+    let mut rows: [__m512; 16] =
+        std::array::from_fn(|t| unsafe { _mm512_loadu_ps(src.offset(t as isize * stride)) });
+    transpose16(&mut rows);
+    rows
 }
 
 /// Transposes the `16 × 16` matrix whose rows are the vectors of `rows`: interleaving pairs
@@ -761,45 +774,49 @@ mod tests {
     }
 
     /// The epilogue gives the bits of the product followed by the elementwise ops (the
-    /// contract of `Backend::matmul_epilogue`), for the in-tile bias and ReLU and for the
-    /// activations applied after the product.
+    /// contract of `Backend::matmul_epilogue`): the in-tile bias and ReLU, and the bias in the
+    /// tiles followed by another activation. (Another activation without a bias runs
+    /// `Epilogue::apply` after the product, this test's reference itself; `tests.rs` checks it
+    /// against the backend's separate ops.)
     #[test]
     fn epilogues_give_the_bits_of_the_separate_ops() {
         if !available() {
             eprintln!("skipped: this CPU has no AVX-512F, the kernel never runs here");
             return;
         }
-        let acts = [
-            None,
+        let (relu, tanh, sigmoid) = (
             Some(UnaryOp::Relu),
             Some(UnaryOp::Tanh),
             Some(UnaryOp::Sigmoid),
+        );
+        let epilogues = [
+            (false, None),
+            (true, None),
+            (false, relu),
+            (true, relu),
+            (true, tanh),
+            (true, sigmoid),
         ];
         for mkn @ [m, _, n] in [[9, 17, 33], [64, 0, 31], [13, 300, 530]] {
             for (a_t, b_t) in [(ALayout::Rows, false), (ALayout::Transposed, true)] {
                 let case = Case::new(mkn, a_t, b_t);
                 for beta in [0.0, 1.0] {
                     let product = case.run(beta, false, None);
-                    for bias in [false, true] {
-                        for act in acts {
-                            let mut want = product.clone();
-                            let separate = Epilogue {
-                                bias: bias.then_some(case.bias.as_ptr()),
-                                act,
-                            };
-                            // SAFETY: `want` holds `m` initialized rows of `c_row ≥ n`.
-                            unsafe {
-                                separate.apply([m, n], want.as_mut_ptr(), case.c_row as isize)
-                            };
-                            let got = case.run(beta, bias, act);
-                            let bits =
-                                |c: &[f32]| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-                            assert_eq!(
-                                bits(&got),
-                                bits(&want),
-                                "{mkn:?} a={a_t:?} b_t={b_t} β={beta} bias={bias} act={act:?}"
-                            );
-                        }
+                    for (bias, act) in epilogues {
+                        let mut want = product.clone();
+                        let separate = Epilogue {
+                            bias: bias.then_some(case.bias.as_ptr()),
+                            act,
+                        };
+                        // SAFETY: `want` holds `m` initialized rows of `c_row ≥ n`.
+                        unsafe { separate.apply([m, n], want.as_mut_ptr(), case.c_row as isize) };
+                        let got = case.run(beta, bias, act);
+                        let bits = |c: &[f32]| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(
+                            bits(&got),
+                            bits(&want),
+                            "{mkn:?} a={a_t:?} b_t={b_t} β={beta} bias={bias} act={act:?}"
+                        );
                     }
                 }
             }
