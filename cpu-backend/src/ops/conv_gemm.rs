@@ -224,36 +224,24 @@ fn backward_weight<T: Gemm>(x: &[T], dy: &[T], s: &Conv2dSpec) -> Vec<T> {
             unfold_image(&x[n * d.image..][..d.image], &s.geometry, &mut cols, d.l);
             let dy = &dy[n * d.out..][..d.out];
             for grp in 0..s.groups {
-                let dy_g = dy[grp * og * d.l..].as_ptr();
-                let cols_g = cols[grp * ck * d.l..].as_ptr();
-                let dw_g = dw[grp * og * ck..].as_mut_ptr();
+                let (dy_g, cols_g) = (
+                    dy[grp * og * d.l..].as_ptr(),
+                    cols[grp * ck * d.l..].as_ptr(),
+                );
+                // Both are read row by row as themselves, or transposed (swapped strides).
+                let (itself, transpose) = ([d.l as isize, 1], [1, d.l as isize]);
+                let (mkn, a, b, row) = if transposed {
+                    // W̄_gᵀ (ck × og) += cols_g · Ȳ_gᵀ.
+                    ([ck, d.l, og], (cols_g, itself), (dy_g, transpose), og)
+                } else {
+                    // W̄_g (og × ck) += Ȳ_g · cols_gᵀ.
+                    ([og, d.l, ck], (dy_g, itself), (cols_g, transpose), ck)
+                };
+                let dw_g = (dw[grp * og * ck..].as_mut_ptr(), [row as isize, 1]);
                 // SAFETY: the image's Ȳ_g is og × l (row stride l) and the group's columns
-                // ck × l, each read here transposed through swapped strides; the group's block
-                // of `dw` holds og × ck elements, as W̄_g (row stride ck) or W̄_gᵀ (row stride
-                // og).
-                unsafe {
-                    if transposed {
-                        let (a, b) = ((cols_g, [d.l as isize, 1]), (dy_g, [1, d.l as isize]));
-                        product(
-                            serial,
-                            [ck, d.l, og],
-                            a,
-                            b,
-                            T::one(),
-                            (dw_g, [og as isize, 1]),
-                        );
-                    } else {
-                        let (a, b) = ((dy_g, [d.l as isize, 1]), (cols_g, [1, d.l as isize]));
-                        product(
-                            serial,
-                            [og, d.l, ck],
-                            a,
-                            b,
-                            T::one(),
-                            (dw_g, [ck as isize, 1]),
-                        );
-                    }
-                }
+                // ck × l, each read as itself or transposed; the group's block of `dw` holds
+                // og × ck elements, as W̄_g (row stride ck) or W̄_gᵀ (row stride og).
+                unsafe { product(serial, mkn, a, b, T::one(), dw_g) };
             }
         }
         dw

@@ -9,9 +9,9 @@
 //! scheduler. So products run serially where the caller is already parallel (the convolution,
 //! one image per task), and [`gemm_parallel`] splits a lone product itself.
 
-use super::elementwise::unary_slice;
+use super::elementwise::{binary_slice, unary_slice};
 use super::math::Tanh;
-use adjoint_backend::{Real, UnaryOp};
+use adjoint_backend::{BinaryOp, Real, UnaryOp};
 
 /// A matrix operand: its first element and its (row, column) strides in elements.
 pub(crate) type Operand<T> = (*const T, [isize; 2]);
@@ -20,7 +20,7 @@ pub(crate) type Output<T> = (*mut T, [isize; 2]);
 
 /// What a product does to each element of `C` once its sum is complete:
 /// `C[i, j] = act(C[i, j] + bias[j])` (each part optional). The sum and the activation are the
-/// elementwise ops' own (`z + b`, then `UnaryOp::eval`'s kernel), so a product with an epilogue
+/// elementwise ops' own kernels (`binary_slice`, `unary_slice`), so a product with an epilogue
 /// gives the values of the product followed by those ops, to the last bit.
 #[derive(Clone, Copy)]
 pub(crate) struct Epilogue<T> {
@@ -60,9 +60,7 @@ impl<T: Gemm> Epilogue<T> {
             if let Some(bias) = self.bias {
                 // SAFETY: the bias row holds `n` elements.
                 let bias = unsafe { std::slice::from_raw_parts(bias, n) };
-                for (z, &b) in row.iter_mut().zip(bias) {
-                    *z = *z + b;
-                }
+                binary_slice(BinaryOp::Add, row, bias, true);
             }
             if let Some(op) = self.act {
                 unary_slice(op, row);

@@ -55,24 +55,28 @@ pub fn matmul_epilogue(
         };
         product_with(spec, a, b, epilogue)
     }
-    let dtypes = || (lhs.dtype(), rhs.dtype(), bias.map(CpuStorage::dtype));
-    match (lhs, rhs, bias) {
-        (CpuStorage::F32(a), CpuStorage::F32(b), None) => {
-            CpuStorage::F32(with(spec, a, b, None, act))
-        }
-        (CpuStorage::F32(a), CpuStorage::F32(b), Some(CpuStorage::F32(c))) => {
-            CpuStorage::F32(with(spec, a, b, Some(c), act))
-        }
-        (CpuStorage::F64(a), CpuStorage::F64(b), None) => {
-            CpuStorage::F64(with(spec, a, b, None, act))
-        }
-        (CpuStorage::F64(a), CpuStorage::F64(b), Some(CpuStorage::F64(c))) => {
-            CpuStorage::F64(with(spec, a, b, Some(c), act))
-        }
-        _ => panic!(
+    let mismatch = || -> ! {
+        panic!(
             "matmul: dtypes (lhs, rhs, bias) {:?} differ or are not float",
-            dtypes()
-        ),
+            (lhs.dtype(), rhs.dtype(), bias.map(CpuStorage::dtype))
+        )
+    };
+    match (lhs, rhs) {
+        (CpuStorage::F32(a), CpuStorage::F32(b)) => {
+            let bias = bias.map(|c| match c {
+                CpuStorage::F32(c) => c.as_slice(),
+                _ => mismatch(),
+            });
+            CpuStorage::F32(with(spec, a, b, bias, act))
+        }
+        (CpuStorage::F64(a), CpuStorage::F64(b)) => {
+            let bias = bias.map(|c| match c {
+                CpuStorage::F64(c) => c.as_slice(),
+                _ => mismatch(),
+            });
+            CpuStorage::F64(with(spec, a, b, bias, act))
+        }
+        _ => mismatch(),
     }
 }
 
