@@ -313,8 +313,8 @@ unsafe fn block(
     // `A` is packed when its rows or its columns are contiguous: each tile's `MR × kc`
     // elements become one contiguous run, which the broadcasts read at constant offsets from
     // one pointer. Read in place, a row-major `A` costs a chain of additions of the row
-    // stride per step (integer ops on the ports of the multiply-adds), and a transposed one
-    // touches a line per step for 32 of its 64 bytes: 171 and 136 GFLOP/s for
+    // stride per step (integer ops, presumably on the ports of the multiply-adds), and a
+    // transposed one touches a line per step for 32 of its 64 bytes: 171 and 136 GFLOP/s for
     // `784 × 128 × 512` and 1024³ with `A` transposed, 198 and 181 packed, on one core of a
     // Xeon whose FMA peak is 246. Packing a row-major `A` (16 × 16 transposes) is about a
     // quarter of a cycle per element by its instruction count (an estimate, not a
