@@ -38,7 +38,7 @@ impl<T: Gemm> Epilogue<T> {
     };
 
     /// The epilogue of the columns from `start` on.
-    fn at_column(self, start: usize) -> Self {
+    pub(crate) fn at_column(self, start: usize) -> Self {
         Epilogue {
             bias: self.bias.map(|b| b.wrapping_add(start)),
             ..self

@@ -86,15 +86,17 @@ pub(crate) unsafe fn sgemm(
     if !(available() && (add || beta == 0.0) && cc == 1 && (bc == 1 || br == 1)) {
         return false;
     }
+    // The tiles add the bias and apply a ReLU as they write their last sums; another
+    // activation runs over each block of rows after the product.
     let relu = epilogue.act == Some(UnaryOp::Relu);
-    let finish = Finish {
-        bias: epilogue.bias.unwrap_or(std::ptr::null()),
-        relu,
+    let in_tiles = Epilogue {
+        act: epilogue.act.filter(|_| relu),
+        ..epilogue
     };
     // SAFETY: the CPU has AVX-512F (checked above), and the pointers are the caller's; the
     // product initializes `C` before the remaining activation reads it.
     unsafe {
-        product(mkn, a, (b, [br, bc]), (c, cr), add, finish);
+        product(mkn, a, (b, [br, bc]), (c, cr), add, in_tiles);
         if !relu {
             let act = Epilogue {
                 bias: None,
@@ -106,34 +108,6 @@ pub(crate) unsafe fn sgemm(
     true
 }
 
-/// What the register tiles do as they write their last sums: add the bias row (null: none),
-/// then apply a ReLU.
-#[derive(Clone, Copy)]
-struct Finish {
-    bias: *const f32,
-    relu: bool,
-}
-
-impl Finish {
-    /// Nothing: for the blocks of the inner dimension before the last.
-    const NONE: Finish = Finish {
-        bias: std::ptr::null(),
-        relu: false,
-    };
-
-    /// The same epilogue for the columns from `start` on.
-    fn at_column(self, start: usize) -> Finish {
-        Finish {
-            bias: if self.bias.is_null() {
-                self.bias
-            } else {
-                self.bias.wrapping_add(start)
-            },
-            ..self
-        }
-    }
-}
-
 /// The masks of a tile's two vectors of columns when `cols` (≤ `NR`) of them are in `C`.
 #[inline(always)]
 fn column_masks(cols: usize) -> [__mmask16; 2] {
@@ -142,8 +116,8 @@ fn column_masks(cols: usize) -> [__mmask16; 2] {
 }
 
 /// One register tile: `C[r, j] (+)= Σₚ A[r, p]·B[p, j]` for `r < R`, `p < kc` and the columns
-/// `j` of `masks`; adds to `C` when `add`, else overwrites it; then `finish` (the bias at the
-/// tile's first column).
+/// `j` of `masks`; adds to `C` when `add`, else overwrites it; then `finish`'s bias (at the
+/// tile's first column) and ReLU, its only activation here.
 ///
 /// # Safety
 /// AVX-512F; `a` addresses `R × kc` elements under `(ar, ac)` (`ar` is 1 when `UNIT`), `b`
@@ -158,19 +132,18 @@ unsafe fn tile<const R: usize, const UNIT: bool, const MASKED: bool>(
     masks: [__mmask16; 2],
     (c, cr): (*mut f32, isize),
     add: bool,
-    finish: Finish,
+    finish: Epilogue<f32>,
 ) {
     // SAFETY: every access is inside the blocks the caller describes; masked-off lanes of
     // the loads and stores of `C` and the bias are not accessed.
     unsafe {
-        let bias = if finish.bias.is_null() {
-            None
-        } else {
-            Some([
-                _mm512_maskz_loadu_ps(masks[0], finish.bias),
-                _mm512_maskz_loadu_ps(masks[1], finish.bias.add(16)),
-            ])
-        };
+        let bias = finish.bias.map(|bias| {
+            [
+                _mm512_maskz_loadu_ps(masks[0], bias),
+                _mm512_maskz_loadu_ps(masks[1], bias.add(16)),
+            ]
+        });
+        let relu = finish.act == Some(UnaryOp::Relu);
         let mut acc = [[_mm512_setzero_ps(); 2]; R];
         // With the rows of `A` adjacent (`ar = 1`, a transposed `A`) the broadcasts take
         // constant offsets from one pointer instead of a chain of additions of `ar`.
@@ -208,7 +181,7 @@ unsafe fn tile<const R: usize, const UNIT: bool, const MASKED: bool>(
                 if let Some(bias) = bias {
                     sum = _mm512_add_ps(sum, bias[h]);
                 }
-                if finish.relu {
+                if relu {
                     // `max(z, +0)` gives the second operand for a NaN or a zero of either
                     // sign: `z > 0 ? z : 0`, ReLU's scalar kernel, bit for bit.
                     sum = _mm512_max_ps(sum, _mm512_setzero_ps());
@@ -233,7 +206,7 @@ unsafe fn tiles(
     masks: [__mmask16; 2],
     c: (*mut f32, isize),
     add: bool,
-    finish: Finish,
+    finish: Epilogue<f32>,
 ) {
     // SAFETY: the caller's contract, for a tile of `rows` rows.
     unsafe {
@@ -308,7 +281,7 @@ unsafe fn block(
     panels: Panels,
     (c, cr): (*mut f32, isize),
     add: bool,
-    finish: Finish,
+    finish: Epilogue<f32>,
 ) {
     // `A` is packed when its rows or its columns are contiguous: each tile's `MR × kc`
     // elements become one contiguous run, which the broadcasts read at constant offsets from
@@ -439,7 +412,7 @@ unsafe fn product(
     (b, [br, bc]): Operand<f32>,
     (c, cr): (*mut f32, isize),
     add: bool,
-    finish: Finish,
+    finish: Epilogue<f32>,
 ) {
     if k == 0 {
         // No sums: `C` is `β·C` (zeros or itself), then the epilogue, by the same tiles
@@ -466,7 +439,7 @@ unsafe fn product(
                 let finish = if p0 + kc == k {
                     finish.at_column(j0)
                 } else {
-                    Finish::NONE
+                    Epilogue::NONE
                 };
                 // SAFETY: columns `j0..j0 + nc` and inner indices `p0..p0 + kc` of `B` are
                 // the caller's; the buffer holds `kc` rows of `nc` rounded up to panels; the
