@@ -83,9 +83,12 @@ impl common::Train for Args {
             let epoch_start = Instant::now();
             let loss = common::epoch(epoch, &mut sampler, self.batch_size, |indices| {
                 let (x, labels) = common::tensors(&mnist.train, indices, &IMAGE, device)?;
-                let (loss, grad) = value_with_gradient(model.loss_vjp(&x, &labels));
-                schedule.apply(&mut optimizer, step);
-                optimizer.step(&mut model, &grad);
+                let loss = B::install(|| {
+                    let (loss, grad) = value_with_gradient(model.loss_vjp(&x, &labels));
+                    schedule.apply(&mut optimizer, step);
+                    optimizer.step(&mut model, &grad);
+                    loss
+                });
                 step += 1;
                 Ok(loss)
             })?;

@@ -70,9 +70,11 @@ impl common::Train for Args {
             let epoch_start = Instant::now();
             let loss = common::epoch(epoch, &mut sampler, self.batch_size, |indices| {
                 let (x, labels) = common::tensors(&mnist.train, indices, &IMAGE, device)?;
-                let (loss, grad) = value_with_gradient(model.loss_vjp(&x, &labels));
-                optimizer.step(&mut model, &grad);
-                Ok(loss)
+                Ok(B::install(|| {
+                    let (loss, grad) = value_with_gradient(model.loss_vjp(&x, &labels));
+                    optimizer.step(&mut model, &grad);
+                    loss
+                }))
             })?;
             let acc = common::accuracy(&mnist.test, 1000, &IMAGE, device, |x| model.logits(x))?;
             history.record(epoch, loss, 100.0 * acc, epoch_start);

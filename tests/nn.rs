@@ -486,3 +486,40 @@ fn xor_trains_with_sgd_over_visit_mut() {
         assert!((p - t).abs() < 0.25, "{pred:?}");
     }
 }
+
+/// A training step run through `Backend::install` runs on another thread (one of the CPU
+/// backend's workers) and gives the bits of the same step run directly: products large
+/// enough to be split across threads, and the optimizer's update, see the same blocks.
+#[test]
+fn a_step_through_install_runs_on_the_pool_and_gives_the_same_bits() {
+    use adjoint::optim::{Optimizer, Sgd};
+    let model = || Mlp {
+        hidden: Linear::new(256, 512, 31),
+        out: Linear::new(512, 10, 32),
+    };
+    let x = Tensor::rand_uniform(&[128, 256], -1.0, 1.0, 33);
+    let y = Tensor::rand_uniform(&[128, 10], -1.0, 1.0, 34);
+    let bits = |model: &Mlp| {
+        [&model.hidden.weight, &model.hidden.bias, &model.out.weight].map(|t| {
+            t.to_vec_f32()
+                .iter()
+                .map(|v| v.to_bits())
+                .collect::<Vec<_>>()
+        })
+    };
+    let (mut direct, mut installed) = (model(), model());
+    let (mut sgd, mut sgd_installed) = (Sgd::new(0.1), Sgd::new(0.1));
+    let caller = std::thread::current().id();
+    for _ in 0..2 {
+        let (_, grad) = value_with_gradient(mse_loss_vjp(&direct, &x, &y));
+        sgd.step(&mut direct, &grad);
+        let ran_on = Cpu::install(|| {
+            let (_, grad) = value_with_gradient(mse_loss_vjp(&installed, &x, &y));
+            sgd_installed.step(&mut installed, &grad);
+            std::thread::current().id()
+        });
+        assert_ne!(ran_on, caller, "install ran the step on the calling thread");
+    }
+    assert!(bits(&direct) == bits(&installed), "the steps differ");
+    assert!(bits(&direct) != bits(&model()), "the steps changed nothing");
+}

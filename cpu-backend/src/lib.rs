@@ -50,6 +50,13 @@ impl Backend for Cpu {
     type Device = Cpu;
     type Storage = CpuStorage;
 
+    /// Runs `f` on a thread of rayon's pool (inline when called from one), so that the
+    /// parallel ops inside start their work by work-stealing instead of waking the pool and
+    /// sleeping until it is done.
+    fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+        rayon::scope(|_| f())
+    }
+
     fn device(_: &CpuStorage) -> Cpu {
         Cpu
     }

@@ -38,6 +38,12 @@
 //! assert!(loss(&model, &x, &y).to_scalar() < 1e-3);
 //! ```
 //!
+//! A loop over models of real size runs each step through [`Backend::install`]
+//! (`Cpu::install(|| { …; opt.step(&mut model, &dm) })`, or `B::install` in code generic over
+//! the backend): the same values, and on the CPU the step's parallel ops then start their
+//! work from one of the backend's worker threads instead of waking the pool and sleeping, op
+//! after op (the MNIST examples and benchmarks do).
+//!
 //! # State and in-place updates
 //! An optimizer keeps the state of each parameter (momentum buffer; Adam's moments and step
 //! count) in the order [`Parameters::visit_mut`] visits them, which is fixed for a model type,
