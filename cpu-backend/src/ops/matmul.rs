@@ -3,6 +3,7 @@
 //!
 //! Transposed operands are not copied: `op(A)` is read through swapped row/column strides.
 
+use super::float::Float;
 use super::gemm::{Epilogue, Gemm, gemm_parallel};
 use super::simd::{Kernel, dispatch};
 use crate::{CpuStorage, MatmulSpec};
@@ -33,13 +34,18 @@ pub fn matmul_epilogue(
     bias: Option<&CpuStorage>,
     act: Option<UnaryOp>,
 ) -> CpuStorage {
-    fn with<T: Gemm>(
+    /// The product in `T`, if all buffers hold `T`.
+    fn typed<T: Float>(
+        [lhs, rhs]: [&CpuStorage; 2],
         spec: &MatmulSpec,
-        a: &[T],
-        b: &[T],
-        bias: Option<&[T]>,
+        bias: Option<&CpuStorage>,
         act: Option<UnaryOp>,
-    ) -> Vec<T> {
+    ) -> Option<CpuStorage> {
+        let (a, b) = (T::slice(lhs)?, T::slice(rhs)?);
+        let bias = match bias {
+            Some(c) => Some(T::slice(c)?),
+            None => None,
+        };
         if let Some(bias) = bias {
             assert_eq!(
                 bias.len(),
@@ -53,31 +59,17 @@ pub fn matmul_epilogue(
             bias: bias.map(<[T]>::as_ptr),
             act,
         };
-        product_with(spec, a, b, epilogue)
+        Some(T::storage(product_with(spec, a, b, epilogue)))
     }
-    let mismatch = || -> ! {
-        panic!(
-            "matmul: dtypes (lhs, rhs, bias) {:?} differ or are not float",
-            (lhs.dtype(), rhs.dtype(), bias.map(CpuStorage::dtype))
-        )
-    };
-    match (lhs, rhs) {
-        (CpuStorage::F32(a), CpuStorage::F32(b)) => {
-            let bias = bias.map(|c| match c {
-                CpuStorage::F32(c) => c.as_slice(),
-                _ => mismatch(),
-            });
-            CpuStorage::F32(with(spec, a, b, bias, act))
-        }
-        (CpuStorage::F64(a), CpuStorage::F64(b)) => {
-            let bias = bias.map(|c| match c {
-                CpuStorage::F64(c) => c.as_slice(),
-                _ => mismatch(),
-            });
-            CpuStorage::F64(with(spec, a, b, bias, act))
-        }
-        _ => mismatch(),
-    }
+    let operands = [lhs, rhs];
+    typed::<f32>(operands, spec, bias, act)
+        .or_else(|| typed::<f64>(operands, spec, bias, act))
+        .unwrap_or_else(|| {
+            panic!(
+                "matmul: dtypes (lhs, rhs, bias) {:?} differ or are not float",
+                (lhs.dtype(), rhs.dtype(), bias.map(CpuStorage::dtype))
+            )
+        })
 }
 
 type Strides = (isize, isize);

@@ -5,6 +5,7 @@ pub mod conv;
 pub mod conv_gemm;
 mod dots;
 pub mod elementwise;
+mod float;
 mod gemm;
 #[cfg(target_arch = "x86_64")]
 mod gemm_avx512;

@@ -8,41 +8,24 @@
 //! the states `h₀ … h_{T−1}` as the rows of one matrix) instead of one per step.
 
 use super::elementwise::{binary_slice, unary_slice};
-use super::gemm::Gemm;
-use super::math::Tanh;
+use super::float::Float;
 use super::matmul::product_into;
 use crate::{CpuStorage, MatmulSpec};
 use adjoint_backend::{BinaryOp, RecurrenceNeeds, RecurrenceSpec, RecurrenceTangents};
 
-/// A float element type of [`CpuStorage`].
-trait Float: Gemm + Tanh {
-    /// The elements of a buffer of this type.
-    fn slice(s: &CpuStorage) -> &[Self];
-    /// A buffer of this type.
-    fn storage(v: Vec<Self>) -> CpuStorage;
+/// The elements of a buffer of the recurrence's element type `T`.
+///
+/// # Panics
+/// If the buffer holds another type (a programmer error: `adjoint-core` checks the dtypes).
+fn slice<T: Float>(s: &CpuStorage) -> &[T] {
+    T::slice(s).unwrap_or_else(|| {
+        panic!(
+            "recurrence: a {:?} buffer among {} ones",
+            s.dtype(),
+            std::any::type_name::<T>()
+        )
+    })
 }
-
-macro_rules! float_impl {
-    ($t:ty, $variant:ident) => {
-        impl Float for $t {
-            fn slice(s: &CpuStorage) -> &[$t] {
-                match s {
-                    CpuStorage::$variant(v) => v,
-                    other => panic!(
-                        "recurrence: a {:?} buffer among {} ones",
-                        other.dtype(),
-                        stringify!($t)
-                    ),
-                }
-            }
-            fn storage(v: Vec<$t>) -> CpuStorage {
-                CpuStorage::$variant(v)
-            }
-        }
-    };
-}
-float_impl!(f32, F32);
-float_impl!(f64, F64);
 
 /// The buffers of a recurrence, typed.
 struct Operands<'a, T> {
@@ -58,14 +41,13 @@ impl<'a, T: Float> Operands<'a, T> {
         input: Option<(&'a CpuStorage, &[&'a CpuStorage])>,
     ) -> Self {
         let n = spec.n;
-        let w = T::slice(w);
+        let w = slice::<T>(w);
         assert_eq!(w.len(), n * n, "recurrence: W is not {n} × {n}");
         let input = input.map(|(u, xs)| {
             let k = spec
                 .input
                 .expect("an input product has its columns in the spec");
-            let (u, xs): (&[T], Vec<&[T]>) =
-                (T::slice(u), xs.iter().map(|x| T::slice(x)).collect());
+            let (u, xs): (&[T], Vec<&[T]>) = (slice::<T>(u), xs.iter().map(|x| slice(x)).collect());
             assert_eq!(u.len(), k * n, "recurrence: U is not {k} × {n}");
             assert!(
                 xs.len() == spec.steps && xs.iter().all(|x| x.len() == spec.m * k),
@@ -117,7 +99,7 @@ pub fn recurrence(
     ) -> (CpuStorage, usize) {
         let (steps, n, mn) = (spec.steps, spec.n, spec.m * spec.n);
         assert_eq!(h0.len(), mn, "recurrence: h₀ is not {} × {n}", spec.m);
-        let biases: Vec<&[T]> = biases.iter().map(|c| T::slice(c)).collect();
+        let biases: Vec<&[T]> = biases.iter().map(|c| slice(c)).collect();
         assert!(
             biases.iter().all(|c| c.len() == n || c.len() == mn),
             "recurrence: a bias holds neither {n} nor {mn} elements"
@@ -185,7 +167,7 @@ pub fn recurrence_backward(
             (steps + 1) * mn,
             "recurrence: states of another spec"
         );
-        let mut dh = T::slice(dh).to_vec();
+        let mut dh = slice::<T>(dh).to_vec();
         assert_eq!(dh.len(), mn, "recurrence: h̄_T is not {m} × {n}");
         let [.., back] = step_specs(spec);
         let mut products = 0;
