@@ -17,6 +17,7 @@
 use super::conv::{cols_per_image, fold_image, unfold_image};
 use super::gemm::{Epilogue, Gemm, Operand, Output, gemm_parallel};
 use crate::{Conv2dSpec, CpuStorage};
+use ndarray::ArrayView3;
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -258,15 +259,13 @@ fn backward_weight<T: Gemm>(x: &[T], dy: &[T], s: &Conv2dSpec) -> Vec<T> {
     if !transposed {
         return sum;
     }
-    let mut dw = vec![T::zero(); s.out_channels * ck];
-    for (group, sum) in dw.chunks_mut(og * ck).zip(sum.chunks(og * ck)) {
-        for (c, row) in sum.chunks(og).enumerate() {
-            for (o, &v) in row.iter().enumerate() {
-                group[o * ck + c] = v;
-            }
-        }
-    }
-    dw
+    // Each group's `W̄_g` in order: its `W̄_gᵀ` block read with the last two axes swapped.
+    ArrayView3::from_shape((s.groups, ck, og), &sum)
+        .expect("the weight tangent holds groups × ck × og elements")
+        .permuted_axes([0, 2, 1])
+        .iter()
+        .copied()
+        .collect()
 }
 
 macro_rules! dispatch {
