@@ -42,7 +42,7 @@ def adjoint_median(criterion_dir, name):
 
 def collect(criterion_dir):
     """adjoint.json of one round: the criterion medians of the steps bench, in seconds."""
-    times = {name: adjoint_median(criterion_dir, name) for name in LABELS}
+    times = {name: adjoint_median(criterion_dir, name) for name in [*LABELS, "mlp_on_caller"]}
     print(json.dumps({k: v for k, v in times.items() if v is not None}))
 
 
@@ -114,6 +114,11 @@ def main():
             rs = ratios(rounds, name, other)
             if len(rs) > 1:
                 print(f"{name} / {other} per round: " + ", ".join(f"{r:.3f}x" for r in rs))
+    caller = [(r["adjoint"]["mlp"], r["adjoint"]["mlp_on_caller"]) for r in rounds
+              if r["adjoint"].get("mlp") and r["adjoint"].get("mlp_on_caller")]
+    if caller:
+        print("adjoint mlp through Backend::install / on the calling thread per round: "
+              + ", ".join(f"{fmt_time(i)} / {fmt_time(c)} ({i / c:.3f}x)" for i, c in caller))
     print(f"SGEMM rate: {sgemm:.0f} GFLOP/s ({sgemm_note}).")
     if "rnn_unrolled" in jax:
         print(f"JAX RNN: lax.scan in the table; Python-unrolled under jit: "

@@ -3,7 +3,8 @@
 //!
 //! * `mlp`: one SGD step (forward, softmax cross-entropy, backward, the fused in-place update
 //!   of [`Sgd`](adjoint::optim::Sgd), as PyTorch's `p.add_(g, alpha=-lr)`) of the
-//!   784-512-512-10 ReLU MLP at batch 128 (410.8 MFLOP);
+//!   784-512-512-10 ReLU MLP at batch 128 (410.8 MFLOP), run through `Backend::install`;
+//!   `mlp_on_caller` the same step on the calling thread;
 //! * `cnn`: one SGD step of the PyTorch `examples/mnist` net without dropout at batch 64
 //!   (conv 1→32 3×3, ReLU, conv 32→64 3×3, ReLU, max-pool 2, linear 9216→128, ReLU,
 //!   linear 128→10; 4.58 GFLOP);
@@ -166,15 +167,18 @@ fn model_steps_on<B: Backend>(c: &mut Criterion, device: &B::Device) {
     let (x, labels) = batch(&MLP_BATCH, device);
     group.sample_size(50);
     group.throughput(Throughput::Elements(410_800_000));
+    let mut mlp_step = || {
+        let (loss, grad) = value_with_gradient(mlp.loss_vjp(&x, &labels));
+        optimizer.step(&mut mlp, &grad);
+        loss
+    };
     group.bench_function("mlp", |b| {
-        b.iter(|| {
-            let loss = B::install(|| {
-                let (loss, grad) = value_with_gradient(mlp.loss_vjp(&x, &labels));
-                optimizer.step(&mut mlp, &grad);
-                loss
-            });
-            black_box(loss.to_scalar())
-        })
+        b.iter(|| black_box(B::install(&mut mlp_step).to_scalar()))
+    });
+    // The same step run on the calling thread, not through `install`: what `install` saves
+    // (`bench/table.py` prints the two side by side).
+    group.bench_function("mlp_on_caller", |b| {
+        b.iter(|| black_box(mlp_step().to_scalar()))
     });
 
     let mut cnn = Cnn::<B>::new_on(0, device);
