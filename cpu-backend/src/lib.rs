@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 mod alloc;
+mod install;
 mod ops;
 mod storage;
 
@@ -52,9 +53,10 @@ impl Backend for Cpu {
 
     /// Runs `f` on a thread of rayon's pool (inline when called from one), so that the
     /// parallel ops inside start their work by work-stealing instead of waking the pool and
-    /// sleeping until it is done.
+    /// sleeping until it is done; the other workers poll for work until `f` returns instead
+    /// of sleeping between the ops (`install.rs`).
     fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-        rayon::scope(|_| f())
+        install::install(f)
     }
 
     fn device(_: &CpuStorage) -> Cpu {
