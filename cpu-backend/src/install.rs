@@ -66,7 +66,7 @@ fn poll_until(done: &AtomicBool) {
             idle = idle.wrapping_add(1);
             // On a machine with fewer free cores than workers, let the OS run something
             // else now and then (a `sched_yield` that returns at once when nothing waits).
-            if idle % 64 == 0 {
+            if idle.is_multiple_of(64) {
                 std::thread::yield_now();
             } else {
                 std::hint::spin_loop();
