@@ -145,10 +145,10 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
     /// worker threads: a parallel op started there hands part of its work to the other
     /// workers and takes part itself, where one started from the caller's thread hands all of
     /// it to the pool and puts the caller to sleep until it is done, a sleep and a wake-up per
-    /// op (the MNIST MLP step 7–16% faster on a 2-core machine: `steps/mlp` against
-    /// `steps/mlp_on_caller` in `benches/steps.rs`, `docs/tensors.md`). Until `f` returns,
-    /// the other workers poll for work instead of sleeping between the ops, as OpenMP's
-    /// threads spin between parallel regions: a step keeps every core of the pool busy.
+    /// op. Until `f` returns, the other workers poll for work instead of sleeping between
+    /// the ops, as OpenMP's threads spin between parallel regions. `benches/steps.rs` times
+    /// the MNIST MLP step both ways (`steps/mlp` against `steps/mlp_on_caller`; the ratios
+    /// measured are in `docs/tensors.md`).
     fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
         f()
     }
