@@ -152,21 +152,33 @@ mod tests {
     }
 
     /// Steps installed from several threads at once all finish (each one's pollers step
-    /// aside on a worker that runs another's step).
+    /// aside on a worker that runs another's step). A hang fails the test after a minute
+    /// instead of stalling the run.
     #[test]
     fn steps_installed_from_several_threads_at_once_all_finish() {
-        let sums: Vec<u64> = std::thread::scope(|threads| {
-            let steps: Vec<_> = (0..4u64)
-                .map(|t| {
-                    threads.spawn(move || {
-                        (0..50)
-                            .map(|i| Cpu::install(|| rayon::join(|| t, || i).1 + t))
-                            .sum()
-                    })
-                })
-                .collect();
-            steps.into_iter().map(|s| s.join().unwrap()).collect()
-        });
-        assert_eq!(sums, (0..4u64).map(|t| 1225 + 50 * t).collect::<Vec<_>>());
+        let (sender, sums) = std::sync::mpsc::channel();
+        for t in 0..4u64 {
+            let sender = sender.clone();
+            std::thread::spawn(move || {
+                let sum: u64 = (0..50)
+                    .map(|i| Cpu::install(|| rayon::join(|| t, || i).1 + t))
+                    .sum();
+                sender
+                    .send((t, sum))
+                    .expect("the test waits for every thread");
+            });
+        }
+        drop(sender);
+        let mut sums: Vec<(u64, u64)> = (0..4)
+            .map(|_| {
+                sums.recv_timeout(Duration::from_secs(60))
+                    .expect("a thread installing steps hung or panicked")
+            })
+            .collect();
+        sums.sort_unstable();
+        assert_eq!(
+            sums,
+            (0..4u64).map(|t| (t, 1225 + 50 * t)).collect::<Vec<_>>()
+        );
     }
 }
