@@ -26,10 +26,34 @@
 use adjoint::cuda::{Cuda, CudaDevice};
 use adjoint::optim::{Optimizer, Sgd};
 use adjoint::prelude::*;
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
+use criterion::{criterion_group, criterion_main};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+// ---------------------------------------------------------------------------------------------
+// Sampling: the Python side's rule
+// ---------------------------------------------------------------------------------------------
+
+/// The shortest sample: each sample times as many back-to-back calls as make it last at least
+/// this long (`min_sample` of `bench/common.py`, whose median the PyTorch and JAX figures are).
+const MIN_SAMPLE: Duration = Duration::from_millis(5);
+
+/// Sets `group` to take `samples` samples of equal length, each the mean of
+/// ⌈`MIN_SAMPLE` / t⌉ calls for a call of t (criterion's flat sampling), so that its median
+/// is the statistic `bench/common.py` takes of PyTorch and JAX. Criterion's default (linear)
+/// sampling times 1, 2, …, `samples` calls per sample: the median of those means counts the
+/// host's stalls in most samples, which the Python side's median of single 5 ms steps leaves
+/// out; on a noisy VM that put adjoint's MLP step 10–20% above its own median step.
+fn sample_like_python(group: &mut BenchmarkGroup<'_, WallTime>, samples: u32) {
+    group
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(samples as usize)
+        .measurement_time(MIN_SAMPLE * samples);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Live heap bytes
@@ -165,7 +189,7 @@ fn model_steps_on<B: Backend>(c: &mut Criterion, device: &B::Device) {
     let mut mlp = Mlp::<B>::new_on(0, device);
     let mut optimizer = Sgd::new(0.01);
     let (x, labels) = batch(&MLP_BATCH, device);
-    group.sample_size(50);
+    sample_like_python(&mut group, 100);
     group.throughput(Throughput::Elements(410_800_000));
     let mut mlp_step = || {
         let (loss, grad) = value_with_gradient(mlp.loss_vjp(&x, &labels));
@@ -184,7 +208,7 @@ fn model_steps_on<B: Backend>(c: &mut Criterion, device: &B::Device) {
     let mut cnn = Cnn::<B>::new_on(0, device);
     let mut optimizer = Sgd::new(0.01);
     let (x, labels) = batch(&CNN_BATCH, device);
-    group.sample_size(20);
+    sample_like_python(&mut group, 30);
     group.throughput(Throughput::Elements(4_580_000_000));
     group.bench_function("cnn", |b| {
         b.iter(|| {
@@ -232,7 +256,7 @@ fn rnn(c: &mut Criterion) {
         .map(|t| Tensor::rand_uniform(&[1, INPUT], -1.0, 1.0, 100 + t as u64))
         .collect();
     let mut group = c.benchmark_group("steps");
-    group.sample_size(50);
+    sample_like_python(&mut group, 50);
     group.throughput(Throughput::Elements(840_000));
     group.bench_function("rnn", |bench| {
         bench.iter(|| black_box(gradient(rnn_loss_vjp(&w, &u, &b, &xs))))
@@ -261,7 +285,7 @@ use rosenbrock_fns::{N, rosen_vjp, rosen2_vjp};
 
 fn rosenbrock(c: &mut Criterion) {
     let mut group = c.benchmark_group("steps");
-    group.sample_size(50);
+    sample_like_python(&mut group, 50);
     group.bench_function("rosen2", |b| {
         b.iter(|| gradient(rosen2_vjp(black_box(-1.2), black_box(1.0))))
     });
