@@ -294,6 +294,50 @@ fn broadcast_binary_split_across_threads() {
     close(&got, &want);
 }
 
+/// `x` (of `shape`, row-major) with permuted axes, by a naive index mapping.
+fn naive_permute(x: &[f64], shape: &[usize], perm: &[usize]) -> Vec<f64> {
+    let out_shape: Vec<usize> = perm.iter().map(|&p| shape[p]).collect();
+    let strides: Vec<usize> = (0..shape.len())
+        .map(|a| shape[a + 1..].iter().product())
+        .collect();
+    (0..x.len())
+        .map(|mut i| {
+            let mut src = 0;
+            for (a, &p) in perm.iter().enumerate().rev() {
+                src += (i % out_shape[a]) * strides[p];
+                i /= out_shape[a];
+            }
+            x[src]
+        })
+        .collect()
+}
+
+#[test]
+fn permute_matches_a_naive_index_mapping() {
+    // Swaps of the last two axes (the tiled transpose: sizes that are not multiples of its
+    // tiles, a batch of matrices, one row, one long enough to run in parallel) and other
+    // permutations (ndarray's copy).
+    let cases: [(&[usize], &[usize]); 7] = [
+        (&[37, 21], &[1, 0]),
+        (&[3, 37, 21], &[0, 2, 1]),
+        (&[1, 5], &[1, 0]),
+        (&[600, 500], &[1, 0]),
+        (&[2, 3, 700, 70], &[0, 1, 3, 2]),
+        (&[4, 5, 6], &[2, 0, 1]),
+        (&[4, 5, 6], &[1, 0, 2]),
+    ];
+    for (seed, (shape, perm)) in cases.into_iter().enumerate() {
+        let x = rand(shape.iter().product(), 40 + seed as u64);
+        let got = Cpu::permute(&x, shape, perm);
+        assert_eq!(got.to_f64(), naive_permute(&x.to_f64(), shape, perm), "{shape:?} {perm:?}");
+        // The same elements through f32 and u32 buffers.
+        let ids = CpuStorage::U32((0..x.len() as u32).collect());
+        let want: Vec<f64> = naive_permute(&ids.to_f64(), shape, perm);
+        assert_eq!(Cpu::permute(&ids, shape, perm).to_f64(), want, "u32 {shape:?} {perm:?}");
+    }
+    assert!(Cpu::permute(&CpuStorage::F32(vec![]), &[0, 3], &[1, 0]).to_f64().is_empty());
+}
+
 #[test]
 fn update_split_across_threads_matches_its_scalar_meaning() {
     // Long enough to be split into blocks; Adam reads and writes both state buffers.
