@@ -329,13 +329,46 @@ fn permute_matches_a_naive_index_mapping() {
     for (seed, (shape, perm)) in cases.into_iter().enumerate() {
         let x = rand(shape.iter().product(), 40 + seed as u64);
         let got = Cpu::permute(&x, shape, perm);
-        assert_eq!(got.to_f64(), naive_permute(&x.to_f64(), shape, perm), "{shape:?} {perm:?}");
+        assert_eq!(
+            got.to_f64(),
+            naive_permute(&x.to_f64(), shape, perm),
+            "{shape:?} {perm:?}"
+        );
         // The same elements through f32 and u32 buffers.
         let ids = CpuStorage::U32((0..x.len() as u32).collect());
         let want: Vec<f64> = naive_permute(&ids.to_f64(), shape, perm);
-        assert_eq!(Cpu::permute(&ids, shape, perm).to_f64(), want, "u32 {shape:?} {perm:?}");
+        assert_eq!(
+            Cpu::permute(&ids, shape, perm).to_f64(),
+            want,
+            "u32 {shape:?} {perm:?}"
+        );
     }
-    assert!(Cpu::permute(&CpuStorage::F32(vec![]), &[0, 3], &[1, 0]).to_f64().is_empty());
+    assert!(
+        Cpu::permute(&CpuStorage::F32(vec![]), &[0, 3], &[1, 0])
+            .to_f64()
+            .is_empty()
+    );
+}
+
+#[test]
+fn narrow_matches_a_naive_index_mapping() {
+    let shape = [3, 4, 5];
+    let x = rand(60, 50);
+    let xv = x.to_f64();
+    for (axis, start, len) in [(0, 1, 2), (1, 1, 3), (2, 3, 2), (2, 0, 5), (1, 4, 0)] {
+        let mut out_shape = shape;
+        out_shape[axis] = len;
+        let want: Vec<f64> = (0..out_shape.iter().product::<usize>())
+            .map(|i| {
+                let [_, rows, cols] = out_shape;
+                let mut idx = [i / (rows * cols), i / cols % rows, i % cols];
+                idx[axis] += start;
+                xv[idx[0] * 20 + idx[1] * 5 + idx[2]]
+            })
+            .collect();
+        let got = Cpu::narrow(&x, &shape, axis, start, len).to_f64();
+        assert_eq!(got, want, "axis {axis}, {start}..{}", start + len);
+    }
 }
 
 #[test]

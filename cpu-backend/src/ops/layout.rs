@@ -4,7 +4,7 @@ use super::elementwise::PAR_MIN;
 use super::{into_vec, view};
 use crate::CpuStorage;
 use crate::storage::any_match;
-use ndarray::{Axis, IxDyn, Slice};
+use ndarray::IxDyn;
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
@@ -78,7 +78,8 @@ pub fn broadcast(x: &CpuStorage, shape: &[usize], out_shape: &[usize]) -> CpuSto
     })
 }
 
-/// Elements `start..start + len` along `axis`.
+/// Elements `start..start + len` along `axis`: for each index of the leading axes, one
+/// contiguous block of `len × trailing sizes` elements.
 pub fn narrow(
     x: &CpuStorage,
     shape: &[usize],
@@ -86,10 +87,21 @@ pub fn narrow(
     start: usize,
     len: usize,
 ) -> CpuStorage {
+    assert!(
+        start + len <= shape[axis],
+        "narrow: {start}..{} is out of bounds of axis {axis} of {shape:?}",
+        start + len
+    );
+    let inner: usize = shape[axis + 1..].iter().product();
+    let (row, block) = (shape[axis] * inner, len * inner);
     any_match!(x, |v, Wrap| {
-        let s = view(v, shape);
-        let s = s.slice_axis(Axis(axis), Slice::from(start..start + len));
-        Wrap(s.iter().copied().collect())
+        let mut out = Vec::with_capacity(v.len() / shape[axis].max(1) * len);
+        if block > 0 {
+            for src in v.chunks_exact(row) {
+                out.extend_from_slice(&src[start * inner..start * inner + block]);
+            }
+        }
+        Wrap(out)
     })
 }
 
