@@ -351,6 +351,47 @@ fn permute_matches_a_naive_index_mapping() {
 }
 
 #[test]
+fn broadcast_matches_a_naive_index_mapping() {
+    // Trailing runs copied or repeated, mixed axes, fewer axes than the output, a scalar.
+    let cases: [(&[usize], &[usize]); 11] = [
+        (&[3, 1], &[3, 1000]),
+        (&[1, 5], &[4, 5]),
+        (&[5], &[4, 5]),
+        (&[2, 1, 3], &[2, 4, 3]),
+        (&[1], &[2, 3]),
+        (&[1, 1], &[3, 4]),
+        (&[], &[2, 2]),
+        (&[2, 3], &[2, 3]),
+        (&[4, 1, 1], &[4, 2, 3]),
+        (&[1, 3, 1], &[2, 3, 4]),
+        (&[3, 1], &[0, 3, 2]),
+    ];
+    for (seed, (shape, out_shape)) in cases.into_iter().enumerate() {
+        let x = rand(shape.iter().product(), 60 + seed as u64);
+        let xv = x.to_f64();
+        let lead = out_shape.len() - shape.len();
+        let want: Vec<f64> = (0..out_shape.iter().product::<usize>())
+            .map(|mut i| {
+                let (mut src, mut stride) = (0, 1);
+                for a in (0..out_shape.len()).rev() {
+                    let idx = i % out_shape[a];
+                    i /= out_shape[a];
+                    if a >= lead && shape[a - lead] != 1 {
+                        src += idx * stride;
+                    }
+                    if a >= lead {
+                        stride *= shape[a - lead];
+                    }
+                }
+                xv[src]
+            })
+            .collect();
+        let got = Cpu::broadcast(&x, shape, out_shape).to_f64();
+        assert_eq!(got, want, "{shape:?} -> {out_shape:?}");
+    }
+}
+
+#[test]
 fn narrow_matches_a_naive_index_mapping() {
     let shape = [3, 4, 5];
     let x = rand(60, 50);

@@ -67,14 +67,63 @@ fn transpose_matrices<T: Copy + Send + Sync>(v: &[T], rows: usize, cols: usize) 
     out
 }
 
-/// `x` repeated along its size-1 axes up to `out_shape`.
+/// `x` repeated along its size-1 axes up to `out_shape` (`shape` has `out_shape`'s rank, or
+/// fewer axes, aligned to its last ones).
+///
+/// The output is written run by run: its trailing axes that `x` does not repeat are one
+/// contiguous run of `x` (copied), or, when `x` repeats all of its trailing axes, one element
+/// repeated; an odometer over the axes before them gives each run's source.
 pub fn broadcast(x: &CpuStorage, shape: &[usize], out_shape: &[usize]) -> CpuStorage {
+    let rank = out_shape.len();
+    assert!(
+        shape.len() <= rank
+            && shape
+                .iter()
+                .rev()
+                .zip(out_shape.iter().rev())
+                .all(|(&s, &o)| s == o || s == 1),
+        "broadcast: {shape:?} does not broadcast to {out_shape:?}"
+    );
+    // `x`'s sizes aligned to `out_shape`, and its strides (0 along repeated axes).
+    let mut from = vec![1; rank];
+    from[rank - shape.len()..].copy_from_slice(shape);
+    let mut strides = vec![0; rank];
+    let mut step = 1;
+    for a in (0..rank).rev() {
+        if from[a] == out_shape[a] {
+            strides[a] = step;
+        }
+        step *= from[a];
+    }
+    // The trailing axes of one run: all copied (sizes equal) or all repeated (`x`'s size 1).
+    let copied = |a: usize| from[a] == out_shape[a];
+    let last_copied = rank > 0 && copied(rank - 1);
+    let mut lead = rank;
+    while lead > 0 && (copied(lead - 1) == last_copied || out_shape[lead - 1] == 1) {
+        lead -= 1;
+    }
+    let run: usize = out_shape[lead..].iter().product();
+    let total: usize = out_shape.iter().product();
     any_match!(x, |v, Wrap| {
-        let b = view(v, shape);
-        let b = b
-            .broadcast(IxDyn(out_shape))
-            .expect("shape broadcasts to out_shape");
-        Wrap(b.iter().copied().collect())
+        let mut out = Vec::with_capacity(total);
+        if total > 0 {
+            let mut index = vec![0; lead];
+            loop {
+                let src: usize = index.iter().zip(&strides).map(|(i, s)| i * s).sum();
+                if last_copied {
+                    out.extend_from_slice(&v[src..src + run]);
+                } else {
+                    out.resize(out.len() + run, v[src]);
+                }
+                // The next index of the leading axes, the last one fastest.
+                let Some(a) = (0..lead).rev().find(|&a| index[a] + 1 < out_shape[a]) else {
+                    break;
+                };
+                index[a] += 1;
+                index[a + 1..].fill(0);
+            }
+        }
+        Wrap(out)
     })
 }
 
