@@ -39,6 +39,11 @@ fn transpose_matrices<T: Copy + Send + Sync>(v: &[T], rows: usize, cols: usize) 
     if v.is_empty() || size == 0 {
         return Vec::new();
     }
+    assert!(
+        v.len().is_multiple_of(size),
+        "permute: a buffer of {} elements does not hold whole {rows} × {cols} matrices",
+        v.len()
+    );
     let mut out = Vec::with_capacity(v.len());
     let dst = &mut out.spare_capacity_mut()[..v.len()];
     for (src, dst) in v.chunks_exact(size).zip(dst.chunks_exact_mut(size)) {
@@ -60,8 +65,7 @@ fn transpose_matrices<T: Copy + Send + Sync>(v: &[T], rows: usize, cols: usize) 
             dst.chunks_mut(TILE * rows).enumerate().for_each(fill);
         }
     }
-    // SAFETY: the capacity is `v.len()`, a whole number of matrices (the buffer holds
-    // `shape`'s elements), and every element of every destination matrix was written: its
+    // SAFETY: the capacity is `v.len()`, a whole number of matrices (asserted), and every element of every destination matrix was written: its
     // bands cover its `cols` rows, each band row's `rows` elements by the tiles `i0..i1`.
     unsafe { out.set_len(v.len()) };
     out
