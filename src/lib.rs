@@ -173,7 +173,7 @@ pub mod data;
 /// # Ok::<(), adjoint::cuda::CudaError>(())
 /// ```
 pub mod cuda {
-    pub use adjoint_cuda::{Cuda, CudaDevice, CudaError, CudaStorage};
+    pub use adjoint_cuda::{Cuda, CudaDevice, CudaError, CudaStorage, host_waits};
 }
 
 /// Generates the reverse-mode derivative of a function: see the [crate documentation](crate).

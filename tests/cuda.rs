@@ -7,6 +7,7 @@
 //! Without a GPU each test prints `skipped: no CUDA device (<reason>)` and passes.
 
 use adjoint::cuda::{Cuda, CudaDevice};
+use adjoint::optim::{Optimizer, Sgd};
 use adjoint::prelude::*;
 
 fn gpu() -> Option<CudaDevice> {
@@ -238,4 +239,54 @@ fn moving_between_devices_keeps_values() {
     }
     let ids = Tensor::from_vec(vec![7_u32, 0, 3], &[3]);
     assert_eq!(ids.to_device::<Cuda>(&gpu).to_device::<Cpu>(&Cpu), ids);
+}
+
+/// The MNIST examples' models.
+#[path = "../examples/common/models.rs"]
+#[allow(dead_code)]
+mod models;
+
+/// One SGD step of the MNIST examples' MLP and CNN on CUDA, from a batch uploaded from the
+/// host to the loss read back, makes the host wait for the device once: reading the loss
+/// (labels uploaded from the host are validated from their host copy).
+#[test]
+fn a_training_step_waits_for_the_device_once() {
+    let Some(gpu) = gpu() else { return };
+    let batch = |shape: &[usize], seed| {
+        let labels: Vec<u32> = (0..shape[0] as u32).map(|i| (i * 7) % 10).collect();
+        (
+            Tensor::<Cpu>::rand_uniform_on(shape, 0.0, 1.0, seed, DType::F32, &Cpu).to_device(&gpu),
+            Tensor::from_vec_on(labels, &[shape[0]], &gpu),
+        )
+    };
+    let waits = |step: &mut dyn FnMut() -> f64| {
+        let before = adjoint::cuda::host_waits();
+        let loss = step();
+        assert!(loss.is_finite(), "the loss is finite: {loss}");
+        adjoint::cuda::host_waits() - before
+    };
+
+    let mut mlp = models::Mlp::<Cuda>::new_on(0, &gpu);
+    let mut sgd = Sgd::new(0.01);
+    for seed in 0..2 {
+        let (x, labels) = batch(&[32, 784], seed);
+        let mut step = || {
+            let (loss, grad) = value_with_gradient(mlp.loss_vjp(&x, &labels));
+            sgd.step(&mut mlp, &grad);
+            loss.to_scalar()
+        };
+        assert_eq!(waits(&mut step), 1, "MLP step {seed}");
+    }
+
+    let mut cnn = models::Cnn::<Cuda>::new_on(0, &gpu);
+    let mut sgd = Sgd::new(0.01);
+    for seed in 0..2 {
+        let (x, labels) = batch(&[8, 1, 28, 28], seed);
+        let mut step = || {
+            let (loss, grad) = value_with_gradient(cnn.loss_vjp(&x, &labels));
+            sgd.step(&mut cnn, &grad);
+            loss.to_scalar()
+        };
+        assert_eq!(waits(&mut step), 1, "CNN step {seed}");
+    }
 }

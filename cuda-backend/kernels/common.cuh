@@ -17,17 +17,23 @@ struct Strided {
     u32 strides[3][MAX_RANK];
 };
 
-// The offsets of element `i` in the first `K` buffers of `s`.
+// The offsets of element `i` (below the product of the extents) in the first `K` buffers of
+// `s`. The outermost coordinate is what is left of `i` after the inner ones, so a rank-1 map
+// divides nothing and a rank-r map divides r − 1 times.
 template <int K>
 __device__ __forceinline__ void strided_offsets(const Strided& s, u32 i, u32 (&off)[K]) {
 #pragma unroll
     for (int k = 0; k < K; ++k) off[k] = 0;
-    for (int d = (int)s.rank - 1; d >= 0; --d) {
+    for (int d = (int)s.rank - 1; d > 0; --d) {
         const u32 q = i / s.dims[d];
         const u32 coord = i - q * s.dims[d];
 #pragma unroll
         for (int k = 0; k < K; ++k) off[k] += coord * s.strides[k][d];
         i = q;
+    }
+    if (s.rank > 0) {
+#pragma unroll
+        for (int k = 0; k < K; ++k) off[k] += i * s.strides[k][0];
     }
 }
 

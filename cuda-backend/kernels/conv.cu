@@ -1,4 +1,5 @@
-// Unfolding of images into convolution columns (im2col) and its adjoint (col2im).
+// The window kernels of convolution and pooling: unfolding images into columns (im2col), its
+// adjoint (col2im), and max pooling with its tangent.
 #include "common.cuh"
 
 // The geometry of a 2-D convolution over NCHW images. Mirrors `Geometry` in src/ops/conv.rs.
@@ -10,31 +11,44 @@ struct Geometry {
 
 // Column element `(n, r, l)` with `r = (c, ki, kj)` and `l = (oy, ox)` is stored at
 // `n * batch_stride + r * row_stride + l`: `[N, C·kh·kw, oh·ow]` has
-// `(C·kh·kw·oh·ow, oh·ow)`, `[C·kh·kw, N, oh·ow]` has `(oh·ow, N·oh·ow)`.
+// `(C·kh·kw·oh·ow, oh·ow)`, `[C·kh·kw, N, oh·ow]` has `(oh·ow, N·oh·ow)`. One thread per
+// `(n, c, l)` writes the `kh·kw` taps of its pixel: the index is divided once per pixel, not
+// once per column element, and neighbouring threads read and write neighbouring pixels.
 template <typename T>
 __device__ void im2col(const T* x, T* cols, Geometry g, double fill, u32 batch_stride,
                        u32 row_stride) {
     const u32 l_len = g.out_h * g.out_w, taps = g.kernel_h * g.kernel_w;
-    const u32 rows = g.channels * taps;
-    FOR_EACH(i, g.batch * rows * l_len) {
-        const u32 l = i % l_len, r = (i / l_len) % rows, n = i / (l_len * rows);
-        const u32 c = r / taps, tap = r % taps, ki = tap / g.kernel_w, kj = tap % g.kernel_w;
-        const u32 oy = l / g.out_w, ox = l % g.out_w;
-        const int iy = (int)(oy * g.stride_h + ki * g.dilation_h) - (int)g.pad_h;
-        const int ix = (int)(ox * g.stride_w + kj * g.dilation_w) - (int)g.pad_w;
-        const bool inside = iy >= 0 && iy < (int)g.height && ix >= 0 && ix < (int)g.width;
-        cols[(u64)n * batch_stride + (u64)r * row_stride + l] =
-            inside ? x[(((u64)n * g.channels + c) * g.height + iy) * g.width + ix] : T(fill);
+    FOR_EACH(i, g.batch * g.channels * l_len) {
+        const u32 plane = i / l_len, l = i - plane * l_len;
+        const u32 n = plane / g.channels, c = plane - n * g.channels;
+        const u32 oy = l / g.out_w, ox = l - oy * g.out_w;
+        const T* image = x + (u64)plane * g.height * g.width;
+        T* out = cols + (u64)n * batch_stride + (u64)c * taps * row_stride + l;
+        for (u32 ki = 0; ki < g.kernel_h; ++ki) {
+            const int iy = (int)(oy * g.stride_h + ki * g.dilation_h) - (int)g.pad_h;
+            const bool row_inside = iy >= 0 && iy < (int)g.height;
+            for (u32 kj = 0; kj < g.kernel_w; ++kj) {
+                const int ix = (int)(ox * g.stride_w + kj * g.dilation_w) - (int)g.pad_w;
+                const bool inside = row_inside && ix >= 0 && ix < (int)g.width;
+                out[(u64)(ki * g.kernel_w + kj) * row_stride] =
+                    inside ? image[(u32)iy * g.width + (u32)ix] : T(fill);
+            }
+        }
     }
 }
 
-// The input coordinates along one axis whose tap `k` lands on output position `o`: returns
-// whether `coord + pad - k·dilation` is a multiple of `stride` below `out`, and sets `o`.
+// The output position `o` along one axis whose tap `k` reads input coordinate `coord`, if
+// any: `coord + pad − k·dilation` must be a multiple of `stride` below `stride·out`.
 __device__ __forceinline__ bool output_of(int coord, u32 k, u32 stride, u32 pad, u32 dilation,
                                           u32 out, u32& o) {
     const int shifted = coord + (int)pad - (int)(k * dilation);
-    if (shifted < 0 || shifted % (int)stride != 0) return false;
-    o = (u32)shifted / stride;
+    if (shifted < 0) return false;
+    if (stride == 1) {
+        o = (u32)shifted;
+    } else {
+        o = (u32)shifted / stride;
+        if (o * stride != (u32)shifted) return false;
+    }
     return o < out;
 }
 
@@ -42,12 +56,12 @@ __device__ __forceinline__ bool output_of(int coord, u32 k, u32 stride, u32 pad,
 // one thread per input element gathers, so no atomics and a fixed summation order.
 template <typename T> __device__ void col2im(const T* cols, T* x, Geometry g) {
     const u32 l_len = g.out_h * g.out_w, taps = g.kernel_h * g.kernel_w;
-    const u32 rows = g.channels * taps;
-    FOR_EACH(i, g.batch * g.channels * g.height * g.width) {
-        const u32 ix = i % g.width, iy = (i / g.width) % g.height;
-        const u32 c = (i / (g.width * g.height)) % g.channels;
-        const u32 n = i / (g.width * g.height * g.channels);
-        const T* image = cols + (u64)n * rows * l_len;
+    const u32 pixels = g.height * g.width;
+    FOR_EACH(i, g.batch * g.channels * pixels) {
+        const u32 plane = i / pixels, pixel = i - plane * pixels;
+        const u32 iy = pixel / g.width, ix = pixel - iy * g.width;
+        const u32 n = plane / g.channels, c = plane - n * g.channels;
+        const T* rows = cols + ((u64)n * g.channels + c) * taps * l_len;
         T sum = T(0);
         for (u32 ki = 0; ki < g.kernel_h; ++ki) {
             u32 oy;
@@ -56,10 +70,86 @@ template <typename T> __device__ void col2im(const T* cols, T* x, Geometry g) {
                 u32 ox;
                 if (!output_of((int)ix, kj, g.stride_w, g.pad_w, g.dilation_w, g.out_w, ox))
                     continue;
-                sum += image[(u64)(c * taps + ki * g.kernel_w + kj) * l_len + oy * g.out_w + ox];
+                sum += rows[(u64)(ki * g.kernel_w + kj) * l_len + oy * g.out_w + ox];
             }
         }
         x[i] = sum;
+    }
+}
+
+// Max pooling of each plane (`batch·channels` planes of `height × width`) over the windows of
+// `g`, one thread per window: `y` its maximum, `winners` the row-major index of its first
+// maximal tap. A NaN beats numbers (the window's first NaN wins); taps in the padding are
+// skipped, and a window entirely in the padding keeps −∞ and tap 0. The CPU backend's
+// `max_pool2d` does the same.
+template <typename T> __device__ void max_pool(const T* x, T* y, u32* winners, Geometry g) {
+    const u32 l_len = g.out_h * g.out_w;
+    FOR_EACH(i, g.batch * g.channels * l_len) {
+        const u32 plane = i / l_len, l = i - plane * l_len;
+        const u32 oy = l / g.out_w, ox = l - oy * g.out_w;
+        const T* image = x + (u64)plane * g.height * g.width;
+        T best = -T(__int_as_float(0x7f800000));
+        u32 winner = 0;
+        bool found = false;
+        for (u32 ki = 0; ki < g.kernel_h; ++ki) {
+            const int iy = (int)(oy * g.stride_h + ki * g.dilation_h) - (int)g.pad_h;
+            if (iy < 0 || iy >= (int)g.height) continue;
+            for (u32 kj = 0; kj < g.kernel_w; ++kj) {
+                const int ix = (int)(ox * g.stride_w + kj * g.dilation_w) - (int)g.pad_w;
+                if (ix < 0 || ix >= (int)g.width) continue;
+                const T v = image[(u32)iy * g.width + (u32)ix];
+                if (!found || v > best || (isnan(v) && !isnan(best))) {
+                    best = v;
+                    winner = ki * g.kernel_w + kj;
+                    found = true;
+                }
+            }
+        }
+        y[i] = best;
+        winners[i] = winner;
+    }
+}
+
+// The input tangent of `max_pool`: each input element gathers `dy` of the windows whose
+// winning tap it is (one thread per input element: no atomics, a fixed order where windows
+// overlap).
+template <typename T>
+__device__ void max_pool_backward(const T* dy, const u32* winners, T* dx, Geometry g) {
+    const u32 l_len = g.out_h * g.out_w, pixels = g.height * g.width;
+    FOR_EACH(i, g.batch * g.channels * pixels) {
+        const u32 plane = i / pixels, pixel = i - plane * pixels;
+        const u32 iy = pixel / g.width, ix = pixel - iy * g.width;
+        const u64 first = (u64)plane * l_len;
+        T sum = T(0);
+        for (u32 ki = 0; ki < g.kernel_h; ++ki) {
+            u32 oy;
+            if (!output_of((int)iy, ki, g.stride_h, g.pad_h, g.dilation_h, g.out_h, oy)) continue;
+            for (u32 kj = 0; kj < g.kernel_w; ++kj) {
+                u32 ox;
+                if (!output_of((int)ix, kj, g.stride_w, g.pad_w, g.dilation_w, g.out_w, ox))
+                    continue;
+                const u64 o = first + oy * g.out_w + ox;
+                if (winners[o] == ki * g.kernel_w + kj) sum += dy[o];
+            }
+        }
+        dx[i] = sum;
+    }
+}
+
+// The input tangent of `max_pool` when no two windows share an input element (each window
+// scatters `dy` to its winning tap, into `dx` zeroed before): one thread per window instead
+// of a search per input element. A window entirely in the padding writes nothing.
+template <typename T>
+__device__ void max_pool_scatter(const T* dy, const u32* winners, T* dx, Geometry g) {
+    const u32 l_len = g.out_h * g.out_w;
+    FOR_EACH(i, g.batch * g.channels * l_len) {
+        const u32 plane = i / l_len, l = i - plane * l_len;
+        const u32 oy = l / g.out_w, ox = l - oy * g.out_w;
+        const u32 tap = winners[i], ki = tap / g.kernel_w, kj = tap - ki * g.kernel_w;
+        const int iy = (int)(oy * g.stride_h + ki * g.dilation_h) - (int)g.pad_h;
+        const int ix = (int)(ox * g.stride_w + kj * g.dilation_w) - (int)g.pad_w;
+        if (iy >= 0 && iy < (int)g.height && ix >= 0 && ix < (int)g.width)
+            dx[(u64)plane * g.height * g.width + (u32)iy * g.width + (u32)ix] = dy[i];
     }
 }
 
@@ -70,5 +160,16 @@ template <typename T> __device__ void col2im(const T* cols, T* x, Geometry g) {
     }                                                                                        \
     extern "C" __global__ void col2im_##S(const T* cols, T* x, Geometry g) {                 \
         col2im<T>(cols, x, g);                                                               \
+    }                                                                                        \
+    extern "C" __global__ void max_pool_##S(const T* x, T* y, u32* winners, Geometry g) {    \
+        max_pool<T>(x, y, winners, g);                                                       \
+    }                                                                                        \
+    extern "C" __global__ void max_pool_backward_##S(const T* dy, const u32* winners, T* dx, \
+                                                     Geometry g) {                           \
+        max_pool_backward<T>(dy, winners, dx, g);                                            \
+    }                                                                                        \
+    extern "C" __global__ void max_pool_scatter_##S(const T* dy, const u32* winners, T* dx,  \
+                                                    Geometry g) {                            \
+        max_pool_scatter<T>(dy, winners, dx, g);                                             \
     }
 FOR_FLOATS(KERNELS)

@@ -1,5 +1,6 @@
-// Reductions: one block per output element, each thread folding a strided share of the
-// reduced elements, then a warp-shuffle tree and one shared-memory step across warps.
+// Reductions: a block per lane (or per run of a long lane), each thread folding a strided
+// share of the elements, then a warp-shuffle tree and one shared-memory step across warps;
+// or a thread per lane for short lanes. Softmax and argmax along one axis.
 #include "ops.cuh"
 
 #define REDUCE_THREADS 256
@@ -28,24 +29,48 @@ template <typename T> __device__ __forceinline__ T block_reduce(u32 op, T v, T* 
     return v;
 }
 
-// `y[o] = op over r of x[kept(o) + reduced(r)]`: `kept` maps an output index to its base
-// offset (buffer 0), `reduced` maps an index of the `reduced_len` reduced elements to its
-// offset from that base (buffer 0). Launched with a multiple of 32 threads per block.
+// `y[b] = op over r in chunk c of lane o of x[kept(o) + reduced(r)]`, `b = o·chunks + c`: each
+// lane of `reduced_len` elements is cut into `chunks` runs of `chunk_len` (the last one
+// shorter), one block per run. `kept` maps a lane to its base offset, `reduced` an index of
+// the lane's elements to its offset from that base. With one chunk this is the reduction
+// itself; with more, a second launch reduces the lanes of partial results. Launched with a
+// multiple of 32 threads per block.
 template <typename T>
-__device__ void reduce(const T* x, T* y, u32 outputs, u32 reduced_len, u32 op, Strided kept,
-                       Strided reduced) {
+__device__ void reduce(const T* x, T* y, u32 lanes, u32 reduced_len, u32 chunks, u32 chunk_len,
+                       u32 op, Strided kept, Strided reduced) {
     __shared__ T partial[REDUCE_THREADS / 32];
-    for (u32 o = blockIdx.x; o < outputs; o += gridDim.x) {
+    for (u64 b = blockIdx.x; b < (u64)lanes * chunks; b += gridDim.x) {
+        const u32 o = (u32)(b / chunks), start = (u32)(b % chunks) * chunk_len;
+        const u32 end = min(reduced_len, start + chunk_len);
         u32 base[1];
         strided_offsets<1>(kept, o, base);
         T acc = reduce_identity<T>(op);
-        for (u32 r = threadIdx.x; r < reduced_len; r += blockDim.x) {
+        for (u32 r = start + threadIdx.x; r < end; r += blockDim.x) {
             u32 off[1];
             strided_offsets<1>(reduced, r, off);
             acc = reduce_combine<T>(op, acc, x[base[0] + off[0]]);
         }
         acc = block_reduce<T>(op, acc, partial);
-        if (threadIdx.x == 0) y[o] = acc;
+        if (threadIdx.x == 0) y[b] = acc;
+    }
+}
+
+// The same reduction with one thread per lane, folding its elements in order: for short
+// lanes (a pooling window, a few partial results), where a block per lane would leave most
+// of its threads idle.
+template <typename T>
+__device__ void reduce_lanes(const T* x, T* y, u32 lanes, u32 reduced_len, u32 op, Strided kept,
+                             Strided reduced) {
+    FOR_EACH(o, lanes) {
+        u32 base[1];
+        strided_offsets<1>(kept, o, base);
+        T acc = reduce_identity<T>(op);
+        for (u32 r = 0; r < reduced_len; ++r) {
+            u32 off[1];
+            strided_offsets<1>(reduced, r, off);
+            acc = reduce_combine<T>(op, acc, x[base[0] + off[0]]);
+        }
+        y[o] = acc;
     }
 }
 
@@ -96,9 +121,13 @@ __device__ void argmax(const T* x, u32* y, u32 outer, u32 len, u32 inner) {
 
 #define KERNELS(S, T)                                                                        \
     extern "C" __global__ void __launch_bounds__(REDUCE_THREADS)                             \
-        reduce_##S(const T* x, T* y, u32 outputs, u32 reduced_len, u32 op, Strided kept,      \
-                   Strided reduced) {                                                        \
-        reduce<T>(x, y, outputs, reduced_len, op, kept, reduced);                            \
+        reduce_##S(const T* x, T* y, u32 lanes, u32 reduced_len, u32 chunks, u32 chunk_len,   \
+                   u32 op, Strided kept, Strided reduced) {                                  \
+        reduce<T>(x, y, lanes, reduced_len, chunks, chunk_len, op, kept, reduced);           \
+    }                                                                                        \
+    extern "C" __global__ void reduce_lanes_##S(const T* x, T* y, u32 lanes, u32 reduced_len, \
+                                                u32 op, Strided kept, Strided reduced) {     \
+        reduce_lanes<T>(x, y, lanes, reduced_len, op, kept, reduced);                        \
     }                                                                                        \
     extern "C" __global__ void argmax_##S(const T* x, u32* y, u32 outer, u32 len, u32 inner) { \
         argmax<T>(x, y, outer, len, inner);                                                  \

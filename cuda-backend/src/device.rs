@@ -5,6 +5,7 @@ use crate::compile::{Module, compile};
 use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, sys};
 use cudarc::nvrtc::Ptx;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -24,10 +25,27 @@ pub struct CudaDevice {
 pub(crate) struct DeviceState {
     ordinal: usize,
     name: String,
+    /// Streaming multiprocessors: how many blocks keep the device busy.
+    pub(crate) multiprocessors: u32,
     pub(crate) stream: Arc<CudaStream>,
     blas: Mutex<CudaBlas>,
     modules: Vec<Arc<CudaModule>>,
     functions: Mutex<HashMap<(&'static str, &'static str), CudaFunction>>,
+}
+
+thread_local! {
+    /// The calling thread's waits for a device ([`host_waits`]).
+    static WAITS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// How many times the calling thread has waited for a CUDA device's queued work so far: each
+/// download (`to_vec_*`, `to_scalar`, reading a loss), each largest id computed on the device
+/// (validating ids that were not uploaded from the host) and each
+/// [`CudaDevice::synchronize`]. Everything else only queues work, so the difference over a
+/// training step counts its round trips: one, reading the loss, in the MNIST examples
+/// (tested). Counted per thread, so that other threads' work does not blur a measurement.
+pub fn host_waits() -> u64 {
+    WAITS.with(Cell::get)
 }
 
 /// The devices opened so far; each lives until the process ends.
@@ -68,6 +86,7 @@ impl CudaDevice {
     /// # Errors
     /// An asynchronous failure of earlier work (e.g. a kernel fault) surfaces here.
     pub fn synchronize(&self) -> Result<(), CudaError> {
+        self.state.waited();
         self.state
             .stream
             .synchronize()
@@ -161,6 +180,9 @@ impl DeviceState {
             .map_err(CudaError::driver("reading the compute capability"))?;
         let arch = format!("sm_{major}{minor}");
         let name = ctx.name().map_err(CudaError::driver("reading the name"))?;
+        let multiprocessors = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(CudaError::driver("reading the multiprocessor count"))?;
         let stream = ctx.default_stream();
         let blas = CudaBlas::new(stream.clone()).map_err(|source| CudaError::Blas {
             context: "creating the handle",
@@ -174,11 +196,17 @@ impl DeviceState {
         Ok(DeviceState {
             ordinal,
             name,
+            multiprocessors: multiprocessors.max(1) as u32,
             stream,
             blas: Mutex::new(blas),
             modules,
             functions: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// Counts one wait of the calling thread for the device ([`host_waits`]).
+    pub(crate) fn waited(&self) {
+        WAITS.with(|w| w.set(w.get() + 1));
     }
 
     /// The cuBLAS handle (one per device; cuBLAS handles must not be used concurrently).

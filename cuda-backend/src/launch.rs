@@ -101,7 +101,7 @@ pub(crate) fn split(shape: &[usize], axis: usize, op: &str) -> [u32; 3] {
 pub(crate) fn per_lane(lanes: u32, len: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (lanes.clamp(1, 1 << 20), 1, 1),
-        block_dim: (len.next_power_of_two().clamp(32, 256), 1, 1),
+        block_dim: (len.min(256).next_power_of_two().max(32), 1, 1),
         shared_mem_bytes: 0,
     }
 }

@@ -45,11 +45,11 @@ pub use adjoint_backend::{
     Backend, BinaryOp, Conv2dGeometry, Conv2dSpec, DType, MatmulSpec, ReduceOp, UnaryOp, UpdateOp,
 };
 pub use compile::{CompiledKernels, compile_kernels, nvrtc_available};
-pub use device::CudaDevice;
+pub use device::{CudaDevice, host_waits};
 pub use error::CudaError;
 pub use storage::CudaStorage;
 
-use ops::{conv, elementwise, index, layout, matmul, random, reduce, update};
+use ops::{conv, elementwise, index, layout, matmul, pool, random, reduce, update};
 use storage::{Buffer, Element, check};
 
 /// The CUDA backend (a unit type: tensors carry their [`CudaDevice`] in their storage).
@@ -70,7 +70,9 @@ fn download<T: Element>(slice: &cudarc::driver::CudaSlice<T>, storage: &CudaStor
     if slice.is_empty() {
         return Vec::new();
     }
-    check(storage.device.state().stream.clone_dtoh(slice), "download")
+    let state = storage.device.state();
+    state.waited();
+    check(state.stream.clone_dtoh(slice), "download")
 }
 
 impl Backend for Cuda {
@@ -243,6 +245,16 @@ impl Backend for Cuda {
     }
     fn conv2d_backward_weight(x: &CudaStorage, dy: &CudaStorage, spec: &Conv2dSpec) -> CudaStorage {
         conv::conv2d_backward_weight(x, dy, spec)
+    }
+    fn max_pool2d(x: &CudaStorage, g: &Conv2dGeometry) -> Option<(CudaStorage, CudaStorage)> {
+        Some(pool::max_pool2d(x, g))
+    }
+    fn max_pool2d_backward(
+        dy: &CudaStorage,
+        winners: &CudaStorage,
+        g: &Conv2dGeometry,
+    ) -> Option<CudaStorage> {
+        Some(pool::max_pool2d_backward(dy, winners, g))
     }
     fn update(
         op: UpdateOp,

@@ -234,6 +234,32 @@ fn reductions_over_axis_sets_and_argmax() {
     same("sum of 2^20", &want, &got, 1e-10);
 }
 
+/// A bias tangent's shape: few long lanes over strided axes, which the device cuts into runs
+/// of partial results (`Shape::Runs`), with a NaN in one lane for max and min.
+#[test]
+fn reductions_of_few_long_lanes() {
+    let Some(gpu) = gpu() else { return };
+    let shape = [16, 8, 40, 40];
+    for dtype in FLOATS {
+        let mut x = rand(shape.iter().product(), 7, dtype).to_f64();
+        x[3 * 8 * 1600 + 5 * 1600 + 777] = f64::NAN; // lane 5
+        let x = Cpu::upload_f64(&Cpu, &x, dtype);
+        let xg = up(&gpu, &x);
+        for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
+            for axes in [&[0, 2, 3][..], &[0, 1, 2, 3], &[2, 3]] {
+                let want = Cpu::reduce(op, &x, &shape, axes);
+                let got = Cuda::reduce(op, &xg, &shape, axes);
+                same(
+                    &format!("{op:?} over {axes:?}"),
+                    &want,
+                    &got,
+                    tol(dtype, false),
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn fused_softmax_and_log_softmax() {
     let Some(gpu) = gpu() else { return };
@@ -485,6 +511,54 @@ fn convolution_forward_and_backward() {
                 &Cuda::conv2d_backward_weight(&xg, &dyg, &spec),
                 t,
             );
+        }
+    }
+}
+
+/// Max pooling's fused forward (maxima and winning taps) and tangent against the CPU's, on
+/// windows without overlap, with gaps, with overlap, padding (windows entirely in it
+/// included) and dilation; small integers make ties, and NaNs must win their windows.
+#[test]
+fn max_pooling_forward_and_backward() {
+    let Some(gpu) = gpu() else { return };
+    let pool = |kernel, stride, padding, dilation| Conv2dGeometry {
+        batch: 6,
+        channels: 1,
+        input: [9, 7],
+        kernel: [kernel, kernel],
+        stride: [stride, stride],
+        padding: [padding, padding],
+        dilation: [dilation, dilation],
+    };
+    for dtype in FLOATS {
+        // Without overlap (scattered), with gaps and with windows entirely in the padding
+        // (scattered), with overlap (gathered).
+        let disjoint = [pool(2, 2, 0, 1), pool(2, 3, 1, 1), pool(2, 2, 2, 1)];
+        let overlapping = [pool(3, 2, 1, 1), pool(3, 1, 1, 2), pool(2, 1, 2, 1)];
+        for g in disjoint.into_iter().chain(overlapping) {
+            let n = g.batch * g.input[0] * g.input[1];
+            let values: Vec<f64> = (0..n)
+                .map(|i| {
+                    if i % 17 == 5 {
+                        f64::NAN
+                    } else {
+                        ((i * 7) % 5) as f64
+                    }
+                })
+                .collect();
+            let x = Cpu::upload_f64(&Cpu, &values, dtype);
+            let (want_y, want_winners) = Cpu::max_pool2d(&x, &g).expect("the CPU fuses it");
+            let (y, winners) = Cuda::max_pool2d(&up(&gpu, &x), &g).expect("CUDA fuses it");
+            let what = format!(
+                "max_pool2d {:?} stride {:?} padding {:?}",
+                g.kernel, g.stride, g.padding
+            );
+            same(&what, &want_y, &y, 0.0);
+            same(&what, &want_winners, &winners, 0.0);
+            let dy = rand(Cpu::len(&want_y), 14, dtype);
+            let want = Cpu::max_pool2d_backward(&dy, &want_winners, &g).expect("fused");
+            let got = Cuda::max_pool2d_backward(&up(&gpu, &dy), &winners, &g).expect("fused");
+            same(&format!("{what}: tangent"), &want, &got, tol(dtype, false));
         }
     }
 }

@@ -25,7 +25,7 @@ use cudarc::driver::{CudaSlice, DeviceRepr};
 /// The geometry as the kernels take it. Mirrors `struct Geometry` in `kernels/conv.cu`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
-struct Geometry {
+pub(crate) struct Geometry {
     batch: u32,
     channels: u32,
     height: u32,
@@ -47,7 +47,7 @@ pub(crate) fn mirror() -> crate::compile::Mirror {
 }
 
 impl Geometry {
-    fn new(g: &Conv2dGeometry) -> Geometry {
+    pub(crate) fn new(g: &Conv2dGeometry) -> Geometry {
         let out = g.output().expect("conv: geometry validated by the caller");
         let c = |v: usize| count(v, "conv2d");
         let pair = |[a, b]: [usize; 2]| [c(a), c(b)];
@@ -64,9 +64,25 @@ impl Geometry {
         }
     }
 
+    /// Planes (`N·C` images of one channel each).
+    pub(crate) fn planes(&self) -> usize {
+        self.batch as usize * self.channels as usize
+    }
+
+    /// Input pixels per plane.
+    pub(crate) fn image(&self) -> usize {
+        self.height as usize * self.width as usize
+    }
+
     /// Output pixels per image.
-    fn pixels(&self) -> usize {
+    pub(crate) fn pixels(&self) -> usize {
         self.out[0] as usize * self.out[1] as usize
+    }
+
+    /// Whether two windows can share an input element: a window spans more than the stride
+    /// along an axis.
+    pub(crate) fn windows_overlap(&self) -> bool {
+        (0..2).any(|d| self.kernel[d].saturating_sub(1) * self.dilation[d] + 1 > self.stride[d])
     }
 
     /// Column rows (`C·kh·kw`).
@@ -93,11 +109,13 @@ fn unfold<T: Float>(
 ) -> CudaSlice<T> {
     let (rows, l, batch) = (g.rows(), g.pixels(), g.batch as usize);
     let total = batch * rows * l;
+    count(total, "im2col");
     let mut cols = alloc::<T>(&state.stream, total, "im2col");
-    let n = count(total, "im2col");
-    if n == 0 {
+    if cols.is_empty() {
         return cols;
     }
+    // A thread per pixel of each input plane, writing the pixel's taps.
+    let n = count(g.planes() * l, "im2col");
     let (batch_stride, row_stride) = match layout {
         ColumnLayout::ImageMajor => (count(rows * l, "im2col"), count(l, "im2col")),
         ColumnLayout::RowMajor => (count(l, "im2col"), count(batch * l, "im2col")),
@@ -109,7 +127,7 @@ fn unfold<T: Float>(
 }
 
 fn fold<T: Float>(state: &DeviceState, cols: &CudaSlice<T>, g: &Geometry) -> CudaSlice<T> {
-    let total = g.batch as usize * g.channels as usize * g.height as usize * g.width as usize;
+    let total = g.planes() * g.image();
     let mut x = alloc::<T>(&state.stream, total, "col2im");
     let n = count(total, "col2im");
     if n > 0 {

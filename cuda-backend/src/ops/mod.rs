@@ -6,6 +6,7 @@ pub(crate) mod elementwise;
 pub(crate) mod index;
 pub(crate) mod layout;
 pub(crate) mod matmul;
+pub(crate) mod pool;
 pub(crate) mod random;
 pub(crate) mod reduce;
 pub(crate) mod update;
