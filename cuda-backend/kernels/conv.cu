@@ -52,6 +52,21 @@ __device__ __forceinline__ bool output_of(int coord, u32 k, u32 stride, u32 pad,
     return o < out;
 }
 
+// Calls `visit(tap, l)` for every window of `g` that reads input pixel `(iy, ix)`: `tap` the
+// pixel's row-major index in the window, `l` the window's output pixel.
+template <typename F>
+__device__ __forceinline__ void windows_reading(u32 iy, u32 ix, const Geometry& g, F visit) {
+    for (u32 ki = 0; ki < g.kernel_h; ++ki) {
+        u32 oy;
+        if (!output_of((int)iy, ki, g.stride_h, g.pad_h, g.dilation_h, g.out_h, oy)) continue;
+        for (u32 kj = 0; kj < g.kernel_w; ++kj) {
+            u32 ox;
+            if (!output_of((int)ix, kj, g.stride_w, g.pad_w, g.dilation_w, g.out_w, ox)) continue;
+            visit(ki * g.kernel_w + kj, oy * g.out_w + ox);
+        }
+    }
+}
+
 // `x[n, c, y, x] = Σ cols` over the column entries that read it (layout `[N, C·kh·kw, oh·ow]`):
 // one thread per input element gathers, so no atomics and a fixed summation order.
 template <typename T> __device__ void col2im(const T* cols, T* x, Geometry g) {
@@ -59,20 +74,12 @@ template <typename T> __device__ void col2im(const T* cols, T* x, Geometry g) {
     const u32 pixels = g.height * g.width;
     FOR_EACH(i, g.batch * g.channels * pixels) {
         const u32 plane = i / pixels, pixel = i - plane * pixels;
-        const u32 iy = pixel / g.width, ix = pixel - iy * g.width;
-        const u32 n = plane / g.channels, c = plane - n * g.channels;
-        const T* rows = cols + ((u64)n * g.channels + c) * taps * l_len;
+        const u32 iy = pixel / g.width;
+        // Plane `n·C + c` has its column rows at `(n·C + c)·taps·l_len`.
+        const T* rows = cols + (u64)plane * taps * l_len;
         T sum = T(0);
-        for (u32 ki = 0; ki < g.kernel_h; ++ki) {
-            u32 oy;
-            if (!output_of((int)iy, ki, g.stride_h, g.pad_h, g.dilation_h, g.out_h, oy)) continue;
-            for (u32 kj = 0; kj < g.kernel_w; ++kj) {
-                u32 ox;
-                if (!output_of((int)ix, kj, g.stride_w, g.pad_w, g.dilation_w, g.out_w, ox))
-                    continue;
-                sum += rows[(u64)(ki * g.kernel_w + kj) * l_len + oy * g.out_w + ox];
-            }
-        }
+        windows_reading(iy, pixel - iy * g.width, g,
+                        [&](u32 tap, u32 l) { sum += rows[(u64)tap * l_len + l]; });
         x[i] = sum;
     }
 }
@@ -118,20 +125,12 @@ __device__ void max_pool_backward(const T* dy, const u32* winners, T* dx, Geomet
     const u32 l_len = g.out_h * g.out_w, pixels = g.height * g.width;
     FOR_EACH(i, g.batch * g.channels * pixels) {
         const u32 plane = i / pixels, pixel = i - plane * pixels;
-        const u32 iy = pixel / g.width, ix = pixel - iy * g.width;
+        const u32 iy = pixel / g.width;
         const u64 first = (u64)plane * l_len;
         T sum = T(0);
-        for (u32 ki = 0; ki < g.kernel_h; ++ki) {
-            u32 oy;
-            if (!output_of((int)iy, ki, g.stride_h, g.pad_h, g.dilation_h, g.out_h, oy)) continue;
-            for (u32 kj = 0; kj < g.kernel_w; ++kj) {
-                u32 ox;
-                if (!output_of((int)ix, kj, g.stride_w, g.pad_w, g.dilation_w, g.out_w, ox))
-                    continue;
-                const u64 o = first + oy * g.out_w + ox;
-                if (winners[o] == ki * g.kernel_w + kj) sum += dy[o];
-            }
-        }
+        windows_reading(iy, pixel - iy * g.width, g, [&](u32 tap, u32 l) {
+            if (winners[first + l] == tap) sum += dy[first + l];
+        });
         dx[i] = sum;
     }
 }

@@ -210,18 +210,8 @@ fn reductions_over_axis_sets_and_argmax() {
     for dtype in FLOATS {
         let x = rand(shape.iter().product(), 5, dtype);
         let xg = up(&gpu, &x);
-        for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
-            for axes in [&[0][..], &[1], &[2], &[0, 2], &[0, 1, 2], &[]] {
-                let want = Cpu::reduce(op, &x, &shape, axes);
-                let got = Cuda::reduce(op, &xg, &shape, axes);
-                same(
-                    &format!("{op:?} over {axes:?}"),
-                    &want,
-                    &got,
-                    tol(dtype, false),
-                );
-            }
-        }
+        let axis_sets = [&[0][..], &[1], &[2], &[0, 2], &[0, 1, 2], &[]];
+        same_reductions(&x, &xg, &shape, &axis_sets);
         for axis in 0..3 {
             let want = Cpu::argmax(&x, &shape, axis);
             same("argmax", &want, &Cuda::argmax(&xg, &shape, axis), 0.0);
@@ -244,18 +234,28 @@ fn reductions_of_few_long_lanes() {
         let mut x = rand(shape.iter().product(), 7, dtype).to_f64();
         x[3 * 8 * 1600 + 5 * 1600 + 777] = f64::NAN; // lane 5
         let x = Cpu::upload_f64(&Cpu, &x, dtype);
-        let xg = up(&gpu, &x);
-        for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
-            for axes in [&[0, 2, 3][..], &[0, 1, 2, 3], &[2, 3]] {
-                let want = Cpu::reduce(op, &x, &shape, axes);
-                let got = Cuda::reduce(op, &xg, &shape, axes);
-                same(
-                    &format!("{op:?} over {axes:?}"),
-                    &want,
-                    &got,
-                    tol(dtype, false),
-                );
-            }
+        same_reductions(
+            &x,
+            &up(&gpu, &x),
+            &shape,
+            &[&[0, 2, 3], &[0, 1, 2, 3], &[2, 3]],
+        );
+    }
+}
+
+/// Sum, max and min of `x` (on the CPU) and `xg` (its copy on the GPU) over each set of axes.
+#[track_caller]
+fn same_reductions(x: &CpuStorage, xg: &CudaStorage, shape: &[usize], axis_sets: &[&[usize]]) {
+    for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
+        for axes in axis_sets {
+            let want = Cpu::reduce(op, x, shape, axes);
+            let got = Cuda::reduce(op, xg, shape, axes);
+            same(
+                &format!("{op:?} over {axes:?}"),
+                &want,
+                &got,
+                tol(x.dtype(), false),
+            );
         }
     }
 }

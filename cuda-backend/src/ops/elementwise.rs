@@ -1,6 +1,6 @@
 //! Unary and binary ops (broadcasting through strided index maps) and select.
 
-use super::{float_map, float_map2, layout};
+use super::{float_map, float_map_with_ids, float_map2, layout};
 use crate::compile::Module;
 use crate::device::{DeviceState, grid};
 use crate::launch::{Strided, broadcast, count, launch};
@@ -70,21 +70,7 @@ fn binary_typed<T: Float>(
 /// `max(x, 0)`, and bit `i % 32` of word `i / 32` set where `x[i] > 0`.
 pub(crate) fn relu_with_bits(x: &CudaStorage) -> (CudaStorage, CudaStorage) {
     let state = x.device.state();
-    let (y, bits) = match &x.buf {
-        Buffer::F32(v) => {
-            let (y, bits) = relu_bits_typed(state, v);
-            (Buffer::F32(y), bits)
-        }
-        Buffer::F64(v) => {
-            let (y, bits) = relu_bits_typed(state, v);
-            (Buffer::F64(y), bits)
-        }
-        Buffer::U32(_) => panic!("relu: expected a float tensor, got u32"),
-    };
-    (
-        CudaStorage::new(x.device, y),
-        CudaStorage::new(x.device, Buffer::U32(bits)),
-    )
+    float_map_with_ids!(x, "relu", |v| relu_bits_typed(state, v))
 }
 
 fn relu_bits_typed<T: Float>(

@@ -46,6 +46,30 @@ macro_rules! float_map2 {
     }};
 }
 
+/// [`float_map!`] for an expression that gives a float buffer and a `u32` buffer (a result and
+/// an index per element of it): `(result, ids)` as storages on the same device.
+macro_rules! float_map_with_ids {
+    ($storage:expr, $op:expr, |$x:ident| $body:expr) => {{
+        let storage: &$crate::CudaStorage = $storage;
+        use $crate::storage::Buffer;
+        let (buf, ids) = match &storage.buf {
+            Buffer::F32($x) => {
+                let (y, ids) = $body;
+                (Buffer::F32(y), ids)
+            }
+            Buffer::F64($x) => {
+                let (y, ids) = $body;
+                (Buffer::F64(y), ids)
+            }
+            Buffer::U32(_) => panic!("{}: expected a float tensor, got u32", $op),
+        };
+        (
+            $crate::CudaStorage::new(storage.device, buf),
+            $crate::CudaStorage::new(storage.device, Buffer::U32(ids)),
+        )
+    }};
+}
+
 /// [`float_map!`] for buffers of any element type.
 macro_rules! any_map {
     ($storage:expr, |$x:ident| $body:expr) => {{
@@ -72,4 +96,4 @@ macro_rules! by_dtype {
     };
 }
 
-pub(crate) use {any_map, by_dtype, float_map, float_map2};
+pub(crate) use {any_map, by_dtype, float_map, float_map_with_ids, float_map2};

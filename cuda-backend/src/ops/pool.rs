@@ -9,10 +9,11 @@
 //! overlapping windows, a thread per input element gathering from the windows that hold it.
 
 use super::conv::Geometry;
+use super::{float_map, float_map_with_ids};
 use crate::compile::Module;
 use crate::device::grid;
 use crate::launch::{count, launch};
-use crate::storage::{Buffer, Float, alloc};
+use crate::storage::{Float, alloc};
 use crate::{CudaStorage, storage};
 use adjoint_backend::Conv2dGeometry;
 use cudarc::driver::CudaSlice;
@@ -21,21 +22,7 @@ use cudarc::driver::CudaSlice;
 /// maximal tap (`U32`, the same shape).
 pub(crate) fn max_pool2d(x: &CudaStorage, g: &Conv2dGeometry) -> (CudaStorage, CudaStorage) {
     let geometry = Geometry::new(g);
-    let (y, winners) = match &x.buf {
-        Buffer::F32(v) => {
-            let (y, w) = forward(x, v, &geometry);
-            (Buffer::F32(y), w)
-        }
-        Buffer::F64(v) => {
-            let (y, w) = forward(x, v, &geometry);
-            (Buffer::F64(y), w)
-        }
-        Buffer::U32(_) => panic!("max_pool2d: expected a float tensor, got u32"),
-    };
-    (
-        CudaStorage::new(x.device, y),
-        CudaStorage::new(x.device, Buffer::U32(winners)),
-    )
+    float_map_with_ids!(x, "max_pool2d", |v| forward(x, v, &geometry))
 }
 
 fn forward<T: Float>(
@@ -65,7 +52,7 @@ pub(crate) fn max_pool2d_backward(
 ) -> CudaStorage {
     let geometry = Geometry::new(g);
     let winners = winners.ids("max_pool2d_backward");
-    super::float_map!(dy, "max_pool2d_backward", |v| backward(
+    float_map!(dy, "max_pool2d_backward", |v| backward(
         dy, v, winners, &geometry
     ))
 }
