@@ -21,10 +21,11 @@ cd "$(dirname "$0")/.."
 PACK=target/gpu-check
 RESULTS=${GPU_CHECK_RESULTS:-$PACK/results}
 
-# Time limits of the `run` stages, in seconds: 440 in all, to finish within 8 minutes. Each can
+# Time limits of the `run` stages, in seconds: 450 in all, to finish within 8 minutes. Each can
 # be lowered from the environment (e.g. `TESTS_S=90 scripts/gpu-check.sh run`) to fit a lease.
-TESTS_S=${TESTS_S:-140} MLP_S=${MLP_S:-60} CNN_S=${CNN_S:-100} BENCH_S=${BENCH_S:-60}
-TORCH_S=${TORCH_S:-80}
+# BENCH_S and TORCH_S hold for each of the ROUNDS rounds of the steps.
+TESTS_S=${TESTS_S:-120} MLP_S=${MLP_S:-50} CNN_S=${CNN_S:-70} BENCH_S=${BENCH_S:-30}
+TORCH_S=${TORCH_S:-40} ROUNDS=${ROUNDS:-3}
 # Criterion settings of the step benches: short, the whole check has minutes.
 CRITERION_ARGS=(--warm-up-time 1 --measurement-time 3 --noplot)
 
@@ -219,21 +220,27 @@ run_example() {
   record "$example, 1 epoch" "$(status_of "$code")" "${epoch:-$(tail -n 1 "$log")}"
 }
 
-# The MLP and CNN steps on CUDA: adjoint's criterion bench, then PyTorch's.
+# The MLP and CNN steps on CUDA: adjoint's criterion bench, then PyTorch's, alternating
+# $ROUNDS times (PyTorch's eager steps are bound by its host side and move by up to 30% from
+# one round to the next); the summary reports the median of the per-round ratios.
 run_benches() {
-  local path code=0
+  local path code round
   path=$(binaries bench | awk -F'\t' '$1 == "steps" { print $4 }')
-  say "steps bench on CUDA (mlp, cnn)"
-  ADJOINT_BENCH_DEVICE=cuda CRITERION_HOME="$RESULTS/criterion" timeout -k 5 "$BENCH_S" \
-    "$PACK/$path" --bench "${CRITERION_ARGS[@]}" '^steps/(mlp|cnn)$' 2>&1 |
-    tee "$RESULTS/steps.log" >&2 || code=${PIPESTATUS[0]}
-  record "adjoint steps bench" "$(status_of "$code")" "log: $RESULTS/steps.log"
-  say "PyTorch steps on CUDA (bench/steps_torch.py --device cuda)"
-  code=0
-  (cd bench && timeout -k 5 "$TORCH_S" python3 steps_torch.py --device cuda) \
-    >"$RESULTS/torch_cuda.json" 2>"$RESULTS/torch_cuda.log" || code=$?
-  cat "$RESULTS/torch_cuda.log" >&2
-  record "PyTorch steps" "$(status_of "$code")" "log: $RESULTS/torch_cuda.log"
+  for round in $(seq "$ROUNDS"); do
+    say "round $round/$ROUNDS: steps bench on CUDA (mlp, cnn)"
+    code=0
+    ADJOINT_BENCH_DEVICE=cuda CRITERION_HOME="$RESULTS/criterion-$round" timeout -k 5 "$BENCH_S" \
+      "$PACK/$path" --bench "${CRITERION_ARGS[@]}" '^steps/(mlp|cnn)$' 2>&1 |
+      tee "$RESULTS/steps-$round.log" >&2 || code=${PIPESTATUS[0]}
+    record "adjoint steps, round $round" "$(status_of "$code")" "log: $RESULTS/steps-$round.log"
+    say "round $round/$ROUNDS: PyTorch steps on CUDA (bench/steps_torch.py --device cuda)"
+    code=0
+    (cd bench && timeout -k 5 "$TORCH_S" python3 steps_torch.py --device cuda) \
+      >"$RESULTS/torch_cuda-$round.json" 2>"$RESULTS/torch_cuda-$round.log" || code=$?
+    cat "$RESULTS/torch_cuda-$round.log" >&2
+    record "PyTorch steps, round $round" "$(status_of "$code")" \
+      "log: $RESULTS/torch_cuda-$round.log"
+  done
 }
 
 summary() {
@@ -245,22 +252,30 @@ summary() {
     printf '%-28s %-12s %s\n' "$stage" "$status" "$detail"
   done
   echo
-  python3 - "$RESULTS/criterion" "$RESULTS/torch_cuda.json" <<'EOF'
+  python3 - "$RESULTS" "$ROUNDS" <<'EOF'
+import os
+import statistics
 import sys
 sys.path.insert(0, "bench")
 from table import adjoint_median, fmt_ratio, fmt_time, load
 
-criterion_dir, torch_path = sys.argv[1:3]
-torch = load(torch_path)
-rows = [["workload (CUDA)", "adjoint median", "PyTorch median", "adjoint/PyTorch"]]
+results, rounds = sys.argv[1], int(sys.argv[2])
+sides = [(os.path.join(results, f"criterion-{r}"), load(os.path.join(results, f"torch_cuda-{r}.json")))
+         for r in range(1, rounds + 1)]
+rows = [["workload (CUDA)", "adjoint median", "PyTorch median", "adjoint/PyTorch", "per round"]]
 for name, label in [("mlp", "MLP step, batch 128"), ("cnn", "CNN step, batch 64")]:
-    a, t = adjoint_median(criterion_dir, name), torch.get(name)
-    rows.append([label, fmt_time(a), fmt_time(t), fmt_ratio(a / t if a and t else None)])
+    pairs = [(adjoint_median(c, name), t.get(name)) for c, t in sides]
+    ratios = [a / t for a, t in pairs if a and t]
+    med = lambda xs: statistics.median(xs) if xs else None
+    rows.append([label, fmt_time(med([a for a, _ in pairs if a])),
+                 fmt_time(med([t for _, t in pairs if t])), fmt_ratio(med(ratios)),
+                 ", ".join(f"{r:.3f}" for r in ratios)])
 widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
 for k, r in enumerate(rows):
     print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
     if k == 0:
         print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+print(f"\n{rounds} round(s), alternating; times are medians over the rounds, the ratio the median of the per-round ratios.")
 EOF
 }
 
@@ -273,7 +288,7 @@ run() {
     exit 1
   fi
   mkdir -p "$RESULTS"
-  rm -rf "$RESULTS/criterion" "$RESULTS/torch_cuda.json" # nothing from an earlier run
+  rm -rf "$RESULTS"/criterion* "$RESULTS"/torch_cuda* # nothing from an earlier run
   export PYTHONDONTWRITEBYTECODE=1
   use_python_cuda_libraries
   link_build_root
