@@ -115,8 +115,12 @@ def synchronized(step):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    parser.add_argument("--tf32", action="store_true",
+                        help="CUDA matrix products on TF32 tensor cores (convolutions use them "
+                             "by default: torch.backends.cudnn.allow_tf32)")
     args = parser.parse_args()
     torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32
     if args.device == "cuda":
         gpu = torch.device("cuda")
         workloads = [("mlp", lambda: synchronized(mlp(gpu))),

@@ -21,7 +21,8 @@
 //! Run with `cargo bench --bench steps` (`bench/run.sh` runs it next to PyTorch and JAX).
 //! With `ADJOINT_BENCH_DEVICE=cuda` the MLP and CNN steps run on GPU 0 instead (no memory
 //! report: the tensors are in device memory); `scripts/gpu-check.sh` runs them next to
-//! `bench/steps_torch.py --device cuda`. The other workloads always run on the CPU.
+//! `bench/steps_torch.py --device cuda`; `ADJOINT_BENCH_TF32=1` lets their products use TF32
+//! tensor cores (`steps_torch.py --tf32` likewise). The other workloads always run on the CPU.
 
 use adjoint::cuda::{Cuda, CudaDevice};
 use adjoint::optim::{Optimizer, Sgd};
@@ -160,6 +161,13 @@ fn model_steps(c: &mut Criterion) {
 /// The MLP and CNN steps on GPU 0.
 fn model_steps_on_cuda(c: &mut Criterion) {
     let device = CudaDevice::new(0).unwrap_or_else(|e| panic!("ADJOINT_BENCH_DEVICE=cuda: {e}"));
+    // `ADJOINT_BENCH_TF32=1`: products on TF32 tensor cores (`CudaDevice::set_tf32`), as
+    // PyTorch's convolutions run by default (`torch.backends.cudnn.allow_tf32`).
+    if std::env::var("ADJOINT_BENCH_TF32").as_deref() == Ok("1") {
+        device
+            .set_tf32(true)
+            .unwrap_or_else(|e| panic!("ADJOINT_BENCH_TF32=1: {e}"));
+    }
     model_steps_on::<Cuda>(c, &device);
 }
 
