@@ -29,19 +29,19 @@ template <typename T> __device__ __forceinline__ T block_reduce(u32 op, T v, T* 
     return v;
 }
 
-// `y[b] = op over r in chunk c of lane o of x[kept(o) + reduced(r)]`, `b = o·chunks + c`: each
-// lane of `reduced_len` elements is cut into `chunks` runs of `chunk_len` (the last one
+// `y[b] = op over r in run c of lane o of x[kept(o) + reduced(r)]`, `b = o·runs + c`: each
+// lane of `reduced_len` elements is cut into `runs` runs of `run_len` (the last one
 // shorter), one block per run. `kept` maps a lane to its base offset, `reduced` an index of
-// the lane's elements to its offset from that base. With one chunk this is the reduction
+// the lane's elements to its offset from that base. With one run this is the reduction
 // itself; with more, a second launch reduces the lanes of partial results. Launched with a
 // multiple of 32 threads per block.
 template <typename T>
-__device__ void reduce(const T* x, T* y, u32 lanes, u32 reduced_len, u32 chunks, u32 chunk_len,
+__device__ void reduce(const T* x, T* y, u32 lanes, u32 reduced_len, u32 runs, u32 run_len,
                        u32 op, Strided kept, Strided reduced) {
     __shared__ T partial[REDUCE_THREADS / 32];
-    for (u64 b = blockIdx.x; b < (u64)lanes * chunks; b += gridDim.x) {
-        const u32 o = (u32)(b / chunks), start = (u32)(b % chunks) * chunk_len;
-        const u32 end = min(reduced_len, start + chunk_len);
+    for (u64 b = blockIdx.x; b < (u64)lanes * runs; b += gridDim.x) {
+        const u32 o = (u32)(b / runs), start = (u32)(b % runs) * run_len;
+        const u32 end = min(reduced_len, start + run_len);
         u32 base[1];
         strided_offsets<1>(kept, o, base);
         T acc = reduce_identity<T>(op);
@@ -121,9 +121,9 @@ __device__ void argmax(const T* x, u32* y, u32 outer, u32 len, u32 inner) {
 
 #define KERNELS(S, T)                                                                        \
     extern "C" __global__ void __launch_bounds__(REDUCE_THREADS)                             \
-        reduce_##S(const T* x, T* y, u32 lanes, u32 reduced_len, u32 chunks, u32 chunk_len,   \
+        reduce_##S(const T* x, T* y, u32 lanes, u32 reduced_len, u32 runs, u32 run_len,      \
                    u32 op, Strided kept, Strided reduced) {                                  \
-        reduce<T>(x, y, lanes, reduced_len, chunks, chunk_len, op, kept, reduced);           \
+        reduce<T>(x, y, lanes, reduced_len, runs, run_len, op, kept, reduced);               \
     }                                                                                        \
     extern "C" __global__ void reduce_lanes_##S(const T* x, T* y, u32 lanes, u32 reduced_len, \
                                                 u32 op, Strided kept, Strided reduced) {     \

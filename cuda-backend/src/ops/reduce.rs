@@ -127,7 +127,7 @@ fn run_blocks<T: Float>(
     run_len: u32,
 ) {
     let blocks = count(plan.lanes as usize * runs as usize, "reduce");
-    // reduce_T(const T* x, T* y, u32 lanes, u32 reduced_len, u32 chunks, u32 chunk_len, u32 op,
+    // reduce_T(const T* x, T* y, u32 lanes, u32 reduced_len, u32 runs, u32 run_len, u32 op,
     //          Strided kept, Strided reduced)
     launch!(state, Module::Reduce, "reduce", T::SUFFIX, per_lane(blocks, run_len), "reduce";
         x, out, &plan.lanes, &plan.len, &runs, &run_len, &plan.code, &plan.kept, &plan.reduced);
