@@ -52,6 +52,19 @@ __device__ void mask_by_bits(const T* d, const u32* bits, T* y, u32 n) {
     FOR_EACH(i, n) { y[i] = ((bits[i / 32] >> (i % 32)) & 1u) ? d[i] : T(0); }
 }
 
+// `y[i] = act(y[i] + bias[i % cols])` in place, `act` applied when `has_act`: the epilogue of
+// a layer `f(x·W + b)` after its product, one pass where the sum and the activation took two
+// (and the same scalar rules, so the same bits).
+template <typename T>
+__device__ void bias_act(T* y, const T* bias, u32 n, u32 cols, u32 has_act, u32 op, double a,
+                         double b) {
+    FOR_EACH(i, n) {
+        T v = binary_eval<T>(B_Add, y[i], bias[i % cols], T(0), T(0));
+        if (has_act) v = unary_eval<T>(op, v, T(a), T(b));
+        y[i] = v;
+    }
+}
+
 #define KERNELS(S, T)                                                                        \
     extern "C" __global__ void unary_##S(const T* x, T* y, u32 n, u32 op, double a,          \
                                          double b) {                                         \
@@ -70,5 +83,9 @@ __device__ void mask_by_bits(const T* d, const u32* bits, T* y, u32 n) {
     }                                                                                        \
     extern "C" __global__ void mask_by_bits_##S(const T* d, const u32* bits, T* y, u32 n) {  \
         mask_by_bits<T>(d, bits, y, n);                                                      \
+    }                                                                                        \
+    extern "C" __global__ void bias_act_##S(T* y, const T* bias, u32 n, u32 cols, u32 has_act, \
+                                            u32 op, double a, double b) {                    \
+        bias_act<T>(y, bias, n, cols, has_act, op, a, b);                                    \
     }
 FOR_FLOATS(KERNELS)

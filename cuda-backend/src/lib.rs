@@ -191,6 +191,28 @@ impl Backend for Cuda {
     fn matmul(lhs: &CudaStorage, rhs: &CudaStorage, spec: &MatmulSpec) -> CudaStorage {
         matmul::matmul(lhs, rhs, spec)
     }
+    fn matmul_acc(lhs: &CudaStorage, rhs: &CudaStorage, spec: &MatmulSpec, out: &mut CudaStorage) {
+        matmul::matmul_acc(lhs, rhs, spec, out)
+    }
+    fn matmul_epilogue(
+        lhs: &CudaStorage,
+        rhs: &CudaStorage,
+        spec: &MatmulSpec,
+        bias: Option<&CudaStorage>,
+        act: Option<UnaryOp>,
+    ) -> CudaStorage {
+        match bias {
+            Some(bias) => matmul::matmul_epilogue(lhs, rhs, spec, bias, act),
+            // The product and an activation: already two launches.
+            None => {
+                let mut z = matmul::matmul(lhs, rhs, spec);
+                if let Some(op) = act {
+                    Cuda::unary_assign(op, &mut z);
+                }
+                z
+            }
+        }
+    }
     fn permute(x: &CudaStorage, shape: &[usize], perm: &[usize]) -> CudaStorage {
         layout::permute(x, shape, perm)
     }

@@ -321,8 +321,79 @@ fn matmul_with_transposes_and_shared_operands() {
                 rhs_transposed: rt,
             };
             let want = Cpu::matmul(&a, &b, &spec);
-            let got = Cuda::matmul(&up(&gpu, &a), &up(&gpu, &b), &spec);
+            let (ag, bg) = (up(&gpu, &a), up(&gpu, &b));
+            let got = Cuda::matmul(&ag, &bg, &spec);
             same(&format!("matmul {spec:?}"), &want, &got, tol(dtype, false));
+            // The products added into an accumulator (a GEMM with β = 1).
+            let acc = rand(batch * m * n, 9, dtype);
+            let mut want = acc.clone();
+            Cpu::matmul_acc(&a, &b, &spec, &mut want);
+            let mut got = up(&gpu, &acc);
+            Cuda::matmul_acc(&ag, &bg, &spec, &mut got);
+            same(
+                &format!("matmul_acc {spec:?}"),
+                &want,
+                &got,
+                tol(dtype, false),
+            );
+        }
+    }
+}
+
+/// A layer `act(x·W + b)` in one op: the bits of the product, the broadcast sum and the
+/// activation run one after the other on the device (the trait's contract), and the CPU's
+/// values.
+#[test]
+fn matmul_epilogue_is_the_product_sum_and_activation() {
+    let Some(gpu) = gpu() else { return };
+    let (m, k, n) = (37, 19, 11);
+    let spec = MatmulSpec {
+        batch: 1,
+        m,
+        k,
+        n,
+        lhs_batch_stride: 0,
+        rhs_batch_stride: 0,
+        lhs_transposed: false,
+        rhs_transposed: true,
+    };
+    let acts = [
+        None,
+        Some(UnaryOp::Relu),
+        Some(UnaryOp::Tanh),
+        Some(UnaryOp::Sigmoid),
+    ];
+    for dtype in FLOATS {
+        let (x, w, b) = (
+            rand(m * k, 10, dtype),
+            rand(n * k, 11, dtype),
+            rand(n, 12, dtype),
+        );
+        let (xg, wg, bg) = (up(&gpu, &x), up(&gpu, &w), up(&gpu, &b));
+        for act in acts {
+            for bias in [true, false] {
+                let what = format!("matmul_epilogue {dtype:?} bias {bias} {act:?}");
+                let (cpu_bias, gpu_bias) = (bias.then_some(&b), bias.then_some(&bg));
+                let want = Cpu::matmul_epilogue(&x, &w, &spec, cpu_bias, act);
+                let got = Cuda::matmul_epilogue(&xg, &wg, &spec, gpu_bias, act);
+                same(&what, &want, &got, tol(dtype, false));
+                let mut composed = Cuda::matmul(&xg, &wg, &spec);
+                if bias {
+                    let shape = [m, n];
+                    composed =
+                        Cuda::binary(BinaryOp::Add, (&composed, &shape), (&bg, &[1, n]), &shape);
+                }
+                if let Some(op) = act {
+                    Cuda::unary_assign(op, &mut composed);
+                }
+                let (got, composed) = (Cuda::download_f64(&got), Cuda::download_f64(&composed));
+                assert!(
+                    got.iter()
+                        .zip(&composed)
+                        .all(|(g, c)| g.to_bits() == c.to_bits()),
+                    "{what}: not the bits of the separate ops"
+                );
+            }
         }
     }
 }

@@ -165,3 +165,27 @@ fn select_typed<T: Float>(
         mask, on_true, on_false, &mut y, &n, &map);
     y
 }
+
+/// `y ← act(y + bias)` in place, `bias` (`cols` elements) added to every row of `y`, `act`
+/// optional: the epilogue of a fused layer, with the scalar rules of `binary(Add)` and
+/// `unary(act)`, so the same bits as those two ops.
+pub(crate) fn bias_act_in_place<T: Float>(
+    state: &DeviceState,
+    y: &mut CudaSlice<T>,
+    bias: &CudaSlice<T>,
+    cols: usize,
+    act: Option<UnaryOp>,
+) {
+    let n = count(y.len(), "matmul_epilogue");
+    let cols = count(cols, "matmul_epilogue");
+    if n == 0 {
+        return;
+    }
+    let (has_act, (code, [a, b])) = match act {
+        Some(op) => (1_u32, codes::unary(op)),
+        None => (0, (0, [0.0, 0.0])),
+    };
+    // bias_act_T(T* y, const T* bias, u32 n, u32 cols, u32 has_act, u32 op, double a, double b)
+    launch!(state, Module::Elementwise, "bias_act", T::SUFFIX, grid(n), "matmul_epilogue";
+        y, bias, &n, &cols, &has_act, &code, &a, &b);
+}

@@ -5,11 +5,12 @@
 //! product passes the right operand first and swaps `m` and `n`. No operand is copied or
 //! transposed in memory: transposition travels as cuBLAS's `op` flags.
 
+use super::elementwise::bias_act_in_place;
 use super::float_map2;
 use crate::CudaStorage;
 use crate::device::DeviceState;
-use crate::storage::{Float, alloc, zeros};
-use adjoint_backend::MatmulSpec;
+use crate::storage::{Buffer, Float, alloc, zeros};
+use adjoint_backend::{MatmulSpec, UnaryOp};
 use cudarc::cublas::sys::cublasOperation_t;
 use cudarc::cublas::{GemmConfig, StridedBatchedConfig};
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
@@ -141,6 +142,68 @@ fn matmul_typed<T: Float>(
         &mut out.as_view_mut(),
     );
     out
+}
+
+/// `out += op(lhs)·op(rhs)` for the products of `spec`: one GEMM with `β = 1` into `out`.
+pub(crate) fn matmul_acc(
+    lhs: &CudaStorage,
+    rhs: &CudaStorage,
+    spec: &MatmulSpec,
+    out: &mut CudaStorage,
+) {
+    let state = lhs.device.state();
+    let len = spec.batch * spec.m * spec.n;
+    assert_eq!(
+        out.len(),
+        len,
+        "matmul_acc: the accumulator holds {} elements, the products {len}",
+        out.len()
+    );
+    if spec.k == 0 || len == 0 {
+        return;
+    }
+    let gemm = Gemm {
+        beta: 1.0,
+        ..gemm_of(spec)
+    };
+    match (&lhs.buf, &rhs.buf, &mut out.buf) {
+        (Buffer::F32(a), Buffer::F32(b), Buffer::F32(c)) => {
+            gemm.run(state, &a.as_view(), &b.as_view(), &mut c.as_view_mut())
+        }
+        (Buffer::F64(a), Buffer::F64(b), Buffer::F64(c)) => {
+            gemm.run(state, &a.as_view(), &b.as_view(), &mut c.as_view_mut())
+        }
+        _ => panic!(
+            "matmul_acc: dtypes {:?}, {:?} and accumulator {:?} differ or are not float",
+            lhs.dtype(),
+            rhs.dtype(),
+            out.dtype()
+        ),
+    }
+}
+
+/// `act(op(lhs)·op(rhs) + bias)`: the products, then one in-place pass adding the bias to
+/// every row and applying the activation (the same scalar rules as `binary(Add)` and
+/// `unary(act)`, so the default's bits, in one launch where it takes two).
+pub(crate) fn matmul_epilogue(
+    lhs: &CudaStorage,
+    rhs: &CudaStorage,
+    spec: &MatmulSpec,
+    bias: &CudaStorage,
+    act: Option<UnaryOp>,
+) -> CudaStorage {
+    let mut z = matmul(lhs, rhs, spec);
+    let state = lhs.device.state();
+    match (&mut z.buf, &bias.buf) {
+        (Buffer::F32(y), Buffer::F32(b)) => bias_act_in_place(state, y, b, spec.n, act),
+        (Buffer::F64(y), Buffer::F64(b)) => bias_act_in_place(state, y, b, spec.n, act),
+        _ => panic!(
+            "matmul_epilogue: the product is {:?}, the bias {:?}",
+            z.dtype(),
+            bias.dtype()
+        ),
+    }
+    z
 }
 
 /// cuBLAS's column-major strided batched GEMM on host slices: the oracle that checks, without
