@@ -277,15 +277,7 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         bias: Option<&Self::Storage>,
         act: Option<UnaryOp>,
     ) -> Self::Storage {
-        let mut z = Self::matmul(lhs, rhs, spec);
-        if let Some(bias) = bias {
-            let shape = [spec.batch * spec.m, spec.n];
-            z = Self::binary(BinaryOp::Add, (&z, &shape), (bias, &[1, spec.n]), &shape);
-        }
-        if let Some(op) = act {
-            Self::unary_assign(op, &mut z);
-        }
-        z
+        matmul_epilogue_by_ops::<Self>(lhs, rhs, spec, bias, act)
     }
 
     /// A contiguous copy of `x` (of `shape`) with its axes permuted: output axis `a` is input
@@ -450,6 +442,27 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
     ) -> RecurrenceTangents<Self::Storage> {
         unimplemented!("a backend whose `recurrence` runs implements `recurrence_backward`")
     }
+}
+
+/// [`Backend::matmul_epilogue`] as separate ops: the products, `binary(Add)` with the bias
+/// broadcast over the rows, then `unary_assign(act)` (the default, and the values every
+/// backend's fused form must give).
+pub fn matmul_epilogue_by_ops<B: Backend>(
+    lhs: &B::Storage,
+    rhs: &B::Storage,
+    spec: &MatmulSpec,
+    bias: Option<&B::Storage>,
+    act: Option<UnaryOp>,
+) -> B::Storage {
+    let mut z = B::matmul(lhs, rhs, spec);
+    if let Some(bias) = bias {
+        let shape = [spec.batch * spec.m, spec.n];
+        z = B::binary(BinaryOp::Add, (&z, &shape), (bias, &[1, spec.n]), &shape);
+    }
+    if let Some(op) = act {
+        B::unary_assign(op, &mut z);
+    }
+    z
 }
 
 /// [`Backend::binary_assign`] through [`Backend::binary`]: the result in a new buffer, which

@@ -158,21 +158,15 @@ fn matmul_epilogue_gives_the_bits_of_the_separate_ops() {
                 let a = Cpu::random(&Cpu, batch * m * k, 1, (-1.0, 1.0), false, dtype);
                 let b = Cpu::random(&Cpu, k * n, 2, (-1.0, 1.0), false, dtype);
                 let bias = Cpu::random(&Cpu, n, 3, (-1.0, 1.0), false, dtype);
-                let shape = [batch * m, n];
                 for with_bias in [false, true] {
                     for act in [None, Some(UnaryOp::Relu), Some(UnaryOp::Tanh)] {
-                        let mut want = Cpu::matmul(&a, &b, &spec);
-                        if with_bias {
-                            want = Cpu::binary(
-                                BinaryOp::Add,
-                                (&want, &shape),
-                                (&bias, &[1, n]),
-                                &shape,
-                            );
-                        }
-                        if let Some(op) = act {
-                            Cpu::unary_assign(op, &mut want);
-                        }
+                        let want = adjoint_backend::matmul_epilogue_by_ops::<Cpu>(
+                            &a,
+                            &b,
+                            &spec,
+                            with_bias.then_some(&bias),
+                            act,
+                        );
                         let got =
                             Cpu::matmul_epilogue(&a, &b, &spec, with_bias.then_some(&bias), act);
                         assert!(

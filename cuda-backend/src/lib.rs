@@ -203,14 +203,8 @@ impl Backend for Cuda {
     ) -> CudaStorage {
         match bias {
             Some(bias) => matmul::matmul_epilogue(lhs, rhs, spec, bias, act),
-            // The product and an activation: already two launches.
-            None => {
-                let mut z = matmul::matmul(lhs, rhs, spec);
-                if let Some(op) = act {
-                    Cuda::unary_assign(op, &mut z);
-                }
-                z
-            }
+            // Without a bias the default is already the product and one activation pass.
+            None => adjoint_backend::matmul_epilogue_by_ops::<Cuda>(lhs, rhs, spec, None, act),
         }
     }
     fn permute(x: &CudaStorage, shape: &[usize], perm: &[usize]) -> CudaStorage {

@@ -377,15 +377,8 @@ fn matmul_epilogue_is_the_product_sum_and_activation() {
                 let want = Cpu::matmul_epilogue(&x, &w, &spec, cpu_bias, act);
                 let got = Cuda::matmul_epilogue(&xg, &wg, &spec, gpu_bias, act);
                 same(&what, &want, &got, tol(dtype, false));
-                let mut composed = Cuda::matmul(&xg, &wg, &spec);
-                if bias {
-                    let shape = [m, n];
-                    composed =
-                        Cuda::binary(BinaryOp::Add, (&composed, &shape), (&bg, &[1, n]), &shape);
-                }
-                if let Some(op) = act {
-                    Cuda::unary_assign(op, &mut composed);
-                }
+                let composed =
+                    adjoint_backend::matmul_epilogue_by_ops::<Cuda>(&xg, &wg, &spec, gpu_bias, act);
                 let (got, composed) = (Cuda::download_f64(&got), Cuda::download_f64(&composed));
                 assert!(
                     got.iter()
