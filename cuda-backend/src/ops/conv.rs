@@ -109,6 +109,7 @@ fn unfold<T: Float>(
 ) -> CudaSlice<T> {
     let (rows, l, batch) = (g.rows(), g.pixels(), g.batch as usize);
     let total = batch * rows * l;
+    // The threads cover the pixels, but the columns too must fit the kernels' 32-bit sizes.
     count(total, "im2col");
     let mut cols = alloc::<T>(&state.stream, total, "im2col");
     if cols.is_empty() {

@@ -11,7 +11,7 @@
 use super::conv::Geometry;
 use super::{float_map, float_map_with_ids};
 use crate::compile::Module;
-use crate::device::grid;
+use crate::device::{DeviceState, grid};
 use crate::launch::{count, launch};
 use crate::storage::{Float, alloc};
 use crate::{CudaStorage, storage};
@@ -22,15 +22,15 @@ use cudarc::driver::CudaSlice;
 /// maximal tap (`U32`, the same shape).
 pub(crate) fn max_pool2d(x: &CudaStorage, g: &Conv2dGeometry) -> (CudaStorage, CudaStorage) {
     let geometry = Geometry::new(g);
-    float_map_with_ids!(x, "max_pool2d", |v| forward(x, v, &geometry))
+    let state = x.device.state();
+    float_map_with_ids!(x, "max_pool2d", |v| forward(state, v, &geometry))
 }
 
 fn forward<T: Float>(
-    x: &CudaStorage,
+    state: &DeviceState,
     v: &CudaSlice<T>,
     g: &Geometry,
 ) -> (CudaSlice<T>, CudaSlice<u32>) {
-    let state = x.device.state();
     let windows = g.planes() * g.pixels();
     let mut y = alloc::<T>(&state.stream, windows, "max_pool2d");
     let mut winners = alloc::<u32>(&state.stream, windows, "max_pool2d");
@@ -51,19 +51,18 @@ pub(crate) fn max_pool2d_backward(
     g: &Conv2dGeometry,
 ) -> CudaStorage {
     let geometry = Geometry::new(g);
-    let winners = winners.ids("max_pool2d_backward");
+    let (state, winners) = (dy.device.state(), winners.ids("max_pool2d_backward"));
     float_map!(dy, "max_pool2d_backward", |v| backward(
-        dy, v, winners, &geometry
+        state, v, winners, &geometry
     ))
 }
 
 fn backward<T: Float>(
-    dy: &CudaStorage,
+    state: &DeviceState,
     v: &CudaSlice<T>,
     winners: &CudaSlice<u32>,
     g: &Geometry,
 ) -> CudaSlice<T> {
-    let state = dy.device.state();
     let total = g.planes() * g.image();
     let n = count(total, "max_pool2d_backward");
     if n == 0 || g.pixels() == 0 {
