@@ -783,3 +783,160 @@ fn mask_by_bits_checks_the_word_count() {
     let (_, bits) = Cpu::relu_with_bits(&rand(32, 1));
     Cpu::mask_by_bits(&rand(33, 2), &bits);
 }
+
+/// The `f32` convolutions against the `f64` ones (the GEMM path, checked against sums and
+/// adjoints above), in shapes that reach every tail of the direct kernels
+/// (`ops::conv_direct`, stride 1 on AVX2 + FMA): the MNIST CNN's two layers; output rows
+/// wider than a tile and not a multiple of it, output channels and taps not multiples of the
+/// tiles' rows, padding, dilation and groups; and a stride and a single image, which take
+/// the GEMM path.
+#[test]
+fn f32_convolutions_match_f64_in_every_tail() {
+    use crate::Conv2dSpec;
+    struct Case {
+        batch: usize,
+        channels: usize,
+        out_channels: usize,
+        groups: usize,
+        input: [usize; 2],
+        kernel: [usize; 2],
+        stride: [usize; 2],
+        padding: [usize; 2],
+        dilation: [usize; 2],
+    }
+    let base = Case {
+        batch: 3,
+        channels: 32,
+        out_channels: 64,
+        groups: 1,
+        input: [26, 26],
+        kernel: [3, 3],
+        stride: [1, 1],
+        padding: [0, 0],
+        dilation: [1, 1],
+    };
+    let cases = [
+        Case { ..base },
+        Case {
+            channels: 1,
+            out_channels: 32,
+            input: [28, 28],
+            ..base
+        },
+        Case {
+            channels: 5,
+            out_channels: 7,
+            input: [9, 30],
+            kernel: [3, 4],
+            padding: [1, 2],
+            dilation: [1, 2],
+            ..base
+        },
+        Case {
+            channels: 6,
+            out_channels: 34,
+            groups: 2,
+            input: [11, 13],
+            kernel: [2, 2],
+            padding: [0, 1],
+            ..base
+        },
+        Case {
+            stride: [2, 1],
+            channels: 3,
+            out_channels: 5,
+            input: [9, 9],
+            ..base
+        },
+        Case {
+            batch: 1,
+            channels: 3,
+            out_channels: 5,
+            input: [9, 9],
+            ..base
+        },
+    ];
+    for (i, c) in cases.iter().enumerate() {
+        let geometry = Conv2dGeometry {
+            batch: c.batch,
+            channels: c.channels,
+            input: c.input,
+            kernel: c.kernel,
+            stride: c.stride,
+            padding: c.padding,
+            dilation: c.dilation,
+        };
+        let spec = Conv2dSpec {
+            geometry,
+            out_channels: c.out_channels,
+            groups: c.groups,
+        };
+        let direct = c.stride == [1, 1] && c.batch >= rayon::current_num_threads();
+        assert_eq!(
+            crate::ops::conv_direct::applies(&spec),
+            direct && crate::ops::simd::has_avx2_fma(),
+            "case {i}"
+        );
+        let [oh, ow] = geometry.output().expect("fits");
+        let taps = c.channels / c.groups * c.kernel[0] * c.kernel[1];
+        // The f64 side computes on the f32 inputs' values, exactly; `abs` gives the sums of
+        // the terms' magnitudes, which bound any order's rounding: `|ŝ − s| ≤ n·u·Σ|terms|`
+        // for a sum of `n` products in precision `u = 2⁻²⁴` (Higham, "Accuracy and Stability
+        // of Numerical Algorithms", §3.1), the bias being one more term.
+        let f32 = |seed: u64, n: usize| {
+            let v = rand(n, seed).to_f64();
+            let v32 = Cpu::upload_f64(&Cpu, &v, DType::F32);
+            let exact = v32.to_f64();
+            let abs: Vec<f64> = exact.iter().map(|v| v.abs()).collect();
+            (
+                v32,
+                Cpu::upload_f64(&Cpu, &exact, DType::F64),
+                Cpu::upload_f64(&Cpu, &abs, DType::F64),
+            )
+        };
+        let (x32, x, xa) = f32(31, c.batch * c.channels * c.input[0] * c.input[1]);
+        let (w32, w, wa) = f32(32, c.out_channels * taps);
+        let (b32, b, ba) = f32(33, c.out_channels);
+        let (dy32, dy, dya) = f32(34, c.batch * c.out_channels * oh * ow);
+        let per_tap = c.kernel[0] * c.kernel[1];
+        let cases = [
+            (
+                Cpu::conv2d(&x32, &w32, &spec),
+                Cpu::conv2d(&x, &w, &spec),
+                Cpu::conv2d(&xa, &wa, &spec),
+                taps,
+            ),
+            (
+                Cpu::conv2d_bias(&x32, &w32, &b32, &spec).expect("fused"),
+                Cpu::conv2d_bias(&x, &w, &b, &spec).expect("fused"),
+                Cpu::conv2d_bias(&xa, &wa, &ba, &spec).expect("fused"),
+                taps + 1,
+            ),
+            (
+                Cpu::conv2d_backward_input(&dy32, &w32, &spec),
+                Cpu::conv2d_backward_input(&dy, &w, &spec),
+                Cpu::conv2d_backward_input(&dya, &wa, &spec),
+                c.out_channels / c.groups * per_tap,
+            ),
+            (
+                Cpu::conv2d_backward_weight(&x32, &dy32, &spec),
+                Cpu::conv2d_backward_weight(&x, &dy, &spec),
+                Cpu::conv2d_backward_weight(&xa, &dya, &spec),
+                c.batch * oh * ow,
+            ),
+        ];
+        for (op, (got, want, magnitude, terms)) in cases.into_iter().enumerate() {
+            assert_eq!(got.dtype(), DType::F32);
+            let bound = terms as f64 * f64::from(f32::EPSILON) / 2.0;
+            let (got, want, magnitude) = (got.to_f64(), want.to_f64(), magnitude.to_f64());
+            assert_eq!(got.len(), want.len());
+            for (j, ((g, w), m)) in got.iter().zip(&want).zip(&magnitude).enumerate() {
+                assert!(
+                    (g - w).abs() <= bound * m,
+                    "case {i}, op {op}, element {j}: {g} against {w} (bound {})",
+                    bound * m
+                );
+            }
+        }
+    }
+}

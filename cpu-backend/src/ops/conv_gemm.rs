@@ -60,7 +60,7 @@ fn dims(s: &Conv2dSpec) -> Dims {
 /// How a batch is spread: `(images per range, serial GEMMs)`. With at least as many images
 /// as threads, one contiguous range per thread whose GEMMs run serially; with fewer, the
 /// whole batch as one range whose GEMMs are split across the threads ([`gemm_parallel`]).
-fn split(batch: usize) -> (usize, bool) {
+pub(super) fn split(batch: usize) -> (usize, bool) {
     let threads = rayon::current_num_threads();
     if batch >= threads {
         (batch.div_ceil(threads), true)
@@ -282,8 +282,30 @@ macro_rules! dispatch {
     };
 }
 
+/// `run` on the two `f32` buffers when both are `f32` and [`super::conv_direct`] takes the
+/// convolution (stride 1 on a CPU with AVX2 and FMA), else `None`.
+#[allow(unused_variables)]
+fn direct(
+    a: &CpuStorage,
+    b: &CpuStorage,
+    s: &Conv2dSpec,
+    run: impl FnOnce(&[f32], &[f32]) -> Vec<f32>,
+) -> Option<CpuStorage> {
+    #[cfg(target_arch = "x86_64")]
+    if let (CpuStorage::F32(a), CpuStorage::F32(b)) = (a, b)
+        && super::conv_direct::applies(s)
+    {
+        return Some(CpuStorage::F32(run(a, b)));
+    }
+    None
+}
+
 /// The convolution of NCHW `x` with `w`.
 pub fn conv2d(x: &CpuStorage, w: &CpuStorage, s: &Conv2dSpec) -> CpuStorage {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(y) = direct(x, w, s, |x, w| super::conv_direct::forward(x, w, None, s)) {
+        return y;
+    }
     dispatch!(forward_plain, x, w, s)
 }
 
@@ -295,8 +317,14 @@ pub fn conv2d_bias(
     s: &Conv2dSpec,
 ) -> CpuStorage {
     match (x, w, bias) {
-        (CpuStorage::F32(x), CpuStorage::F32(w), CpuStorage::F32(b)) => {
-            CpuStorage::F32(forward(x, w, Some(b), s))
+        (CpuStorage::F32(xs), CpuStorage::F32(ws), CpuStorage::F32(b)) => {
+            #[cfg(target_arch = "x86_64")]
+            if let Some(y) = direct(x, w, s, |x, w| {
+                super::conv_direct::forward(x, w, Some(b), s)
+            }) {
+                return y;
+            }
+            CpuStorage::F32(forward(xs, ws, Some(b), s))
         }
         (CpuStorage::F64(x), CpuStorage::F64(w), CpuStorage::F64(b)) => {
             CpuStorage::F64(forward(x, w, Some(b), s))
@@ -312,10 +340,22 @@ pub fn conv2d_bias(
 
 /// The input tangent of a convolution.
 pub fn conv2d_backward_input(dy: &CpuStorage, w: &CpuStorage, s: &Conv2dSpec) -> CpuStorage {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(dx) = direct(dy, w, s, |dy, w| {
+        super::conv_direct::backward_input(dy, w, s)
+    }) {
+        return dx;
+    }
     dispatch!(backward_input, dy, w, s)
 }
 
 /// The weight tangent of a convolution.
 pub fn conv2d_backward_weight(x: &CpuStorage, dy: &CpuStorage, s: &Conv2dSpec) -> CpuStorage {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(dw) = direct(x, dy, s, |x, dy| {
+        super::conv_direct::backward_weight(x, dy, s)
+    }) {
+        return dw;
+    }
     dispatch!(backward_weight, x, dy, s)
 }

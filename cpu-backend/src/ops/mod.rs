@@ -2,6 +2,8 @@
 
 pub mod bits;
 pub mod conv;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod conv_direct;
 pub mod conv_gemm;
 mod dots;
 pub mod elementwise;
@@ -17,7 +19,7 @@ pub mod pool;
 pub mod random;
 pub mod recurrence;
 pub mod reduce;
-mod simd;
+pub(crate) mod simd;
 pub mod update;
 
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
