@@ -33,6 +33,7 @@ use std::arch::x86_64::{
     _mm256_set1_epi32, _mm256_set1_ps, _mm256_setr_epi32, _mm256_setzero_ps, _mm256_shuffle_ps,
     _mm256_storeu_ps, _mm256_unpackhi_ps, _mm256_unpacklo_ps,
 };
+use std::mem::MaybeUninit;
 
 /// Rows of a forward or input-tangent tile: output channels, or taps.
 const MR: usize = 6;
@@ -369,15 +370,22 @@ fn pack_taps(w: &[f32], p: &Plan) -> Vec<f32> {
     packed
 }
 
-/// The forward convolution of one padded image `x` into its output block `y`.
+/// The forward convolution of one padded image `x` into its output block `y`, every element
+/// of which it writes (the runs cover each output row, the tiles every output channel).
 ///
 /// # Safety
 /// AVX2 and FMA; `x` holds the padded image (`C·Hp·Wp`), `y` `O·oh·ow` elements, `packed`
 /// is [`pack_rows`]'s, `bias` (if any) `O` elements.
 #[target_feature(enable = "avx2,fma")]
-unsafe fn forward_image(p: &Plan, x: &[f32], packed: &[f32], bias: Option<&[f32]>, y: &mut [f32]) {
+unsafe fn forward_image(
+    p: &Plan,
+    x: &[f32],
+    packed: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [MaybeUninit<f32>],
+) {
     let panels = p.og.div_ceil(MR);
-    let (x, y) = (x.as_ptr(), y.as_mut_ptr());
+    let (x, y) = (x.as_ptr(), y.as_mut_ptr().cast::<f32>());
     for g in 0..p.groups {
         // SAFETY: every offset is inside the buffers the caller describes: the group's
         // channels, a run's pixels `(oy, ox)` with `ox < ow`, read at `oy + ki·d₀ < Hp`,
@@ -603,9 +611,11 @@ pub(crate) fn forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, s: &Conv2dSpec
         s.geometry.channels * p.input[0] * p.input[1],
         s.out_channels * p.out_plane(),
     );
-    let mut y = vec![0.0; s.geometry.batch * out];
+    let len = s.geometry.batch * out;
+    let mut y = Vec::with_capacity(len);
     let (images, _) = split(s.geometry.batch);
-    y.par_chunks_mut(images * out)
+    y.spare_capacity_mut()[..len]
+        .par_chunks_mut(images * out)
         .zip(x.par_chunks(images * image))
         .for_each(|(y, x)| {
             let mut padded = Vec::new();
@@ -616,6 +626,8 @@ pub(crate) fn forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, s: &Conv2dSpec
                 unsafe { forward_image(&p, x, &packed, bias, y) };
             }
         });
+    // SAFETY: the capacity is `len`, and `forward_image` wrote every element of each image.
+    unsafe { y.set_len(len) };
     y
 }
 
@@ -635,9 +647,13 @@ pub(crate) fn backward_input(dy: &[f32], w: &[f32], s: &Conv2dSpec) -> Vec<f32> 
         s.geometry.channels * p.input[0] * p.input[1],
         s.out_channels * p.out_plane(),
     );
-    let mut dx = vec![0.0; s.geometry.batch * image];
+    // Each image's block is zeroed just before its sums are added, while it is in cache (a
+    // zeroed allocation wrote the whole batch out to memory first).
+    let len = s.geometry.batch * image;
+    let mut dx = Vec::with_capacity(len);
     let (images, _) = split(s.geometry.batch);
-    dx.par_chunks_mut(images * image)
+    dx.spare_capacity_mut()[..len]
+        .par_chunks_mut(images * image)
         .zip(dy.par_chunks(images * out))
         .for_each(|(dx, dy)| {
             let mut padded = vec![
@@ -649,6 +665,7 @@ pub(crate) fn backward_input(dy: &[f32], w: &[f32], s: &Conv2dSpec) -> Vec<f32> 
                 }
             ];
             for (dx, dy) in dx.chunks_exact_mut(image).zip(dy.chunks_exact(out)) {
+                let dx = zeroed(dx);
                 if p.is_padded() {
                     padded.fill(0.0);
                     // SAFETY: as in `forward`.
@@ -660,7 +677,16 @@ pub(crate) fn backward_input(dy: &[f32], w: &[f32], s: &Conv2dSpec) -> Vec<f32> 
                 }
             }
         });
+    // SAFETY: the capacity is `len`, and every image's block was zeroed.
+    unsafe { dx.set_len(len) };
     dx
+}
+
+/// `block` filled with zeros, as initialized elements.
+fn zeroed(block: &mut [MaybeUninit<f32>]) -> &mut [f32] {
+    block.fill(MaybeUninit::new(0.0));
+    // SAFETY: every element was just written, and `MaybeUninit<f32>` has `f32`'s layout.
+    unsafe { &mut *(std::ptr::from_mut(block) as *mut [f32]) }
 }
 
 /// The weight tangent of a convolution, summed over the images.
