@@ -25,6 +25,7 @@
 
 use super::conv_gemm::split;
 use super::simd::has_avx2_fma;
+use super::zeroed;
 use crate::Conv2dSpec;
 use rayon::prelude::*;
 use std::arch::x86_64::{
@@ -647,8 +648,7 @@ pub(crate) fn backward_input(dy: &[f32], w: &[f32], s: &Conv2dSpec) -> Vec<f32> 
         s.geometry.channels * p.input[0] * p.input[1],
         s.out_channels * p.out_plane(),
     );
-    // Each image's block is zeroed just before its sums are added, while it is in cache (a
-    // zeroed allocation wrote the whole batch out to memory first).
+    // Each image's block is zeroed just before its sums are added ([`zeroed`]).
     let len = s.geometry.batch * image;
     let mut dx = Vec::with_capacity(len);
     let (images, _) = split(s.geometry.batch);
@@ -680,13 +680,6 @@ pub(crate) fn backward_input(dy: &[f32], w: &[f32], s: &Conv2dSpec) -> Vec<f32> 
     // SAFETY: the capacity is `len`, and every image's block was zeroed.
     unsafe { dx.set_len(len) };
     dx
-}
-
-/// `block` filled with zeros, as initialized elements.
-fn zeroed(block: &mut [MaybeUninit<f32>]) -> &mut [f32] {
-    block.fill(MaybeUninit::new(0.0));
-    // SAFETY: every element was just written, and `MaybeUninit<f32>` has `f32`'s layout.
-    unsafe { &mut *(std::ptr::from_mut(block) as *mut [f32]) }
 }
 
 /// The weight tangent of a convolution, summed over the images.

@@ -22,7 +22,9 @@ pub mod reduce;
 pub(crate) mod simd;
 pub mod update;
 
+use adjoint_backend::Real;
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
+use std::mem::MaybeUninit;
 
 /// A read-only `ndarray` view of a contiguous row-major buffer.
 pub(crate) fn view<'a, T>(data: &'a [T], shape: &[usize]) -> ArrayViewD<'a, T> {
@@ -38,4 +40,14 @@ pub(crate) fn into_vec<T: Clone>(a: ArrayD<T>) -> Vec<T> {
     } else {
         a.iter().cloned().collect()
     }
+}
+
+/// `block` filled with zeros, as initialized elements: an output that is summed into, zeroed
+/// by the task that sums into it just before it does, while the block is in its cache (a
+/// zeroed allocation of the whole output writes it all out to memory first: the max-pool
+/// and convolution tangents of the MNIST CNN step spent about 5% of it in `memset`).
+pub(crate) fn zeroed<T: Real>(block: &mut [MaybeUninit<T>]) -> &mut [T] {
+    block.fill(MaybeUninit::new(T::zero()));
+    // SAFETY: every element was just written, and `MaybeUninit<T>` has `T`'s layout.
+    unsafe { &mut *(std::ptr::from_mut(block) as *mut [T]) }
 }

@@ -7,6 +7,7 @@
 //! alternating runs): 87.4 ms composed, 81.4 ms with the fused tangent, 77.7 ms with both.
 
 use super::conv::{coord, valid_range};
+use super::zeroed;
 use crate::storage::float_match;
 use crate::{Conv2dGeometry, CpuStorage};
 use adjoint_backend::Real;
@@ -158,32 +159,74 @@ fn pool_plane<T: Real>(plane: &[T], g: &Conv2dGeometry, y: &mut [T], ids: &mut [
 
 fn backward<T: Real + Send + Sync>(dy: &[T], winners: &[u32], g: &Conv2dGeometry) -> Vec<T> {
     let (planes, image, l, per_task) = sizes(g);
-    let mut dx = vec![T::zero(); planes * image];
     if l == 0 || image == 0 {
-        return dx;
+        return vec![T::zero(); planes * image];
     }
-    let [oh, ow] = g.output().expect("geometry validated by the caller");
-    let w = g.input[1];
+    // Each plane is zeroed by the task that scatters into it ([`zeroed`]).
+    let mut dx = Vec::with_capacity(planes * image);
     // Each tap's (row, column) offsets, so the scatter divides nothing per element.
     let taps: Vec<[usize; 2]> = (0..g.kernel[0])
         .flat_map(|ki| (0..g.kernel[1]).map(move |kj| [ki, kj]))
         .collect();
-    dx.par_chunks_mut(image)
+    dx.spare_capacity_mut()[..planes * image]
+        .par_chunks_mut(image)
         .zip(dy.par_chunks(l).zip(winners.par_chunks(l)))
         .with_min_len(per_task)
         .for_each(|(dx, (dy, winners))| {
-            for oi in 0..oh {
-                let row = oi * ow..(oi + 1) * ow;
-                for (oj, (&d, &tap)) in dy[row.clone()].iter().zip(&winners[row]).enumerate() {
-                    let [ki, kj] = taps[tap as usize];
-                    // Skips only the tap 0 of a window entirely in the padding.
-                    if let (Some(r), Some(c)) = (coord(g, 0, oi, ki), coord(g, 1, oj, kj)) {
-                        dx[r * w + c] = dx[r * w + c] + d;
-                    }
-                }
+            let dx = zeroed(dx);
+            if is_plain_2x2(g) {
+                scatter_plane_2x2(dy, winners, g.input[1], dx);
+            } else {
+                scatter_plane(dy, winners, g, &taps, dx);
             }
         });
+    // SAFETY: the capacity is `planes·image`, and every plane was zeroed.
+    unsafe { dx.set_len(planes * image) };
     dx
+}
+
+/// Adds each output tangent of one plane to its window's winning tap in `dx`; `taps` holds
+/// each tap's `(row, column)` in the window.
+fn scatter_plane<T: Real>(
+    dy: &[T],
+    winners: &[u32],
+    g: &Conv2dGeometry,
+    taps: &[[usize; 2]],
+    dx: &mut [T],
+) {
+    let [oh, ow] = g.output().expect("geometry validated by the caller");
+    let w = g.input[1];
+    for oi in 0..oh {
+        let row = oi * ow..(oi + 1) * ow;
+        for (oj, (&d, &tap)) in dy[row.clone()].iter().zip(&winners[row]).enumerate() {
+            let [ki, kj] = taps[tap as usize];
+            // Skips only the tap 0 of a window entirely in the padding.
+            if let (Some(r), Some(c)) = (coord(g, 0, oi, ki), coord(g, 1, oj, kj)) {
+                dx[r * w + c] = dx[r * w + c] + d;
+            }
+        }
+    }
+}
+
+/// [`scatter_plane`] for 2×2 windows at stride 2 without padding: tap `t` of window
+/// `(i, j)` is input pixel `(2i + t / 2, 2j + t % 2)`, always inside, so there is no
+/// coordinate to check (the general loop's checks per element were about 4% of the MNIST
+/// CNN step). `dx` is zero.
+fn scatter_plane_2x2<T: Real>(dy: &[T], winners: &[u32], w: usize, dx: &mut [T]) {
+    let ow = w / 2;
+    if ow == 0 {
+        return;
+    }
+    for ((dy, winners), rows) in dy
+        .chunks_exact(ow)
+        .zip(winners.chunks_exact(ow))
+        .zip(dx.chunks_exact_mut(2 * w))
+    {
+        for (j, (&d, &tap)) in dy.iter().zip(winners).enumerate() {
+            let at = (tap as usize >> 1) * w + 2 * j + (tap as usize & 1);
+            rows[at] = rows[at] + d;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -224,6 +267,12 @@ mod tests {
             assert_eq!(ids, ids2, "{h}x{w}");
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&y), bits(&y2), "{h}x{w}");
+            // The scatters of tangents back to those taps, into planes that start at zero.
+            let dy: Vec<f32> = (0..oh * ow).map(|i| i as f32 - 2.5).collect();
+            let (mut dx, mut dx2) = (vec![0.0; h * w], vec![0.0; h * w]);
+            scatter_plane(&dy, &ids, &g, &[[0, 0], [0, 1], [1, 0], [1, 1]], &mut dx);
+            scatter_plane_2x2(&dy, &ids, w, &mut dx2);
+            assert_eq!(bits(&dx), bits(&dx2), "{h}x{w}");
         }
     }
 
