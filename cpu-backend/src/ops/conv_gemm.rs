@@ -13,6 +13,9 @@
 //! An image's output tangent `Ȳ_g` is contiguous, so no GEMM operand is ever gathered. With
 //! fewer images than threads, the images run one after the other and each GEMM is split
 //! across the threads instead ([`gemm_parallel`]).
+//!
+//! `f32` convolutions at stride 1 on CPUs with AVX2 and FMA, with at least one image per
+//! thread, run [`super::conv_direct`]'s kernels instead, which read the image in place.
 
 use super::conv::{cols_per_image, fold_image, unfold_image};
 use super::gemm::{Epilogue, Gemm, Operand, Output, gemm_parallel};
@@ -284,20 +287,19 @@ macro_rules! dispatch {
 
 /// `run` on the two `f32` buffers when both are `f32` and [`super::conv_direct`] takes the
 /// convolution (stride 1 on a CPU with AVX2 and FMA), else `None`.
-#[allow(unused_variables)]
+#[cfg(target_arch = "x86_64")]
 fn direct(
     a: &CpuStorage,
     b: &CpuStorage,
     s: &Conv2dSpec,
     run: impl FnOnce(&[f32], &[f32]) -> Vec<f32>,
 ) -> Option<CpuStorage> {
-    #[cfg(target_arch = "x86_64")]
-    if let (CpuStorage::F32(a), CpuStorage::F32(b)) = (a, b)
-        && super::conv_direct::applies(s)
-    {
-        return Some(CpuStorage::F32(run(a, b)));
+    match (a, b) {
+        (CpuStorage::F32(a), CpuStorage::F32(b)) if super::conv_direct::applies(s) => {
+            Some(CpuStorage::F32(run(a, b)))
+        }
+        _ => None,
     }
-    None
 }
 
 /// The convolution of NCHW `x` with `w`.
