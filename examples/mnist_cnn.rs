@@ -5,7 +5,7 @@
 //! linear 9216→128, ReLU, linear 128→10, softmax cross-entropy; batch 64.
 //!
 //! ```sh
-//! cargo run --release --example mnist_cnn -- --epochs 4
+//! cargo run --release --example mnist_cnn -- --epochs 5
 //! cargo run --release --example mnist_cnn -- --device cuda
 //! ```
 //!
@@ -30,8 +30,8 @@ use std::time::Instant;
 #[derive(Parser, Debug)]
 #[command(about = "Train the PyTorch MNIST example CNN (without dropout) with adjoint")]
 struct Args {
-    /// Passes over the training set.
-    #[arg(long, default_value_t = 4)]
+    /// Passes over the training set (on two AVX2 cores: 98.99% after 3, 99.20% after 5).
+    #[arg(long, default_value_t = 5)]
     epochs: usize,
     /// Examples per SGD step.
     #[arg(long, default_value_t = 64)]
