@@ -4,17 +4,17 @@
 //! With stride 1, row `k = (c, ki, kj)` of an image's unfolding, restricted to output row
 //! `oy`, is row `oy + ki·d₀` of input channel `c` from column `kj·d₁` on: `ow` contiguous
 //! elements of the (zero-padded, `Hp × Wp`) image, starting at `offset[k] + oy·Wp` with
-//! `offset[k] = c·Hp·Wp + ki·d₀·Wp + kj·d₁`. A register tile of [`MR`] rows by [`NR`]
-//! consecutive pixels of one output row therefore loads its right operand from the image
-//! itself, through a table of offsets:
+//! `offset[k] = c·Hp·Wp + ki·d₀·Wp + kj·d₁`. A register tile of [`MR`] rows by [`NV`] runs
+//! of up to eight consecutive pixels of an output row therefore loads its right operand from
+//! the image itself, through a table of offsets:
 //!
 //! * forward, `Y[o, oy, ox] = b[o] + Σₖ W[o, k]·X[offset[k] + oy·Wp + ox]`: tiles of `MR`
 //!   output channels, `W` packed once per call into runs of `MR` rows;
 //! * input tangent, `X̄[offset[k] + oy·Wp + ox] += Σₒ W[o, k]·Ȳ[o, oy, ox]`: the same kernel
 //!   on `Wᵀ` and the rows of `Ȳ`, each tile adding its sums into `X̄` where `col2im` would
-//!   have put them. A tile's `MR` taps are channels of one kernel position (the taps are
-//!   ordered channel fastest), so its rows do not overlap in `X̄` when there are at least
-//!   `MR` channels;
+//!   have put them. The taps are ordered channel fastest, so a tile's `MR` consecutive taps
+//!   are `MR` different channels when there are at least `MR`, and its rows do not overlap
+//!   in `X̄` (overlapping rows would still be added in order, only slower);
 //! * weight tangent, `W̄ᵀ[k, o] += Σ_{oy, ox} X[offset[k] + oy·Wp + ox]·Ȳᵀ[oy·ow + ox, o]`:
 //!   tiles of [`MR_W`] taps by [`NR_W`] output channels, each row broadcast from the image and
 //!   `Ȳ` transposed once per image into blocks of `NR_W` channels.
