@@ -158,6 +158,28 @@ impl Plan {
         }
     }
 
+    /// The plan of a convolution that [`applies`] takes.
+    ///
+    /// # Panics
+    /// If it does not (a programmer error: the callers check `applies` first), naming `op`.
+    fn checked(s: &Conv2dSpec, op: &str) -> Plan {
+        assert!(
+            applies(s),
+            "conv_direct::{op}: the caller must check `applies`"
+        );
+        Plan::new(s)
+    }
+
+    /// Elements of one input image, `C·H·W`.
+    fn image_len(&self) -> usize {
+        self.groups * self.cg * self.input[0] * self.input[1]
+    }
+
+    /// Elements of one output image, `O·oh·ow`.
+    fn out_len(&self) -> usize {
+        self.groups * self.og * self.out_plane()
+    }
+
     fn padded_plane(&self) -> usize {
         self.padded[0] * self.padded[1]
     }
@@ -608,16 +630,9 @@ fn padded_image<'a>(p: &Plan, x: &'a [f32], padded: &'a mut Vec<f32>) -> &'a [f3
 /// # Panics
 /// If [`applies`] is false (a programmer error: the caller checks it).
 pub(crate) fn forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, s: &Conv2dSpec) -> Vec<f32> {
-    assert!(
-        applies(s),
-        "conv_direct::forward: the caller must check `applies`"
-    );
-    let p = Plan::new(s);
+    let p = Plan::checked(s, "forward");
     let packed = pack_rows(w, &p);
-    let (image, out) = (
-        s.geometry.channels * p.input[0] * p.input[1],
-        s.out_channels * p.out_plane(),
-    );
+    let (image, out) = (p.image_len(), p.out_len());
     let len = s.geometry.batch * out;
     let mut y = Vec::with_capacity(len);
     let (images, _) = split(s.geometry.batch);
@@ -643,17 +658,10 @@ pub(crate) fn forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, s: &Conv2dSpec
 /// # Panics
 /// If [`applies`] is false.
 pub(crate) fn backward_input(dy: &[f32], w: &[f32], s: &Conv2dSpec) -> Vec<f32> {
-    assert!(
-        applies(s),
-        "conv_direct::backward_input: the caller must check `applies`"
-    );
-    let p = Plan::new(s);
+    let p = Plan::checked(s, "backward_input");
     let packed = pack_taps(w, &p);
     let steps: Vec<isize> = (0..p.og).map(|o| (o * p.out_plane()) as isize).collect();
-    let (image, out) = (
-        s.geometry.channels * p.input[0] * p.input[1],
-        s.out_channels * p.out_plane(),
-    );
+    let (image, out) = (p.image_len(), p.out_len());
     // Each image's block is zeroed just before its sums are added ([`zeroed`]).
     let len = s.geometry.batch * image;
     let mut dx = Vec::with_capacity(len);
@@ -693,16 +701,9 @@ pub(crate) fn backward_input(dy: &[f32], w: &[f32], s: &Conv2dSpec) -> Vec<f32> 
 /// # Panics
 /// If [`applies`] is false.
 pub(crate) fn backward_weight(x: &[f32], dy: &[f32], s: &Conv2dSpec) -> Vec<f32> {
-    assert!(
-        applies(s),
-        "conv_direct::backward_weight: the caller must check `applies`"
-    );
-    let p = Plan::new(s);
+    let p = Plan::checked(s, "backward_weight");
     let chunks = p.og.div_ceil(NR_W);
-    let (image, out) = (
-        s.geometry.channels * p.input[0] * p.input[1],
-        s.out_channels * p.out_plane(),
-    );
+    let (image, out) = (p.image_len(), p.out_len());
     let sums = p.groups * chunks * p.ck * NR_W;
     let (images, _) = split(s.geometry.batch);
     let partials: Vec<Vec<f32>> = x
