@@ -793,92 +793,53 @@ fn mask_by_bits_checks_the_word_count() {
 #[test]
 fn f32_convolutions_match_f64_in_every_tail() {
     use crate::Conv2dSpec;
-    struct Case {
-        batch: usize,
-        channels: usize,
-        out_channels: usize,
-        groups: usize,
-        input: [usize; 2],
-        kernel: [usize; 2],
-        stride: [usize; 2],
-        padding: [usize; 2],
-        dilation: [usize; 2],
-    }
-    let base = Case {
-        batch: 3,
-        channels: 32,
+    let mnist = Conv2dSpec {
+        geometry: Conv2dGeometry {
+            batch: 3,
+            channels: 32,
+            input: [26, 26],
+            kernel: [3, 3],
+            stride: [1, 1],
+            padding: [0, 0],
+            dilation: [1, 1],
+        },
         out_channels: 64,
         groups: 1,
-        input: [26, 26],
-        kernel: [3, 3],
-        stride: [1, 1],
-        padding: [0, 0],
-        dilation: [1, 1],
+    };
+    // The MNIST CNN's second layer with other channels, input size and whatever `change` sets.
+    let with = |channels, out_channels, input, change: fn(&mut Conv2dSpec)| {
+        let mut spec = mnist;
+        (spec.geometry.channels, spec.out_channels) = (channels, out_channels);
+        spec.geometry.input = input;
+        change(&mut spec);
+        spec
     };
     let cases = [
-        Case { ..base },
-        Case {
-            channels: 1,
-            out_channels: 32,
-            input: [28, 28],
-            ..base
-        },
-        Case {
-            channels: 5,
-            out_channels: 7,
-            input: [9, 30],
-            kernel: [3, 4],
-            padding: [1, 2],
-            dilation: [1, 2],
-            ..base
-        },
-        Case {
-            channels: 6,
-            out_channels: 34,
-            groups: 2,
-            input: [11, 13],
-            kernel: [2, 2],
-            padding: [0, 1],
-            ..base
-        },
-        Case {
-            stride: [2, 1],
-            channels: 3,
-            out_channels: 5,
-            input: [9, 9],
-            ..base
-        },
-        Case {
-            batch: 1,
-            channels: 3,
-            out_channels: 5,
-            input: [9, 9],
-            ..base
-        },
+        mnist,
+        with(1, 32, [28, 28], |_| {}),
+        with(5, 7, [9, 30], |s| {
+            s.geometry.kernel = [3, 4];
+            s.geometry.padding = [1, 2];
+            s.geometry.dilation = [1, 2];
+        }),
+        with(6, 34, [11, 13], |s| {
+            s.groups = 2;
+            s.geometry.kernel = [2, 2];
+            s.geometry.padding = [0, 1];
+        }),
+        with(3, 5, [9, 9], |s| s.geometry.stride = [2, 1]),
+        with(3, 5, [9, 9], |s| s.geometry.batch = 1),
     ];
-    for (i, c) in cases.iter().enumerate() {
-        let geometry = Conv2dGeometry {
-            batch: c.batch,
-            channels: c.channels,
-            input: c.input,
-            kernel: c.kernel,
-            stride: c.stride,
-            padding: c.padding,
-            dilation: c.dilation,
-        };
-        let spec = Conv2dSpec {
-            geometry,
-            out_channels: c.out_channels,
-            groups: c.groups,
-        };
-        let direct = c.stride == [1, 1] && c.batch >= rayon::current_num_threads();
+    for (i, &spec) in cases.iter().enumerate() {
+        let g = spec.geometry;
+        let direct = g.stride == [1, 1] && g.batch >= rayon::current_num_threads();
         assert_eq!(
             crate::ops::conv_direct::applies(&spec),
             direct && crate::ops::simd::has_avx2_fma(),
             "case {i}"
         );
-        let [oh, ow] = geometry.output().expect("fits");
-        let taps = c.channels / c.groups * c.kernel[0] * c.kernel[1];
+        let [oh, ow] = g.output().expect("fits");
+        let taps = g.channels / spec.groups * g.kernel[0] * g.kernel[1];
         // The f64 side computes on the f32 inputs' values, exactly; `abs` gives the sums of
         // the terms' magnitudes, which bound any order's rounding: `|ŝ − s| ≤ n·u·Σ|terms|`
         // for a sum of `n` products in precision `u = 2⁻²⁴` (Higham, "Accuracy and Stability
@@ -894,11 +855,11 @@ fn f32_convolutions_match_f64_in_every_tail() {
                 Cpu::upload_f64(&Cpu, &abs, DType::F64),
             )
         };
-        let (x32, x, xa) = f32(31, c.batch * c.channels * c.input[0] * c.input[1]);
-        let (w32, w, wa) = f32(32, c.out_channels * taps);
-        let (b32, b, ba) = f32(33, c.out_channels);
-        let (dy32, dy, dya) = f32(34, c.batch * c.out_channels * oh * ow);
-        let per_tap = c.kernel[0] * c.kernel[1];
+        let (x32, x, xa) = f32(31, g.batch * g.channels * g.input[0] * g.input[1]);
+        let (w32, w, wa) = f32(32, spec.out_channels * taps);
+        let (b32, b, ba) = f32(33, spec.out_channels);
+        let (dy32, dy, dya) = f32(34, g.batch * spec.out_channels * oh * ow);
+        let per_tap = g.kernel[0] * g.kernel[1];
         let cases = [
             (
                 Cpu::conv2d(&x32, &w32, &spec),
@@ -916,13 +877,13 @@ fn f32_convolutions_match_f64_in_every_tail() {
                 Cpu::conv2d_backward_input(&dy32, &w32, &spec),
                 Cpu::conv2d_backward_input(&dy, &w, &spec),
                 Cpu::conv2d_backward_input(&dya, &wa, &spec),
-                c.out_channels / c.groups * per_tap,
+                spec.out_channels / spec.groups * per_tap,
             ),
             (
                 Cpu::conv2d_backward_weight(&x32, &dy32, &spec),
                 Cpu::conv2d_backward_weight(&x, &dy, &spec),
                 Cpu::conv2d_backward_weight(&xa, &dya, &spec),
-                c.batch * oh * ow,
+                g.batch * oh * ow,
             ),
         ];
         for (op, (got, want, magnitude, terms)) in cases.into_iter().enumerate() {
