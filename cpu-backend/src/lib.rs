@@ -7,11 +7,11 @@
 //! * Elementwise ops and reductions are one monomorphic loop per op over the buffers, split
 //!   across the threads from 2¹⁸ elements; `select` and layout changes are `ndarray` zips
 //!   over (broadcast) views.
-//! * Convolution at stride 1 in `f32` on CPUs with AVX2 and FMA reads the image in place
-//!   (`ops::conv_direct`: register tiles load the image through a table of tap offsets, with
-//!   no unfolded columns); any other is `im2col` + one serial GEMM per image and group
-//!   (`ops::conv_gemm`). Both spread the images over the threads. Max pooling and its tangent
-//!   are single passes (`ops::pool`).
+//! * Convolution at stride 1 in `f32` on CPUs with AVX2 and FMA but not AVX-512F reads the
+//!   image in place (`ops::conv_direct`: register tiles load the image through a table of
+//!   tap offsets, with no unfolded columns); any other is `im2col` + one serial GEMM per image
+//!   and group (`ops::conv_gemm`). Both spread the images over the threads. Max pooling and
+//!   its tangent are single passes (`ops::pool`).
 //!
 //! [`matmul_calls`] counts the matrix products run by the current thread, so tests can check
 //! that a pullback skips the products of inputs that need no tangent.

@@ -4,9 +4,9 @@
 //! `y[n, o, i, j] = Σ_{c, p, q} w[o, c, p, q] · x[n, g·C/groups + c, i·s₀ + p·d₀ − p₀, j·s₁ + q·d₁ − p₁]`
 //! (zero outside the image), of shape `[N, O, oh, ow]` with
 //! `oh = ⌊(H + 2p₀ − d₀(kh − 1) − 1)/s₀⌋ + 1` (likewise `ow`). The backend computes it (the
-//! CPU directly from the image at stride 1 in `f32` on AVX2, else as `im2col` + one GEMM per
-//! image and group; CUDA as `im2col` + cuBLAS). Derivative, in terms of the unfolded columns
-//! `colsₙ = im2col(xₙ)`:
+//! CPU directly from the image at stride 1 in `f32` on AVX2 without AVX-512, else as
+//! `im2col` + one GEMM per image and group; CUDA as `im2col` + cuBLAS). Derivative, in terms
+//! of the unfolded columns `colsₙ = im2col(xₙ)`:
 //! `w̄ = Σₙ ȳₙ · colsₙᵀ`, `x̄ = col2im(wᵀ · ȳ)`, each only if needed; `conv2d_with_bias` adds
 //! `b[o]` and `b̄ = Σ_{n,i,j} ȳ`. Pooling, on the same window geometry, is in
 //! [`pool`](super::pool).

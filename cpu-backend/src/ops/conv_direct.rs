@@ -66,17 +66,26 @@ struct Run {
     lanes: usize,
 }
 
-/// Whether [`forward`], [`backward_input`] and [`backward_weight`] take an `f32`
-/// convolution: stride 1 on a CPU with AVX2 and FMA, at least one image per thread (fewer
-/// run on the GEMM path, which splits each product across the threads), and nothing empty.
-pub(crate) fn applies(s: &Conv2dSpec) -> bool {
+/// Whether [`forward`], [`backward_input`] and [`backward_weight`] can run an `f32`
+/// convolution: stride 1 on a CPU with AVX2 and FMA, and nothing empty.
+pub(crate) fn supported(s: &Conv2dSpec) -> bool {
     let g = &s.geometry;
     has_avx2_fma()
         && g.stride == [1, 1]
-        && g.batch >= rayon::current_num_threads()
         && g.channels > 0
         && s.out_channels > 0
         && g.output().is_some_and(|[h, w]| h * w > 0)
+}
+
+/// Whether the backend runs an `f32` convolution here rather than on the GEMM path: when it
+/// is [`supported`], has at least one image per thread (fewer run on the GEMM path, which
+/// splits each product across the threads), and the CPU lacks AVX-512F. With AVX-512F the
+/// GEMM path's own kernel does twice the work per instruction of these AVX2 tiles (the CNN
+/// step took 21.5 ms with it on a Xeon), and these kernels were never measured there.
+pub(crate) fn applies(s: &Conv2dSpec) -> bool {
+    supported(s)
+        && s.geometry.batch >= rayon::current_num_threads()
+        && !super::gemm_avx512::available()
 }
 
 /// The sizes and offset tables of one convolution.
@@ -158,14 +167,14 @@ impl Plan {
         }
     }
 
-    /// The plan of a convolution that [`applies`] takes.
+    /// The plan of a convolution these kernels run ([`supported`]).
     ///
     /// # Panics
-    /// If it does not (a programmer error: the callers check `applies` first), naming `op`.
+    /// If they cannot (a programmer error: the callers check first), naming `op`.
     fn checked(s: &Conv2dSpec, op: &str) -> Plan {
         assert!(
-            applies(s),
-            "conv_direct::{op}: the caller must check `applies`"
+            supported(s),
+            "conv_direct::{op}: the caller must check `supported`"
         );
         Plan::new(s)
     }
@@ -628,7 +637,7 @@ fn padded_image<'a>(p: &Plan, x: &'a [f32], padded: &'a mut Vec<f32>) -> &'a [f3
 /// The convolution of NCHW `x` with `w`, plus `bias[o]` on channel `o` when given.
 ///
 /// # Panics
-/// If [`applies`] is false (a programmer error: the caller checks it).
+/// If [`supported`] is false (a programmer error: the caller checks it).
 pub(crate) fn forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, s: &Conv2dSpec) -> Vec<f32> {
     let p = Plan::checked(s, "forward");
     let packed = pack_rows(w, &p);
@@ -643,7 +652,7 @@ pub(crate) fn forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, s: &Conv2dSpec
             let mut padded = Vec::new();
             for (y, x) in y.chunks_exact_mut(out).zip(x.chunks_exact(image)) {
                 let x = padded_image(&p, x, &mut padded);
-                // SAFETY: `applies` checked AVX2 and FMA; the buffers have the sizes the
+                // SAFETY: `supported` checked AVX2 and FMA; the buffers have the sizes the
                 // plan gives them.
                 unsafe { forward_image(&p, x, &packed, bias, y) };
             }
@@ -656,7 +665,7 @@ pub(crate) fn forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, s: &Conv2dSpec
 /// The input tangent of a convolution, from its output tangent `dy`.
 ///
 /// # Panics
-/// If [`applies`] is false.
+/// If [`supported`] is false.
 pub(crate) fn backward_input(dy: &[f32], w: &[f32], s: &Conv2dSpec) -> Vec<f32> {
     let p = Plan::checked(s, "backward_input");
     let packed = pack_taps(w, &p);
@@ -699,7 +708,7 @@ pub(crate) fn backward_input(dy: &[f32], w: &[f32], s: &Conv2dSpec) -> Vec<f32> 
 /// The weight tangent of a convolution, summed over the images.
 ///
 /// # Panics
-/// If [`applies`] is false.
+/// If [`supported`] is false.
 pub(crate) fn backward_weight(x: &[f32], dy: &[f32], s: &Conv2dSpec) -> Vec<f32> {
     let p = Plan::checked(s, "backward_weight");
     let chunks = p.og.div_ceil(NR_W);

@@ -14,8 +14,9 @@
 //! fewer images than threads, the images run one after the other and each GEMM is split
 //! across the threads instead ([`gemm_parallel`]).
 //!
-//! `f32` convolutions at stride 1 on CPUs with AVX2 and FMA, with at least one image per
-//! thread, run [`super::conv_direct`]'s kernels instead, which read the image in place.
+//! `f32` convolutions at stride 1 on CPUs with AVX2 and FMA but not AVX-512F, with at least
+//! one image per thread, run [`super::conv_direct`]'s kernels instead, which read the image
+//! in place.
 
 use super::conv::{cols_per_image, fold_image, unfold_image};
 use super::gemm::{Epilogue, Gemm, Operand, Output, gemm_parallel};
@@ -286,7 +287,7 @@ macro_rules! dispatch {
 }
 
 /// `run` on the two `f32` buffers when both are `f32` and [`super::conv_direct`] takes the
-/// convolution (stride 1 on a CPU with AVX2 and FMA), else `None`.
+/// convolution (`conv_direct::applies`), else `None`.
 #[cfg(target_arch = "x86_64")]
 fn direct(
     a: &CpuStorage,
