@@ -400,7 +400,7 @@ fn pack_taps(w: &[f32], p: &Plan) -> Vec<f32> {
         let (o, panel) = (i % p.og, i / p.og);
         let (g, first) = (panel / panels, panel % panels * MR);
         for (r, v) in step.iter_mut().enumerate() {
-            if let Some(&k) = p.scatter.get(first + r).filter(|_| first + r < p.ck) {
+            if let Some(&k) = p.scatter.get(first + r) {
                 *v = w[(g * p.og + o) * p.ck + k];
             }
         }
