@@ -189,6 +189,11 @@ impl Plan {
         self.groups * self.og * self.out_plane()
     }
 
+    /// Elements of one zero-padded input image, `C·Hp·Wp`.
+    fn padded_len(&self) -> usize {
+        self.groups * self.cg * self.padded_plane()
+    }
+
     fn padded_plane(&self) -> usize {
         self.padded[0] * self.padded[1]
     }
@@ -491,16 +496,19 @@ unsafe fn input_image(p: &Plan, dy: &[f32], packed: &[f32], steps: &[isize], dx:
 /// Transposes one image's output tangent `dy` (`[O, oh·ow]`) into `out`, laid out
 /// `[groups, chunks, oh·ow, NR_W]`: per group, blocks of [`NR_W`] output channels with the
 /// pixels outermost. Lanes beyond a group's channels are not written (they stay zero).
-fn transpose_blocks(p: &Plan, dy: &[f32], out: &mut [f32]) {
+///
+/// # Safety
+/// AVX2, as for every convolution with a [`Plan`] ([`Plan::checked`]).
+unsafe fn transpose_blocks(p: &Plan, dy: &[f32], out: &mut [f32]) {
     let (l, chunks) = (p.out_plane(), p.og.div_ceil(NR_W));
     for g in 0..p.groups {
         for first in (0..p.og).step_by(8) {
             let rows = &dy[(g * p.og + first) * l..];
             let block = &mut out[(g * chunks + first / NR_W) * l * NR_W + first % NR_W..];
-            if first + 8 <= p.og && has_avx2_fma() {
-                // SAFETY: AVX2 is present; rows `first..first + 8` are the group's, and the
-                // block holds `l` pixels of `NR_W` lanes from lane `first % NR_W ≤ NR_W − 8`
-                // (`first` is a multiple of 8).
+            if first + 8 <= p.og {
+                // SAFETY: AVX2 (the caller's contract); rows `first..first + 8` are the
+                // group's, and the block holds `l` pixels of `NR_W` lanes from lane
+                // `first % NR_W ≤ NR_W − 8` (`first` is a multiple of 8).
                 unsafe { transpose8(&rows[..8 * l], l, block) };
                 continue;
             }
@@ -627,9 +635,8 @@ fn padded_image<'a>(p: &Plan, x: &'a [f32], padded: &'a mut Vec<f32>) -> &'a [f3
     if !p.is_padded() {
         return x;
     }
-    if padded.is_empty() {
-        padded.resize(x.len() / (p.input[0] * p.input[1]) * p.padded_plane(), 0.0);
-    }
+    // Sized (and its border zeroed) once per task; each image rewrites the interior.
+    padded.resize(p.padded_len(), 0.0);
     p.pad(x, padded);
     padded
 }
@@ -679,18 +686,12 @@ pub(crate) fn backward_input(dy: &[f32], w: &[f32], s: &Conv2dSpec) -> Vec<f32> 
         .par_chunks_mut(images * image)
         .zip(dy.par_chunks(images * out))
         .for_each(|(dx, dy)| {
-            let mut padded = vec![
-                0.0;
-                if p.is_padded() {
-                    s.geometry.channels * p.padded_plane()
-                } else {
-                    0
-                }
-            ];
+            let mut padded = Vec::new();
             for (dx, dy) in dx.chunks_exact_mut(image).zip(dy.chunks_exact(out)) {
                 let dx = zeroed(dx);
                 if p.is_padded() {
-                    padded.fill(0.0);
+                    padded.clear();
+                    padded.resize(p.padded_len(), 0.0);
                     // SAFETY: as in `forward`.
                     unsafe { input_image(&p, dy, &packed, &steps, &mut padded) };
                     p.crop(&padded, dx);
@@ -723,9 +724,11 @@ pub(crate) fn backward_weight(x: &[f32], dy: &[f32], s: &Conv2dSpec) -> Vec<f32>
             let mut dyt = vec![0.0; p.groups * chunks * p.out_plane() * NR_W];
             for (x, dy) in x.chunks_exact(image).zip(dy.chunks_exact(out)) {
                 let x = padded_image(&p, x, &mut padded);
-                transpose_blocks(&p, dy, &mut dyt);
                 // SAFETY: as in `forward`.
-                unsafe { weight_image(&p, x, &dyt, &mut dwt) };
+                unsafe {
+                    transpose_blocks(&p, dy, &mut dyt);
+                    weight_image(&p, x, &dyt, &mut dwt);
+                }
             }
             dwt
         })

@@ -320,14 +320,12 @@ pub fn conv2d_bias(
     s: &Conv2dSpec,
 ) -> CpuStorage {
     match (x, w, bias) {
-        (CpuStorage::F32(xs), CpuStorage::F32(ws), CpuStorage::F32(b)) => {
+        (CpuStorage::F32(x), CpuStorage::F32(w), CpuStorage::F32(b)) => {
             #[cfg(target_arch = "x86_64")]
-            if let Some(y) = direct(x, w, s, |x, w| {
-                super::conv_direct::forward(x, w, Some(b), s)
-            }) {
-                return y;
+            if super::conv_direct::applies(s) {
+                return CpuStorage::F32(super::conv_direct::forward(x, w, Some(b), s));
             }
-            CpuStorage::F32(forward(xs, ws, Some(b), s))
+            CpuStorage::F32(forward(x, w, Some(b), s))
         }
         (CpuStorage::F64(x), CpuStorage::F64(w), CpuStorage::F64(b)) => {
             CpuStorage::F64(forward(x, w, Some(b), s))

@@ -164,9 +164,11 @@ fn backward<T: Real + Send + Sync>(dy: &[T], winners: &[u32], g: &Conv2dGeometry
     }
     // Each plane is zeroed by the task that scatters into it ([`zeroed`]).
     let mut dx = Vec::with_capacity(planes * image);
-    // Each tap's (row, column) offsets, so the scatter divides nothing per element.
+    // Each tap's (row, column) offsets, so the general scatter divides nothing per element.
+    let plain = is_plain_2x2(g);
     let taps: Vec<[usize; 2]> = (0..g.kernel[0])
         .flat_map(|ki| (0..g.kernel[1]).map(move |kj| [ki, kj]))
+        .filter(|_| !plain)
         .collect();
     dx.spare_capacity_mut()[..planes * image]
         .par_chunks_mut(image)
@@ -174,7 +176,7 @@ fn backward<T: Real + Send + Sync>(dy: &[T], winners: &[u32], g: &Conv2dGeometry
         .with_min_len(per_task)
         .for_each(|(dx, (dy, winners))| {
             let dx = zeroed(dx);
-            if is_plain_2x2(g) {
+            if plain {
                 scatter_plane_2x2(dy, winners, g.input[1], dx);
             } else {
                 scatter_plane(dy, winners, g, &taps, dx);
@@ -210,8 +212,8 @@ fn scatter_plane<T: Real>(
 
 /// [`scatter_plane`] for 2×2 windows at stride 2 without padding: tap `t` of window
 /// `(i, j)` is input pixel `(2i + t / 2, 2j + t % 2)`, always inside, so there is no
-/// coordinate to check (the general loop's checks per element were about 4% of the MNIST
-/// CNN step). `dx` is zero.
+/// coordinate to check. With each plane zeroed in its task ([`zeroed`]), this took the
+/// MNIST CNN step from 39.3–40.9 to 38.1–38.9 ms in alternating runs. `dx` is zero.
 fn scatter_plane_2x2<T: Real>(dy: &[T], winners: &[u32], w: usize, dx: &mut [T]) {
     let ow = w / 2;
     if ow == 0 {
