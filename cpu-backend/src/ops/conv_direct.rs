@@ -641,6 +641,37 @@ fn padded_image<'a>(p: &Plan, x: &'a [f32], padded: &'a mut Vec<f32>) -> &'a [f3
     padded
 }
 
+/// `batch` blocks of `per` elements, block `n` written by `image(input_n, block_n, scratch)`
+/// where `input_n` is the `n`-th run of `input_per` elements of `input`; the images split
+/// into one contiguous range per rayon thread, `scratch` a buffer of each range's own, reused
+/// across its images. No block is zeroed first.
+///
+/// # Safety
+/// `image` writes every element of its block.
+unsafe fn per_image(
+    batch: usize,
+    per: usize,
+    (input, input_per): (&[f32], usize),
+    image: impl Fn(&[f32], &mut [MaybeUninit<f32>], &mut Vec<f32>) + Sync,
+) -> Vec<f32> {
+    let len = batch * per;
+    let mut out = Vec::with_capacity(len);
+    let (images, _) = split(batch);
+    out.spare_capacity_mut()[..len]
+        .par_chunks_mut(images * per)
+        .zip(input.par_chunks(images * input_per))
+        .for_each(|(out, input)| {
+            let mut scratch = Vec::new();
+            for (block, input) in out.chunks_exact_mut(per).zip(input.chunks_exact(input_per)) {
+                image(input, block, &mut scratch);
+            }
+        });
+    // SAFETY: the capacity is `len`, and `image` wrote every element of every block (the
+    // caller's contract).
+    unsafe { out.set_len(len) };
+    out
+}
+
 /// The convolution of NCHW `x` with `w`, plus `bias[o]` on channel `o` when given.
 ///
 /// # Panics
@@ -648,25 +679,15 @@ fn padded_image<'a>(p: &Plan, x: &'a [f32], padded: &'a mut Vec<f32>) -> &'a [f3
 pub(crate) fn forward(x: &[f32], w: &[f32], bias: Option<&[f32]>, s: &Conv2dSpec) -> Vec<f32> {
     let p = Plan::checked(s, "forward");
     let packed = pack_rows(w, &p);
-    let (image, out) = (p.image_len(), p.out_len());
-    let len = s.geometry.batch * out;
-    let mut y = Vec::with_capacity(len);
-    let (images, _) = split(s.geometry.batch);
-    y.spare_capacity_mut()[..len]
-        .par_chunks_mut(images * out)
-        .zip(x.par_chunks(images * image))
-        .for_each(|(y, x)| {
-            let mut padded = Vec::new();
-            for (y, x) in y.chunks_exact_mut(out).zip(x.chunks_exact(image)) {
-                let x = padded_image(&p, x, &mut padded);
-                // SAFETY: `supported` checked AVX2 and FMA; the buffers have the sizes the
-                // plan gives them.
-                unsafe { forward_image(&p, x, &packed, bias, y) };
-            }
-        });
-    // SAFETY: the capacity is `len`, and `forward_image` wrote every element of each image.
-    unsafe { y.set_len(len) };
-    y
+    let batch = s.geometry.batch;
+    // SAFETY: `forward_image` writes every element of its block; `supported` checked AVX2
+    // and FMA, and the buffers have the sizes the plan gives them.
+    unsafe {
+        per_image(batch, p.out_len(), (x, p.image_len()), |x, y, padded| {
+            let x = padded_image(&p, x, padded);
+            forward_image(&p, x, &packed, bias, y)
+        })
+    }
 }
 
 /// The input tangent of a convolution, from its output tangent `dy`.
@@ -677,33 +698,22 @@ pub(crate) fn backward_input(dy: &[f32], w: &[f32], s: &Conv2dSpec) -> Vec<f32> 
     let p = Plan::checked(s, "backward_input");
     let packed = pack_taps(w, &p);
     let steps: Vec<isize> = (0..p.og).map(|o| (o * p.out_plane()) as isize).collect();
-    let (image, out) = (p.image_len(), p.out_len());
-    // Each image's block is zeroed just before its sums are added ([`zeroed`]).
-    let len = s.geometry.batch * image;
-    let mut dx = Vec::with_capacity(len);
-    let (images, _) = split(s.geometry.batch);
-    dx.spare_capacity_mut()[..len]
-        .par_chunks_mut(images * image)
-        .zip(dy.par_chunks(images * out))
-        .for_each(|(dx, dy)| {
-            let mut padded = Vec::new();
-            for (dx, dy) in dx.chunks_exact_mut(image).zip(dy.chunks_exact(out)) {
-                let dx = zeroed(dx);
-                if p.is_padded() {
-                    padded.clear();
-                    padded.resize(p.padded_len(), 0.0);
-                    // SAFETY: as in `forward`.
-                    unsafe { input_image(&p, dy, &packed, &steps, &mut padded) };
-                    p.crop(&padded, dx);
-                } else {
-                    // SAFETY: as in `forward`; `dx` is zero.
-                    unsafe { input_image(&p, dy, &packed, &steps, dx) };
-                }
+    let batch = s.geometry.batch;
+    // SAFETY: each block is zeroed first, just before its sums are added ([`zeroed`]);
+    // AVX2 and FMA as in `forward`.
+    unsafe {
+        per_image(batch, p.image_len(), (dy, p.out_len()), |dy, dx, padded| {
+            let dx = zeroed(dx);
+            if p.is_padded() {
+                padded.clear();
+                padded.resize(p.padded_len(), 0.0);
+                input_image(&p, dy, &packed, &steps, padded);
+                p.crop(padded, dx);
+            } else {
+                input_image(&p, dy, &packed, &steps, dx);
             }
-        });
-    // SAFETY: the capacity is `len`, and every image's block was zeroed.
-    unsafe { dx.set_len(len) };
-    dx
+        })
+    }
 }
 
 /// The weight tangent of a convolution, summed over the images.
