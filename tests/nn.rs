@@ -35,7 +35,7 @@ fn grads<L: Parameters + Clone>(layer: &L, grad: &L::Tangent) -> Vec<(String, Te
     layer
         .clone()
         .visit_mut(grad, &mut ParamPath::new(), &mut |name, p, g| {
-            let g = g.cloned().unwrap_or_else(|| p.zeros_like());
+            let g = g.dense_ref().cloned().unwrap_or_else(|| p.zeros_like());
             out.push((name.to_owned(), g))
         });
     out
@@ -475,7 +475,7 @@ fn xor_trains_with_sgd_over_visit_mut() {
         let (l, grad) = value_with_gradient(mse_loss_vjp(&model, &x, &y));
         loss = l.to_scalar();
         model.visit_mut(&grad, &mut ParamPath::new(), &mut |_, p, g| {
-            if let Some(g) = g {
+            if let Some(g) = g.dense_ref() {
                 *p = p.sub(&g.mul_scalar(lr));
             }
         });

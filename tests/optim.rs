@@ -425,3 +425,100 @@ fn adam_trains_a_small_regression() {
     eprintln!("loss {initial} → {loss}");
     assert!(loss < 1e-4, "loss {initial} → {loss}");
 }
+
+/// A linear map whose weight's gradient is a matrix product (`xᵀ·ȳ`).
+#[derive(Clone, Differentiable)]
+struct Lin {
+    w: Tensor,
+}
+
+/// `Σ (x·W) ⊙ y`: `W̄ = xᵀ·y`.
+#[differentiable]
+fn lin_loss(m: &Lin, #[no_derivative] x: &Tensor, #[no_derivative] y: &Tensor) -> Tensor {
+    (x.matmul(&m.w) * y).sum_all()
+}
+
+/// Small integers (exact in `f32`, as are all the products and sums below).
+fn ints(rows: usize, cols: usize, seed: usize) -> Tensor {
+    let v = (0..rows * cols).map(|i| ((i * 7 + seed * 3) % 9) as f32 - 4.0);
+    Tensor::from_vec(v.collect(), &[rows, cols])
+}
+
+/// `x: [5, 3]`, `y: [5, 4]`, `W: [3, 4]`, and the gradient of [`lin_loss`] at them.
+fn lin_problem() -> (Lin, LinTangent) {
+    let (x, y, w) = (ints(5, 3, 1), ints(5, 4, 2), ints(3, 4, 3));
+    let m = Lin { w };
+    let g = gradient(lin_loss_vjp(&m, &x, &y));
+    (m, g)
+}
+
+#[test]
+fn plain_sgd_adds_a_weights_product_into_it() {
+    let (mut m, g) = lin_problem();
+    assert!(
+        matches!(g.w, TensorTangent::Outer(_)),
+        "the weight's gradient reaches the optimizer as its product's operands"
+    );
+    // θ − γ·g with g computed, by hand: xᵀ·y of the integers above.
+    let dense = g.w.clone().unwrap();
+    let want: Vec<f32> =
+        m.w.to_vec_f32()
+            .iter()
+            .zip(dense.to_vec_f32())
+            .map(|(w, g)| w - 0.5 * g)
+            .collect();
+    let buffer = |t: &Tensor| t.storage() as *const _;
+    let before = buffer(&m.w);
+    let calls = adjoint::tensor::matmul_calls();
+    Sgd::new(0.5).step(&mut m, &g);
+    // One GEMM into the parameter's own buffer, no gradient tensor.
+    assert_eq!(adjoint::tensor::matmul_calls() - calls, 1);
+    assert_eq!(buffer(&m.w), before);
+    assert_eq!(m.w.to_vec_f32(), want);
+
+    // A clone of the parameter keeps its values (copy on write).
+    let (mut m, g) = lin_problem();
+    let kept = m.w.clone();
+    let old = kept.to_vec_f32();
+    Sgd::new(0.5).step(&mut m, &g);
+    assert_eq!(kept.to_vec_f32(), old);
+    assert_eq!(m.w.to_vec_f32(), want);
+}
+
+#[test]
+fn a_product_read_before_the_step_is_not_computed_again() {
+    let (mut m, g) = lin_problem();
+    let mut settled = m.clone();
+    Sgd::new(0.5).step(&mut settled, &g.clone().settled());
+    // The norm computes the product; the step then adds that tensor (no second GEMM).
+    let norm = grad_norm(&mut m, &g);
+    let sum_sq: f32 =
+        g.w.clone()
+            .unwrap()
+            .to_vec_f32()
+            .iter()
+            .map(|v| v * v)
+            .sum();
+    assert_eq!(norm, f64::from(sum_sq).sqrt());
+    let calls = adjoint::tensor::matmul_calls();
+    Sgd::new(0.5).step(&mut m, &g);
+    assert_eq!(adjoint::tensor::matmul_calls(), calls);
+    assert_eq!(m.w.to_vec_f32(), settled.w.to_vec_f32());
+}
+
+#[test]
+fn momentum_and_weight_decay_take_a_products_value() {
+    for opt in [
+        || Sgd::new(0.5).momentum(0.5),
+        || Sgd::new(0.5).weight_decay(0.25),
+    ] {
+        let (mut m, g) = lin_problem();
+        let mut settled = m.clone();
+        let (mut a, mut b) = (opt(), opt());
+        for _ in 0..2 {
+            a.step(&mut m, &g);
+            b.step(&mut settled, &g.clone().settled());
+        }
+        assert_eq!(m.w.to_vec_f32(), settled.w.to_vec_f32());
+    }
+}

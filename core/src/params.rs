@@ -6,7 +6,11 @@ use crate::Differentiable;
 use crate::tensor::{Backend, Cpu, Tensor, TensorTangent};
 
 /// What [`Parameters::visit_mut`] calls for each parameter: `(name, parameter, gradient)`.
-pub type GradVisitor<'a, B> = dyn FnMut(&str, &mut Tensor<B>, Option<&Tensor<B>>) + 'a;
+///
+/// The gradient is the parameter's tangent as the backward pass left it: the symbolic zero,
+/// a dense tensor, or (a weight of a matrix product) the product not yet computed;
+/// [`TensorTangent::dense_ref`] reads it as a tensor (`None` for the zero).
+pub type GradVisitor<'a, B> = dyn FnMut(&str, &mut Tensor<B>, &TensorTangent<B>) + 'a;
 
 /// The dotted path of a parameter inside its model (`"layers.1.weight"`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -59,7 +63,7 @@ pub trait Parameters<B: Backend = Cpu>: Differentiable {
     fn visit(&self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &Tensor<B>));
 
     /// Calls `f(name, parameter, gradient)` for every parameter tensor, with its part of `grad`
-    /// (`None` where the gradient is the symbolic zero): what optimizers use.
+    /// (see [`GradVisitor`]): what optimizers use.
     fn visit_mut(&mut self, grad: &Self::Tangent, path: &mut ParamPath, f: &mut GradVisitor<'_, B>);
 
     /// Calls `f(name, parameter)` for every parameter tensor, mutably: what loading uses.
@@ -86,8 +90,7 @@ impl<B: Backend> Parameters<B> for Tensor<B> {
         path: &mut ParamPath,
         f: &mut GradVisitor<'_, B>,
     ) {
-        let mut scratch = None;
-        f(path.as_str(), self, grad.dense_ref(&mut scratch));
+        f(path.as_str(), self, grad);
     }
 
     fn visit_each_mut(&mut self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &mut Tensor<B>)) {

@@ -372,8 +372,8 @@ fn forward_pullback(sig: &FnSignature, span: proc_macro2::Span) -> TokenStream {
         .collect();
     let wrt_names: Vec<&TokenStream> = slot_names.iter().filter(|t| t.to_string() != "_").collect();
     let nice_value = match wrt_names.as_slice() {
-        [single] => quote!(::adjoint::__private::settled(#single)),
-        many => quote!((#(::adjoint::__private::settled(#many)),*)),
+        [single] => quote!(#single),
+        many => quote!((#(#many),*)),
     };
     let (closure_inputs, closure_args) = if sig.has_inout() {
         let types = sig.params.iter().filter(|p| p.inout).map(|p| {

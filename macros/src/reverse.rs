@@ -245,8 +245,14 @@ impl Writer<'_> {
         }
         // The seed in its final representation: a rule may read it more than once (the
         // pullback of `a + b` hands it to both operands), and a sum of products would then be
-        // computed each time.
-        let seed = quote!(::adjoint::__private::settled(#adjoint));
+        // computed each time. A field read's pullback only moves its seed into the struct's
+        // tangent: that seed stays as it is, so a weight's tangent reaches the caller (an
+        // optimizer) as the product's operands.
+        let seed = if self.graph.nodes[id].field_read {
+            quote!(#adjoint)
+        } else {
+            quote!(::adjoint::__private::settled(#adjoint))
+        };
         let call = if io.is_empty() {
             quote!(#pullback(#seed))
         } else {

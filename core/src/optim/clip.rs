@@ -21,7 +21,7 @@ pub fn grad_norm<B: Backend, M: Parameters<B>>(model: &mut M, grad: &M::Tangent)
     // GPU the norm costs one synchronization, not one per parameter.
     let mut sum_sq: Option<Tensor<B>> = None;
     model.visit_mut(grad, &mut ParamPath::new(), &mut |_, _, g| {
-        if let Some(g) = g {
+        if let Some(g) = g.dense_ref() {
             let s = (g * g).sum_all().to_dtype(DType::F64);
             sum_sq = Some(match sum_sq.take() {
                 Some(total) => total + s,

@@ -51,7 +51,11 @@
 //! path from the first step's panics, naming the parameter.
 //!
 //! A step writes the new values into the parameter's own buffer through the backend's fused
-//! [`Backend::update`] (one pass over parameter, gradient and state; no allocation). State
+//! [`Backend::update`] (one pass over parameter, gradient and state; no allocation). Plain SGD
+//! (no momentum, no weight decay) on a weight whose gradient is a matrix product not yet
+//! computed (`xᵀ·ȳ` of `x.matmul(&w)`, as the `_vjp` functions return it:
+//! [`TensorTangent::Outer`]) does less: one GEMM adds `−γ·xᵀ·ȳ` into the weight's buffer, so
+//! the gradient is never stored and there is no pass over it. State
 //! buffers are allocated once, on a parameter's first step. The write goes through
 //! [`Tensor::storage_mut`], which is copy-on-write: if a parameter's buffer is still shared
 //! (the caller kept a clone of the model, or a pullback that captured it is alive), that
@@ -63,6 +67,7 @@
 //! weight decay, no momentum, and Adam's step count of that parameter does not advance.
 //!
 //! [`TensorTangent::Zero`]: crate::TensorTangent::Zero
+//! [`TensorTangent::Outer`]: crate::TensorTangent::Outer
 
 mod adam;
 mod clip;
@@ -74,7 +79,7 @@ pub use clip::{clip_grad_norm, grad_norm};
 pub use schedule::{CosineWithWarmup, LrSchedule, StepLr};
 pub use sgd::Sgd;
 
-use crate::tensor::{Backend, Cpu, Tensor, UpdateOp};
+use crate::tensor::{Backend, Cpu, DType, Tensor, TensorTangent, UpdateOp};
 use crate::{ParamPath, Parameters};
 
 /// A first-order optimizer: moves a model's parameters along its gradient, in place.
@@ -134,9 +139,10 @@ impl<S> Slots<S> {
         );
     }
 
-    /// Calls `f(name, parameter, gradient, state)` for every parameter of `model` with a
-    /// gradient in `grad`, its state created by `S::default()` on first use; then checks, as
-    /// [`finish`](Slots::finish) does, that the model had as many parameters as before.
+    /// Calls `f(name, parameter, gradient, state)` for every parameter of `model` whose
+    /// gradient in `grad` is not the symbolic zero, its state created by `S::default()` on
+    /// first use; then checks, as [`finish`](Slots::finish) does, that the model had as many
+    /// parameters as before.
     ///
     /// # Panics
     /// If the model changed shape since earlier steps (see [`get`](Slots::get)).
@@ -145,7 +151,7 @@ impl<S> Slots<S> {
         &mut self,
         model: &mut M,
         grad: &M::Tangent,
-        mut f: impl FnMut(&str, &mut Tensor<B>, &Tensor<B>, &mut S),
+        mut f: impl FnMut(&str, &mut Tensor<B>, &TensorTangent<B>, &mut S),
     ) where
         S: Default,
     {
@@ -153,8 +159,9 @@ impl<S> Slots<S> {
         model.visit_mut(grad, &mut ParamPath::new(), &mut |name, param, g| {
             let state = self.get(index, name, S::default);
             index += 1;
-            let Some(g) = g else { return };
-            f(name, param, g, state);
+            if !g.is_zero() {
+                f(name, param, g, state);
+            }
         });
         self.finish(index);
     }
@@ -165,8 +172,12 @@ impl<S> Slots<S> {
     }
 }
 
-/// Runs the fused step `op` on `param`, its gradient `grad` and the state buffers `state`,
-/// in place ([`Backend::update`]).
+/// Runs the fused step `op` on `param`, its (nonzero) gradient `grad` and the state buffers
+/// `state`, in place: [`Backend::update`], or, for plain SGD (`θ ← θ − γ·g`, no momentum or
+/// weight decay) on a gradient that is a matrix product not yet computed (`g = Aᵀ·G`, a
+/// weight's, [`TensorTangent::Outer`]), one GEMM that adds `−γ·Aᵀ·G` into `θ`'s buffer
+/// ([`OuterSum::add_scaled_into`](crate::tensor::OuterSum::add_scaled_into)): the gradient is never stored, and there is no pass over
+/// it.
 ///
 /// # Panics
 /// If `grad` or a state buffer differs from `param` in shape or dtype, or `param` is not a
@@ -176,24 +187,48 @@ pub(crate) fn fused_update<B: Backend>(
     name: &str,
     op: UpdateOp,
     param: &mut Tensor<B>,
-    grad: &Tensor<B>,
+    grad: &TensorTangent<B>,
     state: &mut [&mut Tensor<B>],
 ) {
-    let like_param = |t: &Tensor<B>| t.shape() == param.shape() && t.dtype() == param.dtype();
+    let like_param =
+        |shape: &[usize], dtype: DType| shape == param.shape() && dtype == param.dtype();
     assert!(
         param.dtype().is_float(),
         "optimizer: parameter `{name}` is a {:?} tensor; only float tensors can be optimized",
         param.dtype()
     );
+    let (shape, dtype) = match grad {
+        TensorTangent::Outer(sum) => (sum.shape().to_vec(), sum.dtype()),
+        other => {
+            let g = other
+                .dense_ref()
+                .expect("the optimizers skip zero gradients");
+            (g.shape().to_vec(), g.dtype())
+        }
+    };
     assert!(
-        like_param(grad),
-        "optimizer: the gradient of `{name}` is {:?} {:?}, the parameter {:?} {:?}",
-        grad.dtype(),
-        grad.shape(),
+        like_param(&shape, dtype),
+        "optimizer: the gradient of `{name}` is {dtype:?} {shape:?}, the parameter {:?} {:?}",
         param.dtype(),
         param.shape()
     );
-    assert!(state.iter().all(|s| like_param(s)));
+    assert!(state.iter().all(|s| like_param(s.shape(), s.dtype())));
+    if let TensorTangent::Outer(sum) = grad
+        && let UpdateOp::Sgd {
+            lr,
+            momentum,
+            weight_decay,
+            ..
+        } = op
+        && momentum == 0.0
+        && weight_decay == 0.0
+        && sum.add_scaled_into(-lr, param)
+    {
+        return;
+    }
+    let grad = grad
+        .dense_ref()
+        .expect("the optimizers skip zero gradients");
     let p = param.storage_mut();
     match state {
         [] => B::update(op, p, grad.storage(), &mut []),

@@ -20,6 +20,7 @@
 
 use super::{Backend, DType, Tensor, TensorTangent};
 use crate::ops::matmul::{gemm, gemm_acc};
+use std::sync::OnceLock;
 
 /// `Aᵀ·G` with `A: [k, m]`, `G: [k, n]` of one dtype and device: an `[m, n]` tensor not yet
 /// computed.
@@ -34,6 +35,9 @@ pub struct OuterSum<B: Backend> {
     a: Tensor<B>,
     /// `G: [k, n]`.
     g: Tensor<B>,
+    /// The product, once a reader by reference has computed it (a gradient's norm, then the
+    /// optimizer's step): read again, it is not computed again.
+    product: OnceLock<Tensor<B>>,
 }
 
 impl<B: Backend> OuterSum<B> {
@@ -52,12 +56,21 @@ impl<B: Backend> OuterSum<B> {
         if k * (m + n) > (m * n).max(1 << 16) {
             return TensorTangent::Dense(gemm(&a, true, &g, false));
         }
-        TensorTangent::Outer(OuterSum { a, g })
+        TensorTangent::Outer(OuterSum {
+            a,
+            g,
+            product: OnceLock::new(),
+        })
     }
 
     /// The shape `[m, n]` of the product.
     pub fn shape(&self) -> [usize; 2] {
         [self.a.shape()[1], self.g.shape()[1]]
+    }
+
+    /// The dtype of the operands and the product.
+    pub fn dtype(&self) -> DType {
+        self.a.dtype()
     }
 
     /// The dtype and device of the operands.
@@ -74,20 +87,69 @@ impl<B: Backend> OuterSum<B> {
     /// `acc ← acc + Aᵀ·G` ([`fits`](OuterSum::fits) holds): in `acc`'s buffer by a GEMM with
     /// β = 1 if no other tensor shares it, else into a new one.
     pub(crate) fn add_to(self, acc: &mut Tensor<B>) {
+        if self.product.get().is_some() {
+            *acc = self.into_tensor() + &*acc;
+            return;
+        }
         match acc.unique_storage_mut() {
             Some(buf) => gemm_acc(&self.a, true, &self.g, false, buf),
             None => *acc = self.into_tensor() + &*acc,
         }
     }
 
+    /// `target ← target + γ·Aᵀ·G` in `target`'s own buffer (copied first if another tensor
+    /// shares it), by one GEMM with β = 1: the product is never stored. `γ` scales whichever
+    /// operand holds fewer elements, in the operands' dtype. Plain SGD's step (`γ = −lr`) on a
+    /// weight whose gradient is a product not yet computed: the gradient's buffer and the
+    /// update's pass over it are saved.
+    ///
+    /// Returns `false`, and leaves `target` alone, when the product is already computed (a
+    /// reader by reference computed it): adding that tensor is the cheaper step then.
+    ///
+    /// # Panics
+    /// If `target` does not have the product's shape, dtype and device.
+    #[track_caller]
+    pub fn add_scaled_into(&self, factor: f64, target: &mut Tensor<B>) -> bool {
+        assert!(
+            self.fits(target),
+            "OuterSum: a product of shape {:?} ({:?}) cannot be added into a tensor of shape {:?} ({:?})",
+            self.shape(),
+            self.dtype(),
+            target.shape(),
+            target.dtype()
+        );
+        if self.product.get().is_some() {
+            return false;
+        }
+        let (a, g) = if self.a.len() <= self.g.len() {
+            (&self.a * factor, self.g.clone())
+        } else {
+            (self.a.clone(), &self.g * factor)
+        };
+        gemm_acc(&a, true, &g, false, target.storage_mut());
+        true
+    }
+
+    /// The product as one `[m, n]` tensor, computed on the first read by reference and kept.
+    pub fn computed(&self) -> &Tensor<B> {
+        self.product
+            .get_or_init(|| gemm(&self.a, true, &self.g, false))
+    }
+
     /// The product as one `[m, n]` tensor.
     pub fn to_tensor(&self) -> Tensor<B> {
-        gemm(&self.a, true, &self.g, false)
+        match self.product.get() {
+            Some(t) => t.clone(),
+            None => gemm(&self.a, true, &self.g, false),
+        }
     }
 
     /// The product as one `[m, n]` tensor (the operands are released).
     pub fn into_tensor(self) -> Tensor<B> {
-        self.to_tensor()
+        match self.product.into_inner() {
+            Some(t) => t,
+            None => gemm(&self.a, true, &self.g, false),
+        }
     }
 }
 
@@ -169,13 +231,46 @@ mod tests {
     }
 
     #[test]
+    fn a_scaled_product_is_added_into_the_target_either_operand_scaled() {
+        // `A: [3, 4]` is the smaller operand against `G: [3, 5]`, and the larger against
+        // `[3, 2]`: each gets the factor once.
+        for n in [5, 2] {
+            let (a, g) = (ints(3, 4, 1), ints(3, n, 2));
+            let target = ints(4, n, 3);
+            let want = (a.t().matmul(&g) * -0.5 + &target).to_vec_f64();
+            let TensorTangent::Outer(sum) = OuterSum::tangent(a, g) else {
+                panic!("small operands are kept")
+            };
+            let mut t = target.clone();
+            assert!(sum.add_scaled_into(-0.5, &mut t));
+            assert_eq!(t.to_vec_f64(), want, "n = {n}");
+            // `target` shared its buffer with `t`: it was copied, not written.
+            assert_eq!(target.to_vec_f64(), ints(4, n, 3).to_vec_f64());
+            // Once computed by a reader, the product is not added by a GEMM again.
+            let _ = sum.computed();
+            assert!(!sum.add_scaled_into(-0.5, &mut t));
+            assert_eq!(t.to_vec_f64(), want);
+        }
+    }
+
+    #[test]
+    #[should_panic(
+        expected = "a product of shape [4, 5] (F64) cannot be added into a tensor of shape [5, 4] (F64)"
+    )]
+    fn a_scaled_product_checks_the_targets_shape() {
+        let TensorTangent::Outer(sum) = OuterSum::tangent(ints(3, 4, 1), ints(3, 5, 2)) else {
+            panic!("small operands are kept")
+        };
+        sum.add_scaled_into(1.0, &mut ints(5, 4, 3));
+    }
+
+    #[test]
     fn a_sum_of_products_reads_like_its_tensor() {
         // [2 3]·[1 4] = 14.
         let sum = OuterSum::tangent(t(vec![2., 3.], &[2, 1]), t(vec![1., 4.], &[2, 1]));
         let dense = TensorTangent::Dense(t(vec![14.], &[1, 1]));
         assert_eq!(sum, dense);
-        let mut scratch = None;
-        assert_eq!(sum.dense_ref(&mut scratch).unwrap().to_vec_f64(), vec![14.]);
+        assert_eq!(sum.dense_ref().unwrap().to_vec_f64(), vec![14.]);
         assert_eq!(sum.clone().plus(dense).unwrap().to_vec_f64(), vec![28.]);
         assert_eq!(sum.clone().scaled(0.5).unwrap().to_vec_f64(), vec![7.]);
         assert!(matches!(sum.settled(), TensorTangent::Dense(_)));

@@ -14,11 +14,14 @@ use adjoint_backend::BinaryOp;
 /// `Outer` is what the pullback of [`matmul`](Tensor::matmul) gives its 2-D right operand (a
 /// weight): `xᵀ·ȳ` kept as `x` and `ȳ`, so that the tangents of a weight used in every
 /// iteration of a loop are each computed straight into the accumulator's buffer instead of
-/// into a buffer of their own that is then added (see [`OuterSum`]).
-/// [`dense`](TensorTangent::dense), [`unwrap`](TensorTangent::unwrap),
-/// [`to_tensor_like`](TensorTangent::to_tensor_like), [`map`](TensorTangent::map) and the
-/// optimizers compute it; the public `_vjp` functions that `#[differentiable]` generates
-/// return only `Zero` or `Dense`.
+/// into a buffer of their own that is then added (see [`OuterSum`]), and so that plain SGD
+/// adds `−γ·xᵀ·ȳ` straight into the weight (one GEMM, no gradient buffer:
+/// [`Sgd`](crate::optim::Sgd)). The public `_vjp` functions that `#[differentiable]`
+/// generates return a weight's gradient in this form; [`dense`](TensorTangent::dense),
+/// [`unwrap`](TensorTangent::unwrap), [`dense_ref`](TensorTangent::dense_ref),
+/// [`to_tensor_like`](TensorTangent::to_tensor_like), [`map`](TensorTangent::map), `==` and
+/// the optimizers compute it, and [`settled`](TangentVector::settled) turns a whole tangent
+/// (a model's) into `Zero` and `Dense` parts.
 ///
 /// ```
 /// use adjoint::prelude::*;
@@ -62,13 +65,15 @@ impl<B: Backend> TensorTangent<B> {
         }
     }
 
-    /// The dense tangent by reference, computing a sum of products into `scratch` (for
-    /// readers that hold the tangent by reference, like the optimizers).
-    pub fn dense_ref<'a>(&'a self, scratch: &'a mut Option<Tensor<B>>) -> Option<&'a Tensor<B>> {
+    /// The dense tangent by reference, or `None` for the symbolic zero (for readers that hold
+    /// the tangent by reference, like gradient clipping and the optimizers). A sum of products
+    /// is computed on the first such read and kept ([`OuterSum::computed`]), so later readers
+    /// do not compute it again.
+    pub fn dense_ref(&self) -> Option<&Tensor<B>> {
         match self {
             TensorTangent::Zero => None,
             TensorTangent::Dense(t) => Some(t),
-            TensorTangent::Outer(sum) => Some(scratch.insert(sum.to_tensor())),
+            TensorTangent::Outer(sum) => Some(sum.computed()),
         }
     }
 
@@ -173,8 +178,7 @@ impl<B: Backend> Differentiable for Tensor<B> {
     /// `self ← self + tangent` (a new buffer; other clones keep the old values).
     #[track_caller]
     fn move_by(&mut self, tangent: &TensorTangent<B>) {
-        let mut scratch = None;
-        if let Some(t) = tangent.dense_ref(&mut scratch) {
+        if let Some(t) = tangent.dense_ref() {
             assert_eq!(
                 self.shape(),
                 t.shape(),
