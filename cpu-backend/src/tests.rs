@@ -30,7 +30,7 @@ fn matmul_with_transposes_and_broadcast_batches() {
     // Below (a vector times a matrix, outer products with and without a tail after their
     // blocks of 32 columns, an empty inner dimension, whose product is zeros, and widths with
     // and without a tail after the plain loops' blocks of 16 columns) and above the size where
-    // the plain loops hand over to `matrixmultiply`, and products large enough to be split
+    // the plain loops hand over to the `gemm` crate, and products large enough to be split
     // across threads by columns (wide) and by rows (tall).
     for (batch, m, k, n) in [
         (3, 4, 5, 2),
@@ -126,7 +126,7 @@ fn matmul_case_in(dtype: DType, tol: f64, (batch, m, k, n): (usize, usize, usize
 
 /// `matmul_epilogue` against the ops it fuses (the `Backend` default: the products, then
 /// `binary(Add)` with the bias broadcast over the rows, then `unary_assign`), bit for bit, in
-/// both dtypes: by the plain loops, by `matrixmultiply` (f64) and the AVX-512 kernel (f32),
+/// both dtypes: by the plain loops, by the `gemm` crate and the AVX-512 kernel (f32),
 /// serial and split across threads by rows and by columns (with the bias split too).
 #[test]
 fn matmul_epilogue_gives_the_bits_of_the_separate_ops() {

@@ -24,7 +24,7 @@
 //! dimension in another order than the GEMM path's, so results agree to rounding, not bits.
 //!
 //! In the MNIST CNN step the `im2col` path spent 17% of its samples writing the columns
-//! twice (the unfolding, then `matrixmultiply`'s packing of them) and 3% folding them back;
+//! twice (the unfolding, then the GEMM's packing of them) and 3% folding them back;
 //! with these kernels the step went from 52 to 37–39 ms on two AVX2 cores (docs/tensors.md,
 //! 19th session). Masked stores are kept to the edges: AMD's Zen 2 runs them as long
 //! microcoded sequences.

@@ -1,13 +1,20 @@
 //! The backend's one GEMM: on a single thread, [`super::gemm_avx512`]'s kernel for `f32` on
-//! CPUs with AVX-512F and `matrixmultiply`'s kernels otherwise; and a split of one product
+//! CPUs with AVX-512F and the `gemm` crate's kernels otherwise; and a split of one product
 //! across rayon's threads.
 //!
+//! The `gemm` crate replaced `matrixmultiply` in the 20th session: its AVX2 `f32` tiles are
+//! 6 rows × 16 columns (two vectors of `B`, six broadcasts of `A` and twelve multiply-adds per
+//! step of the inner dimension) against `matrixmultiply`'s 8 × 8, and the MNIST MLP step ran
+//! 8–9% faster with it (docs/tensors.md).
+//!
 //! All parallelism of the CPU backend is rayon's, in one pool of one thread per core.
-//! `matrixmultiply`'s own `threading` feature would start a second pool: on two cores its
-//! worker and rayon's (spinning between the parallel passes of a step) took turns on the same
-//! cores, and the MNIST CNN step spent about a quarter of its samples in `sched_yield` and the
-//! scheduler. So products run serially where the caller is already parallel (the convolution,
-//! one image per task), and [`gemm_parallel`] splits a lone product itself.
+//! `matrixmultiply`'s own `threading` feature would have started a second pool: on two cores
+//! its worker and rayon's (spinning between the parallel passes of a step) took turns on the
+//! same cores, and the MNIST CNN step spent about a quarter of its samples in `sched_yield` and
+//! the scheduler. So products run serially where the caller is already parallel (the
+//! convolution, one image per task), and [`gemm_parallel`] splits a lone product itself (the
+//! `gemm` crate's own rayon split was no faster on the MLP step: 2.66–2.70 against 2.59–2.61
+//! ms in alternating runs).
 
 use super::elementwise::{binary_slice, unary_slice};
 use super::math::Tanh;
@@ -69,7 +76,7 @@ impl<T: Gemm> Epilogue<T> {
     }
 }
 
-/// A float type with a `matrixmultiply` kernel.
+/// A float type with a GEMM kernel (the `gemm` crate's, or one of its own).
 pub(crate) trait Gemm: Real + Send + Sync + Tanh {
     /// `C = act(A·B + β·C + bias)` on the calling thread, `A` being `m × k`, `B` `k × n`, `C`
     /// `m × n`: the product, then `epilogue` (which a type's own kernel applies as it writes
@@ -119,7 +126,47 @@ pub(crate) trait Gemm: Real + Send + Sync + Tanh {
     }
 }
 
-/// No kernel of its own for this type (or this CPU architecture): `matrixmultiply` runs
+/// `C = A·B + β·C` on this thread by the `gemm` crate (which detects the CPU's vector
+/// extensions at run time: on AVX2 its `f32` tiles are 6 rows × 16 columns of `C`, two
+/// vectors of `B` and six broadcasts of `A` per step of the inner dimension).
+///
+/// # Safety
+/// As [`Gemm::gemm`].
+unsafe fn library<T: Real + 'static>(
+    [m, k, n]: [usize; 3],
+    (a, [ar, ac]): Operand<T>,
+    (b, [br, bc]): Operand<T>,
+    beta: T,
+    (c, [cr, cc]): Output<T>,
+) {
+    // SAFETY: the caller's contract. The crate computes `dst ← α·dst + β·lhs·rhs` with column
+    // strides before row strides, reading `dst` only if told to: our `β` is its `α`.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            c,
+            cc,
+            cr,
+            beta != T::zero(),
+            a,
+            ac,
+            ar,
+            b,
+            bc,
+            br,
+            beta,
+            T::one(),
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        )
+    }
+}
+
+/// No kernel of its own for this type (or this CPU architecture): the `gemm` crate runs
 /// every product.
 unsafe fn none<T>(
     _: [usize; 3],
@@ -138,7 +185,7 @@ use super::gemm_avx512::sgemm as own_f32;
 use none as own_f32;
 
 macro_rules! gemm_impl {
-    ($t:ty, $own:path, $kernel:path $(, $extra:item)*) => {
+    ($t:ty, $own:path $(, $extra:item)*) => {
         impl Gemm for $t {
             $($extra)*
 
@@ -156,7 +203,7 @@ macro_rules! gemm_impl {
                 // epilogue's (the kernel initializes `C` first).
                 unsafe {
                     if !$own([m, k, n], a, b, beta, c, epilogue) {
-                        $kernel(m, k, n, 1.0, a.0, ar, ac, b.0, br, bc, beta, c.0, cr, cc);
+                        library([m, k, n], a, b, beta, c);
                         epilogue.apply([m, n], c.0, cr);
                     }
                 }
@@ -167,7 +214,6 @@ macro_rules! gemm_impl {
 gemm_impl!(
     f32,
     own_f32,
-    matrixmultiply::sgemm,
     #[inline]
     unsafe fn dots_avx2(
         [m, k, n]: [usize; 3],
@@ -188,15 +234,16 @@ gemm_impl!(
         }
     }
 );
-gemm_impl!(f64, none, matrixmultiply::dgemm);
+gemm_impl!(f64, none);
 
 /// Products of fewer multiply-adds than this run on one thread (a round number, not tuned:
 /// handing a product to a second thread has a fixed cost that a small one does not repay).
 const PARALLEL_MIN: usize = 1 << 18;
 
 /// Block boundaries of a split are multiples of this, so that every block but the last keeps
-/// the kernels' register tiles full (16 × 16 in `matrixmultiply`, 8 × 32 in
-/// [`super::gemm_avx512`]).
+/// the kernels' register tiles full where they split columns (16 wide in the `gemm` crate's
+/// AVX2 tiles, 32 in [`super::gemm_avx512`]'s); a block of rows ends in a partial tile of the
+/// crate's 6-row tiles, a cost of at most one tile row per block.
 const ALIGN: usize = 32;
 
 /// Raw pointers moved into rayon tasks.

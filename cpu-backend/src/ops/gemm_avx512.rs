@@ -11,9 +11,9 @@
 //! broadcasts take constant offsets from one pointer; any other `A` is read in place under
 //! its strides (a broadcast reads one element wherever it lies).
 //!
-//! `matrixmultiply` packs both operands for every product into its own layouts, with no
-//! choice by shape: in the MNIST MLP step (batch 128) its packing was 16% of all samples, its
-//! kernel 61%. Here the packing of both operands was about 11% of the step's samples, and the
+//! `matrixmultiply`, the backend's GEMM when this kernel was written, packs both operands for
+//! every product into its own layouts, with no choice by shape: in the MNIST MLP step (batch
+//! 128) its packing was 16% of all samples, its kernel 61%. Here the packing of both operands was about 11% of the step's samples, and the
 //! columns of `C` beyond the last full panel are handled by masked loads and stores, the rows
 //! beyond the last full tile by narrower tiles (`R < MR`).
 //!

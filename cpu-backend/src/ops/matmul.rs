@@ -74,7 +74,7 @@ pub fn matmul_epilogue(
 
 type Strides = (isize, isize);
 
-/// Products of at most this many multiply-adds skip `matrixmultiply`, whose packing of both
+/// Products of at most this many multiply-adds skip the packed GEMM, whose packing of both
 /// operands costs more than the product itself for a vector times a small matrix (the RNN
 /// step of `benches/steps.rs`: `[1, 32]·[32, 32]`).
 const SMALL: usize = 32 * 32 * 32;
