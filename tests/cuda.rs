@@ -119,7 +119,8 @@ fn plumbing<B: Backend>(
 }
 
 /// An Elman RNN over the rows of `x`: the tangents of `w` and `u` are sums of products over
-/// the steps (`TensorTangent::Outer`), computed when the gradient is returned.
+/// the steps (`TensorTangent::Outer`), added into their accumulators step by step and
+/// computed when the gradient is read.
 #[differentiable]
 fn rnn<B: Backend>(
     w: &Tensor<B>,
