@@ -216,6 +216,36 @@ fn rnn_loop_agrees() {
     }
 }
 
+/// `Σ (x·W) ⊙ y`: `W̄ = xᵀ·y`, returned as the product's operands.
+#[differentiable]
+fn weighted<B: Backend>(
+    w: &Tensor<B>,
+    #[no_derivative] x: &Tensor<B>,
+    #[no_derivative] y: &Tensor<B>,
+) -> Tensor<B> {
+    (x.matmul(w) * y).sum_all()
+}
+
+/// Plain SGD adds `−γ·xᵀ·y` into the weight by one GEMM (`OuterSum::add_scaled_into`): the
+/// stepped weight agrees across backends.
+#[test]
+fn sgd_on_a_weights_product_agrees() {
+    for (dtype, tol) in [(DType::F64, 1e-9), (DType::F32, 1e-4)] {
+        let inputs = [
+            host(&[16, 10], 17, dtype),
+            host(&[6, 16], 18, dtype),
+            host(&[6, 10], 19, dtype),
+        ];
+        on_both!(inputs, tol, "sgd", |w, x, y| {
+            let (value, gw) = value_with_gradient(weighted_vjp(w, x, y));
+            assert!(matches!(gw, TensorTangent::Outer(_)), "W̄ is kept as xᵀ·y");
+            let mut stepped = w.clone();
+            Sgd::new(0.5).step(&mut stepped, &gw);
+            (value, vec![TensorTangent::Dense(stepped)])
+        });
+    }
+}
+
 #[test]
 fn plumbing_agrees() {
     let ids = Tensor::from_vec(vec![0_u32, 2, 2], &[3]);

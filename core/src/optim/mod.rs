@@ -176,8 +176,9 @@ impl<S> Slots<S> {
 /// `state`, in place: [`Backend::update`], or, for plain SGD (`θ ← θ − γ·g`, no momentum or
 /// weight decay) on a gradient that is a matrix product not yet computed (`g = Aᵀ·G`, a
 /// weight's, [`TensorTangent::Outer`]), one GEMM that adds `−γ·Aᵀ·G` into `θ`'s buffer
-/// ([`OuterSum::add_scaled_into`](crate::tensor::OuterSum::add_scaled_into)): the gradient is never stored, and there is no pass over
-/// it.
+/// ([`OuterSum::add_scaled_into`](crate::tensor::OuterSum::add_scaled_into)): the gradient
+/// is never stored, and there is no pass over it. A product that a reader by reference has
+/// already computed (clipping's norm) is added by the update pass instead.
 ///
 /// # Panics
 /// If `grad` or a state buffer differs from `param` in shape or dtype, or `param` is not a
@@ -214,6 +215,7 @@ pub(crate) fn fused_update<B: Backend>(
     );
     assert!(state.iter().all(|s| like_param(s.shape(), s.dtype())));
     if let TensorTangent::Outer(sum) = grad
+        && !sum.is_computed()
         && let UpdateOp::Sgd {
             lr,
             momentum,
@@ -222,9 +224,8 @@ pub(crate) fn fused_update<B: Backend>(
         } = op
         && momentum == 0.0
         && weight_decay == 0.0
-        && sum.add_scaled_into(-lr, param)
     {
-        return;
+        return sum.add_scaled_into(-lr, param);
     }
     let grad = grad
         .dense_ref()

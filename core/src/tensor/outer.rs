@@ -87,7 +87,7 @@ impl<B: Backend> OuterSum<B> {
     /// `acc ← acc + Aᵀ·G` ([`fits`](OuterSum::fits) holds): in `acc`'s buffer by a GEMM with
     /// β = 1 if no other tensor shares it, else into a new one.
     pub(crate) fn add_to(self, acc: &mut Tensor<B>) {
-        if self.product.get().is_some() {
+        if self.is_computed() {
             *acc = self.into_tensor() + &*acc;
             return;
         }
@@ -97,19 +97,23 @@ impl<B: Backend> OuterSum<B> {
         }
     }
 
+    /// Whether the product has been computed and kept (by [`computed`](OuterSum::computed), a
+    /// reader by reference): adding that tensor is then cheaper than
+    /// [`add_scaled_into`](OuterSum::add_scaled_into)'s GEMM.
+    pub fn is_computed(&self) -> bool {
+        self.product.get().is_some()
+    }
+
     /// `target ← target + γ·Aᵀ·G` in `target`'s own buffer (copied first if another tensor
-    /// shares it), by one GEMM with β = 1: the product is never stored. `γ` scales whichever
+    /// shares it), by one GEMM with β = 1: the product is not stored. `γ` scales whichever
     /// operand holds fewer elements, in the operands' dtype. Plain SGD's step (`γ = −lr`) on a
     /// weight whose gradient is a product not yet computed: the gradient's buffer and the
     /// update's pass over it are saved.
     ///
-    /// Returns `false`, and leaves `target` alone, when the product is already computed (a
-    /// reader by reference computed it): adding that tensor is the cheaper step then.
-    ///
     /// # Panics
     /// If `target` does not have the product's shape, dtype and device.
     #[track_caller]
-    pub fn add_scaled_into(&self, factor: f64, target: &mut Tensor<B>) -> bool {
+    pub fn add_scaled_into(&self, factor: f64, target: &mut Tensor<B>) {
         assert!(
             self.fits(target),
             "OuterSum: a product of shape {:?} ({:?}) cannot be added into a tensor of shape {:?} ({:?})",
@@ -118,16 +122,12 @@ impl<B: Backend> OuterSum<B> {
             target.shape(),
             target.dtype()
         );
-        if self.product.get().is_some() {
-            return false;
-        }
         let (a, g) = if self.a.len() <= self.g.len() {
             (&self.a * factor, self.g.clone())
         } else {
             (self.a.clone(), &self.g * factor)
         };
         gemm_acc(&a, true, &g, false, target.storage_mut());
-        true
     }
 
     /// The product as one `[m, n]` tensor, computed on the first read by reference and kept.
@@ -242,14 +242,16 @@ mod tests {
                 panic!("small operands are kept")
             };
             let mut t = target.clone();
-            assert!(sum.add_scaled_into(-0.5, &mut t));
+            assert!(!sum.is_computed());
+            sum.add_scaled_into(-0.5, &mut t);
+            assert!(!sum.is_computed(), "the product was not stored");
             assert_eq!(t.to_vec_f64(), want, "n = {n}");
             // `target` shared its buffer with `t`: it was copied, not written.
             assert_eq!(target.to_vec_f64(), ints(4, n, 3).to_vec_f64());
-            // Once computed by a reader, the product is not added by a GEMM again.
-            let _ = sum.computed();
-            assert!(!sum.add_scaled_into(-0.5, &mut t));
-            assert_eq!(t.to_vec_f64(), want);
+            // A reader by reference computes it once and keeps it.
+            let first = sum.computed().storage() as *const _;
+            assert!(sum.is_computed());
+            assert_eq!(sum.computed().storage() as *const _, first);
         }
     }
 
