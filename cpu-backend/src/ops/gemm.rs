@@ -12,13 +12,16 @@
 //! its worker and rayon's (spinning between the parallel passes of a step) took turns on the
 //! same cores, and the MNIST CNN step spent about a quarter of its samples in `sched_yield` and
 //! the scheduler. So products run serially where the caller is already parallel (the
-//! convolution, one image per task), and [`gemm_parallel`] splits a lone product itself (the
+//! convolution, one image per task), and [`gemm_parallel`] splits a lone product itself, into
+//! chunks that the threads take as they become free (the
 //! `gemm` crate's own rayon split was no faster on the MLP step: 2.66–2.70 against 2.59–2.61
 //! ms in alternating runs).
 
 use super::elementwise::{binary_slice, unary_slice};
 use super::math::Tanh;
 use adjoint_backend::{BinaryOp, Real, UnaryOp};
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// A matrix operand: its first element and its (row, column) strides in elements.
 pub(crate) type Operand<T> = (*const T, [isize; 2]);
@@ -110,6 +113,35 @@ pub(crate) trait Gemm: Real + Send + Sync + Tanh {
         unsafe { Self::gemm_epilogue(mkn, a, b, beta, c, Epilogue::NONE) }
     }
 
+    /// `C = act(A·B + β·C + bias)` over the chunks of rows (`rows`) or of columns of `C` that
+    /// `next` hands out, on this thread, until it hands out none: one
+    /// [`Gemm::gemm_epilogue`] per chunk, or a type's own loop that packs what the chunks
+    /// share (all of `A` for chunks of columns, all of `B` for chunks of rows) once.
+    ///
+    /// # Safety
+    /// As [`Gemm::gemm_epilogue`]; every chunk lies inside `C`'s rows (or columns).
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm_chunks(
+        mkn: [usize; 3],
+        a: Operand<Self>,
+        b: Operand<Self>,
+        beta: Self,
+        c: Output<Self>,
+        epilogue: Epilogue<Self>,
+        rows: bool,
+        next: &mut dyn FnMut() -> Option<Range<usize>>,
+    ) {
+        // SAFETY: the caller's contract.
+        unsafe { chunk_by_chunk(mkn, a, b, beta, c, epilogue, rows, next) }
+    }
+
+    /// Whether [`Gemm::gemm_chunks`] packs the chunks' shared operand once on this CPU, so
+    /// that [`gemm_parallel`] can hand a product out in chunks finer than one per thread
+    /// without packing it again for each.
+    fn shares_packing() -> bool {
+        false
+    }
+
     /// `C = A·Bᵀ` by a kernel of this type for CPUs with AVX2 and FMA, when `A` (`m × k`,
     /// row stride `ar`) and `B` (`n × k`, row stride `bc`) have contiguous rows; returns
     /// whether it ran (`false`: no such kernel, use the generic loops).
@@ -123,6 +155,49 @@ pub(crate) trait Gemm: Real + Send + Sync + Tanh {
         _c: *mut Self,
     ) -> bool {
         false
+    }
+}
+
+/// [`Gemm::gemm_chunks`] by one [`Gemm::gemm_epilogue`] per chunk.
+///
+/// # Safety
+/// As [`Gemm::gemm_chunks`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn chunk_by_chunk<T: Gemm>(
+    [m, k, n]: [usize; 3],
+    (ap, [ar, ac]): Operand<T>,
+    (bp, [br, bc]): Operand<T>,
+    beta: T,
+    (cp, [cr, cc]): Output<T>,
+    epilogue: Epilogue<T>,
+    rows: bool,
+    next: &mut dyn FnMut() -> Option<Range<usize>>,
+) {
+    while let Some(chunk) = next() {
+        let (start, len) = (chunk.start as isize, chunk.len());
+        // SAFETY: the chunk's rows (columns) of `A` (of `B`), of `C` and of the bias lie
+        // inside what the caller described.
+        unsafe {
+            if rows {
+                T::gemm_epilogue(
+                    [len, k, n],
+                    (ap.offset(start * ar), [ar, ac]),
+                    (bp, [br, bc]),
+                    beta,
+                    (cp.offset(start * cr), [cr, cc]),
+                    epilogue,
+                );
+            } else {
+                T::gemm_epilogue(
+                    [m, k, len],
+                    (ap, [ar, ac]),
+                    (bp.offset(start * bc), [br, bc]),
+                    beta,
+                    (cp.offset(start * cc), [cr, cc]),
+                    epilogue.at_column(chunk.start),
+                );
+            }
+        }
     }
 }
 
@@ -184,8 +259,34 @@ use super::gemm_avx512::sgemm as own_f32;
 #[cfg(not(target_arch = "x86_64"))]
 use none as own_f32;
 
+/// No chunk loop of its own for this type (or this CPU architecture).
+#[cfg(not(target_arch = "x86_64"))]
+#[allow(clippy::too_many_arguments)]
+unsafe fn sgemm_chunks<T>(
+    _: [usize; 3],
+    _: Operand<T>,
+    _: Operand<T>,
+    _: T,
+    _: Output<T>,
+    _: Epilogue<T>,
+    _: bool,
+    _: &mut dyn FnMut() -> Option<Range<usize>>,
+) -> bool {
+    false
+}
+#[cfg(target_arch = "x86_64")]
+use super::gemm_avx512::sgemm_chunks;
+
+/// Whether this CPU runs [`super::gemm_avx512`]'s kernel.
+fn own_f32_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return super::gemm_avx512::available();
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
 macro_rules! gemm_impl {
-    ($t:ty, $own:path $(, $extra:item)*) => {
+    ($t:ty, $own:path $(, $extra:item)* $(,)?) => {
         impl Gemm for $t {
             $($extra)*
 
@@ -214,6 +315,27 @@ macro_rules! gemm_impl {
 gemm_impl!(
     f32,
     own_f32,
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn gemm_chunks(
+        mkn: [usize; 3],
+        a: Operand<Self>,
+        b: Operand<Self>,
+        beta: Self,
+        c: Output<Self>,
+        epilogue: Epilogue<Self>,
+        rows: bool,
+        next: &mut dyn FnMut() -> Option<Range<usize>>,
+    ) {
+        // SAFETY: forwarded from the caller, whose contract is both loops'.
+        unsafe {
+            if !sgemm_chunks(mkn, a, b, beta, c, epilogue, rows, next) {
+                chunk_by_chunk(mkn, a, b, beta, c, epilogue, rows, next);
+            }
+        }
+    },
+    fn shares_packing() -> bool {
+        own_f32_available()
+    },
     #[inline]
     unsafe fn dots_avx2(
         [m, k, n]: [usize; 3],
@@ -240,10 +362,10 @@ gemm_impl!(f64, none);
 /// handing a product to a second thread has a fixed cost that a small one does not repay).
 const PARALLEL_MIN: usize = 1 << 18;
 
-/// Block boundaries of a split are multiples of this, so that every block but the last keeps
+/// Chunk boundaries of a split are multiples of this, so that every chunk but the last keeps
 /// the kernels' register tiles full where they split columns (16 wide in the `gemm` crate's
-/// AVX2 tiles, 32 in [`super::gemm_avx512`]'s); a block of rows ends in a partial tile of the
-/// crate's 6-row tiles, a cost of at most one tile row per block.
+/// AVX2 tiles, 32 in [`super::gemm_avx512`]'s); a chunk of rows ends in a partial tile of the
+/// crate's 6-row tiles, a cost of at most one tile row per chunk.
 const ALIGN: usize = 32;
 
 /// Raw pointers moved into rayon tasks.
@@ -254,14 +376,22 @@ unsafe impl<T> Send for Shared<T> {}
 // SAFETY: as above.
 unsafe impl<T> Sync for Shared<T> {}
 
-/// `C = act(A·B + β·C + bias)` as [`Gemm::gemm_epilogue`], split into one block of rows (or of
-/// columns, when `C` is wider than tall) per rayon thread, each finishing its own block.
-/// Splitting the longer side duplicates the reads of the smaller operand only.
+/// Chunks per thread that [`gemm_parallel`] cuts a product into when the type packs what its
+/// chunks share once ([`Gemm::shares_packing`]). One block per thread leaves a thread idle
+/// whenever the other runs slower: in the MNIST MLP step on a 2-vCPU Xeon, the two halves of
+/// each product took times whose median ratio was 1.25–1.45, the slower half by turns on
+/// either thread (docs/tensors.md, 21st session).
+const CHUNKS_PER_THREAD: usize = 4;
+
+/// `C = act(A·B + β·C + bias)` as [`Gemm::gemm_epilogue`], split along rows (or columns, when
+/// `C` is wider than tall, so that only the smaller operand's packing is repeated) into one
+/// chunk per rayon thread, or [`CHUNKS_PER_THREAD`] when the type shares packing between
+/// chunks, which each thread takes as it becomes free.
 ///
 /// # Safety
 /// As [`Gemm::gemm_epilogue`].
 pub(crate) unsafe fn gemm_parallel<T: Gemm>(
-    [m, k, n]: [usize; 3],
+    mkn @ [m, k, n]: [usize; 3],
     a: Operand<T>,
     b: Operand<T>,
     beta: T,
@@ -274,44 +404,136 @@ pub(crate) unsafe fn gemm_parallel<T: Gemm>(
         .min(m * k * n / PARALLEL_MIN);
     if parts <= 1 {
         // SAFETY: the caller's contract.
-        return unsafe { T::gemm_epilogue([m, k, n], a, b, beta, c, epilogue) };
+        return unsafe { T::gemm_epilogue(mkn, a, b, beta, c, epilogue) };
     }
-    let block = long.div_ceil(parts).next_multiple_of(ALIGN);
-    let (a, b, c, epilogue) = (Shared(a), Shared(b), Shared(c), Shared(epilogue));
+    let per_part = if T::shares_packing() {
+        CHUNKS_PER_THREAD
+            .min(m * k * n / (parts * PARALLEL_MIN))
+            .max(1)
+    } else {
+        1
+    };
+    let chunk = long.div_ceil(parts * per_part).next_multiple_of(ALIGN);
+    let chunks = long.div_ceil(chunk);
+    let queues = Queues::new(parts, chunks);
+    let job = Shared((a, b, c, epilogue));
+    let (job, queues) = (&job, &queues);
     rayon::scope(|scope| {
-        for start in (0..long).step_by(block) {
-            let len = block.min(long - start);
+        for part in 0..parts {
             scope.spawn(move |_| {
-                // The whole wrappers move in (a pattern on a captured variable would capture
-                // only the field inside, which is not `Send`).
-                let (Shared((ap, [ar, ac])), Shared((bp, [br, bc])), Shared((cp, [cr, cc]))) =
-                    (a, b, c);
-                let Shared(epilogue) = { epilogue };
-                let off = start as isize;
-                // SAFETY: rows (columns) `start..start + len` of `A` (of `B`), of `C` and of
-                // the bias lie inside what the caller described; blocks of `C` are disjoint.
-                unsafe {
-                    if m >= n {
-                        T::gemm_epilogue(
-                            [len, k, n],
-                            (ap.offset(off * ar), [ar, ac]),
-                            (bp, [br, bc]),
-                            beta,
-                            (cp.offset(off * cr), [cr, cc]),
-                            epilogue,
-                        );
-                    } else {
-                        T::gemm_epilogue(
-                            [m, k, len],
-                            (ap, [ar, ac]),
-                            (bp.offset(off * bc), [br, bc]),
-                            beta,
-                            (cp.offset(off * cc), [cr, cc]),
-                            epilogue.at_column(start),
-                        );
-                    }
-                }
+                let Shared((a, b, c, epilogue)) = *job;
+                let mut next = || {
+                    let i = queues.take(part)?;
+                    Some(i * chunk..long.min((i + 1) * chunk))
+                };
+                // SAFETY: the chunks are disjoint ranges of `C`'s rows (columns) inside
+                // what the caller described, each handed out once.
+                unsafe { T::gemm_chunks(mkn, a, b, beta, c, epilogue, m >= n, &mut next) }
             });
         }
     });
+}
+
+/// The chunks `0..chunks` of a product dealt into one run of consecutive chunks per part:
+/// each part's task takes its own run from the front, and once it is empty, the others'
+/// from the back. A thread thus works on the same part of `C` as it would with one block
+/// each (and of `C`'s weight, in a training step, where the previous products left it in
+/// that thread's cache), and only the end of a slower thread's run moves.
+struct Queues(Vec<AtomicUsize>);
+
+impl Queues {
+    fn new(parts: usize, chunks: usize) -> Queues {
+        Queues(
+            (0..parts)
+                .map(|p| {
+                    let (front, back) = (chunks * p / parts, chunks * (p + 1) / parts);
+                    AtomicUsize::new(Self::pack(front, back))
+                })
+                .collect(),
+        )
+    }
+
+    /// A run `front..back` in one word: front in the high half, back in the low half.
+    fn pack(front: usize, back: usize) -> usize {
+        (front << (usize::BITS / 2)) | back
+    }
+
+    fn unpack(run: usize) -> (usize, usize) {
+        (
+            run >> (usize::BITS / 2),
+            run & (usize::MAX >> (usize::BITS / 2)),
+        )
+    }
+
+    /// The next chunk for `part`: the front of its own run, else the back of the first other
+    /// run that has one; `None` when all are empty.
+    fn take(&self, part: usize) -> Option<usize> {
+        let parts = self.0.len();
+        (0..parts).find_map(|offset| {
+            let queue = &self.0[(part + offset) % parts];
+            let own = offset == 0;
+            let mut run = queue.load(Ordering::Relaxed);
+            loop {
+                let (front, back) = Self::unpack(run);
+                if front >= back {
+                    return None;
+                }
+                let (taken, rest) = if own {
+                    (front, Self::pack(front + 1, back))
+                } else {
+                    (back - 1, Self::pack(front, back - 1))
+                };
+                match queue.compare_exchange_weak(run, rest, Ordering::Relaxed, Ordering::Relaxed) {
+                    Ok(_) => return Some(taken),
+                    Err(now) => run = now,
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Queues;
+
+    /// Every chunk is handed out once: each part's own run in order from its front, then the
+    /// others' from their backs, taken one at a time in turn or by threads at once.
+    #[test]
+    fn queues_hand_out_every_chunk_once() {
+        for parts in 1..=4 {
+            for chunks in parts..=13 {
+                let queues = Queues::new(parts, chunks);
+                let runs: Vec<_> = (0..parts)
+                    .map(|p| chunks * p / parts..chunks * (p + 1) / parts)
+                    .collect();
+                // Part 0 alone: its run from the front, then part 1's from the back, ….
+                let mut seen = Vec::new();
+                while let Some(i) = queues.take(0) {
+                    seen.push(i);
+                }
+                let mut want: Vec<usize> = runs[0].clone().collect();
+                for run in &runs[1..] {
+                    want.extend(run.clone().rev());
+                }
+                assert_eq!(seen, want, "{parts} parts, {chunks} chunks");
+            }
+        }
+        let (parts, chunks) = (3, 1000);
+        let queues = Queues::new(parts, chunks);
+        let mut taken: Vec<usize> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..parts)
+                .map(|part| {
+                    let queues = &queues;
+                    scope
+                        .spawn(move || std::iter::from_fn(|| queues.take(part)).collect::<Vec<_>>())
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().unwrap())
+                .collect()
+        });
+        taken.sort_unstable();
+        assert_eq!(taken, (0..chunks).collect::<Vec<_>>());
+    }
 }

@@ -3,10 +3,11 @@
 //! A register tile holds `MR × NR` = 8 × 32 elements of `C` (sixteen 512-bit accumulators).
 //! Each step of the inner dimension loads one row of the tile's `B` panel (two vectors) and
 //! broadcasts one element of each of the tile's eight rows of `A`. `B` is packed, a block of
-//! `KC × NC` at a time, into contiguous panels of `NR` columns (copied when `B` is row-major,
-//! transposed `16 × 16` blocks in registers when its rows are contiguous), the last panel
-//! padded with zeros so that every load of `B` is a full vector; a row-major `B` of a short
-//! product is read in place instead ([`IN_PLACE_ROWS`]). `A` is packed, a block of `MC` rows
+//! `KC × NC` at a time, into contiguous panels of `NR` columns (a row-major `B` by the first
+//! tile that reads each panel, which stores the rows it loads; one whose rows are contiguous
+//! beforehand, by `16 × 16` transposes in registers), the last panel padded with zeros so
+//! that every load of `B` is a full vector; a row-major `B` of a short product is read in
+//! place instead ([`IN_PLACE_ROWS`]). `A` is packed, a block of `MC` rows
 //! at a time, into runs of `MR` rows when its rows or columns are contiguous, so that the
 //! broadcasts take constant offsets from one pointer; any other `A` is read in place under
 //! its strides (a broadcast reads one element wherever it lies).
@@ -16,6 +17,9 @@
 //! 128) its packing was 16% of all samples, its kernel 61%. Here the packing of both operands was about 11% of the step's samples, and the
 //! columns of `C` beyond the last full panel are handled by masked loads and stores, the rows
 //! beyond the last full tile by narrower tiles (`R < MR`).
+//!
+//! A product split between threads ([`sgemm_chunks`]) is handed out in chunks of rows or of
+//! columns; each thread packs the operand its chunks share once for all of them.
 //!
 //! Loop order, outermost first: blocks of `NC` columns (one when `B` is read in place),
 //! blocks of at most `KC` of the inner dimension (`B`'s block packed into this thread's
@@ -30,6 +34,7 @@ use std::arch::x86_64::{
     _mm512_shuffle_ps, _mm512_storeu_ps, _mm512_unpackhi_ps, _mm512_unpacklo_ps,
 };
 use std::cell::RefCell;
+use std::ops::Range;
 
 use super::gemm::{Epilogue, Operand, Output};
 use adjoint_backend::UnaryOp;
@@ -77,35 +82,162 @@ pub(crate) fn available() -> bool {
 pub(crate) unsafe fn sgemm(
     mkn: [usize; 3],
     a: Operand<f32>,
+    b: Operand<f32>,
+    beta: f32,
+    c: Output<f32>,
+    epilogue: Epilogue<f32>,
+) -> bool {
+    let mut whole = Some(0..mkn[0]);
+    // SAFETY: the caller's contract; the one chunk is every row, and shares nothing.
+    unsafe {
+        chunks(mkn, a, b, beta, c, epilogue, (true, false), &mut || {
+            whole.take()
+        })
+    }
+}
+
+/// The largest operand, in elements, that [`sgemm_chunks`] packs once for all the chunks a
+/// thread runs (1 MiB: `x` of the MNIST MLP, `128 × 784`, is 0.4 MiB).
+const SHARED_MAX: usize = 1 << 18;
+
+/// `C = act(A·B + β·C + bias)` as [`sgemm`], over the chunks of rows (`rows`) or of columns of
+/// `C` that `next` hands out, until it hands out none; returns whether it ran (the conditions
+/// of [`sgemm`]). Chunks of columns share all of `A`, chunks of rows all of `B`: this thread
+/// packs that operand once, before its first chunk (`A`) or as its first chunk reads it
+/// (`B`), when it has at most [`SHARED_MAX`] elements, so that a product handed out in many
+/// chunks (for balance between threads) packs it no more often than in one.
+///
+/// # Safety
+/// As [`sgemm`]; every chunk lies inside `C`'s rows (`rows`) or columns.
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn sgemm_chunks(
+    mkn: [usize; 3],
+    a: Operand<f32>,
+    b: Operand<f32>,
+    beta: f32,
+    c: Output<f32>,
+    epilogue: Epilogue<f32>,
+    rows: bool,
+    next: &mut dyn FnMut() -> Option<Range<usize>>,
+) -> bool {
+    // SAFETY: the caller's contract.
+    unsafe { chunks(mkn, a, b, beta, c, epilogue, (rows, true), next) }
+}
+
+/// [`sgemm_chunks`], packing the shared operand once only when `share`.
+///
+/// # Safety
+/// As [`sgemm_chunks`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn chunks(
+    [m, k, n]: [usize; 3],
+    (a, [ar, ac]): Operand<f32>,
     (b, [br, bc]): Operand<f32>,
     beta: f32,
     (c, [cr, cc]): Output<f32>,
     epilogue: Epilogue<f32>,
+    (rows, share): (bool, bool),
+    next: &mut dyn FnMut() -> Option<Range<usize>>,
 ) -> bool {
     let add = beta == 1.0;
     if !(available() && (add || beta == 0.0) && cc == 1 && (bc == 1 || br == 1)) {
         return false;
     }
     // The tiles add the bias and apply a ReLU as they write their last sums; another
-    // activation runs over each block of rows after the product.
+    // activation runs over each chunk after its product.
     let relu = epilogue.act == Some(UnaryOp::Relu);
     let in_tiles = Epilogue {
         act: epilogue.act.filter(|_| relu),
         ..epilogue
     };
-    // SAFETY: the CPU has AVX-512F (checked above), and the pointers are the caller's; the
-    // product initializes `C` before the remaining activation reads it.
-    unsafe {
-        product(mkn, a, (b, [br, bc]), (c, cr), add, in_tiles);
-        if !relu {
-            let act = Epilogue {
-                bias: None,
-                ..epilogue
-            };
-            act.apply([mkn[0], mkn[2]], c, cr);
+    let after = Epilogue {
+        bias: None,
+        act: epilogue.act.filter(|_| !relu),
+    };
+    let m_tiles = m.next_multiple_of(MR);
+    let share_a = share && !rows && k > 0 && (ar == 1 || ac == 1) && m_tiles * k <= SHARED_MAX;
+    let share_b = share && rows && k > 0 && k * n.next_multiple_of(NR) <= SHARED_MAX;
+    // The shared operand's buffer is taken out of its cell for the chunks, whose blocks
+    // borrow the other cell.
+    let cell = if share_a { &PACKED_A } else { &PACKED };
+    let mut buffer = if share_a || share_b {
+        cell.take()
+    } else {
+        Vec::new()
+    };
+    if share_a {
+        buffer.resize(m_tiles * k, 0.0);
+        // SAFETY: the CPU has AVX-512F; each block of `A` (rows `i0..`, inner indices
+        // `p0..`) is the caller's, and its tiles go to `p0·m_tiles + i0·kc..` of the buffer,
+        // inside its `m_tiles · k` elements.
+        unsafe {
+            let step = k.div_ceil(k.div_ceil(KC));
+            for p0 in (0..k).step_by(step) {
+                let kc = step.min(k - p0);
+                for i0 in (0..m).step_by(MC) {
+                    let from = a.offset(i0 as isize * ar + p0 as isize * ac);
+                    let to = buffer.as_mut_ptr().add(p0 * m_tiles + i0 * kc);
+                    pack_a([MC.min(m - i0), kc], (from, ar, ac), to);
+                }
+            }
+        }
+    } else if share_b {
+        buffer.resize(k * n.next_multiple_of(NR), 0.0);
+    }
+    let mut fill = true;
+    while let Some(chunk) = next() {
+        let share = if share_a {
+            Share::A {
+                ptr: buffer.as_ptr(),
+                rows: m_tiles,
+            }
+        } else if share_b {
+            Share::B {
+                ptr: buffer.as_mut_ptr(),
+                fill,
+            }
+        } else {
+            Share::None
+        };
+        fill = false;
+        let (start, len) = (chunk.start as isize, chunk.len());
+        // SAFETY: the CPU has AVX-512F (checked above); the chunk's rows (columns) of `A`
+        // (of `B`), of `C` and of the bias lie inside what the caller described, and the
+        // shared buffer holds what `share` says. The product initializes the chunk of `C`
+        // before the remaining activation reads it.
+        unsafe {
+            if rows {
+                let c = c.offset(start * cr);
+                let a = (a.offset(start * ar), [ar, ac]);
+                product([len, k, n], a, (b, [br, bc]), (c, cr), add, in_tiles, share);
+                after.apply([len, n], c, cr);
+            } else {
+                let (b, c) = ((b.offset(start * bc), [br, bc]), c.offset(start));
+                let finish = in_tiles.at_column(chunk.start);
+                product([m, k, len], (a, [ar, ac]), b, (c, cr), add, finish, share);
+                after.apply([m, len], c, cr);
+            }
         }
     }
+    if share_a || share_b {
+        cell.set(buffer);
+    }
     true
+}
+
+/// What the chunks of a product that one thread runs share ([`sgemm_chunks`]): an operand the
+/// thread packed once for all of them.
+#[derive(Clone, Copy)]
+enum Share {
+    /// Nothing: each block packs what it reads.
+    None,
+    /// All of `A`, packed one block of the inner dimension after the other: the `kc` columns
+    /// from `p0` at `ptr + p0·rows` (`rows`: `m` rounded up to `MR`), in [`pack_a`]'s layout
+    /// (its block of `MC` rows from `i0` at `i0·kc`).
+    A { ptr: *const f32, rows: usize },
+    /// All of `B`, in panels of all `k` rows (panel `q` at `ptr + q·k·NR`): written by this
+    /// chunk when `fill` (the thread's first), read by the others.
+    B { ptr: *mut f32, fill: bool },
 }
 
 /// The masks of a tile's two vectors of columns when `cols` (≤ `NR`) of them are in `C`.
@@ -117,18 +249,27 @@ fn column_masks(cols: usize) -> [__mmask16; 2] {
 
 /// One register tile: `C[r, j] (+)= Σₚ A[r, p]·B[p, j]` for `r < R`, `p < kc` and the columns
 /// `j` of `masks`; adds to `C` when `add`, else overwrites it; then `finish`'s bias (at the
-/// tile's first column) and ReLU, its only activation here.
+/// tile's first column) and ReLU, its only activation here. With `PACK`, each row of `B` it
+/// loads is also stored at `fill` (rows `NR` apart, the masked-off lanes as zeros): the tile
+/// packs the panel that the tiles after it read.
 ///
 /// # Safety
 /// AVX-512F; `a` addresses `R × kc` elements under `(ar, ac)` (`ar` is 1 when `UNIT`), `b`
 /// `kc` rows (stride `br`) of `NR` columns (of the masked columns when `MASKED`), `c` `R` rows
-/// (stride `cr`) of the masked columns, a bias the masked columns.
-#[inline(always)]
+/// (stride `cr`) of the masked columns, a bias the masked columns; with `PACK`, `fill`
+/// addresses `kc × NR` writable elements that nothing else reads or writes meanwhile.
+///
+/// Each instance is a function of its own: inlined into [`block`] with the packing variants
+/// beside it, LLVM kept the accumulators in memory (a store after every multiply-add, the
+/// products at a third of their speed).
+#[inline(never)]
+#[target_feature(enable = "avx512f")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn tile<const R: usize, const UNIT: bool, const MASKED: bool>(
+unsafe fn tile<const R: usize, const UNIT: bool, const MASKED: bool, const PACK: bool>(
     kc: usize,
     (a, ar, ac): (*const f32, isize, isize),
     (b, br): (*const f32, isize),
+    fill: *mut f32,
     masks: [__mmask16; 2],
     (c, cr): (*mut f32, isize),
     add: bool,
@@ -149,7 +290,7 @@ unsafe fn tile<const R: usize, const UNIT: bool, const MASKED: bool>(
         // constant offsets from one pointer instead of a chain of additions of `ar`.
         let ar = if UNIT { 1 } else { ar };
         let rows: [*const f32; R] = std::array::from_fn(|r| a.wrapping_offset(r as isize * ar));
-        let (mut off, mut b) = (0isize, b);
+        let (mut off, mut b, mut fill) = (0isize, b, fill);
         for _ in 0..kc {
             // Unmasked for a full panel, and for a packed one (its columns beyond `C`'s are
             // zeros).
@@ -161,6 +302,11 @@ unsafe fn tile<const R: usize, const UNIT: bool, const MASKED: bool>(
             } else {
                 (_mm512_loadu_ps(b), _mm512_loadu_ps(b.add(16)))
             };
+            if PACK {
+                _mm512_storeu_ps(fill, b0);
+                _mm512_storeu_ps(fill.add(16), b1);
+                fill = fill.add(NR);
+            }
             for (row, acc) in rows.iter().zip(acc.iter_mut()) {
                 let x = _mm512_set1_ps(*row.offset(off));
                 acc[0] = _mm512_fmadd_ps(x, b0, acc[0]);
@@ -203,6 +349,7 @@ unsafe fn tiles(
     kc: usize,
     a: (*const f32, isize, isize),
     (b, br, masked): (*const f32, isize, bool),
+    fill: Option<*mut f32>,
     masks: [__mmask16; 2],
     c: (*mut f32, isize),
     add: bool,
@@ -211,25 +358,30 @@ unsafe fn tiles(
     // SAFETY: the caller's contract, for a tile of `rows` rows.
     unsafe {
         let b = (b, br);
+        let to = fill.unwrap_or(std::ptr::null_mut());
         macro_rules! by_rows {
-            ($unit:literal, $masked:literal) => {
+            ($unit:literal, $masked:literal, $pack:literal) => {
                 match rows {
-                    8 => tile::<8, $unit, $masked>(kc, a, b, masks, c, add, finish),
-                    7 => tile::<7, $unit, $masked>(kc, a, b, masks, c, add, finish),
-                    6 => tile::<6, $unit, $masked>(kc, a, b, masks, c, add, finish),
-                    5 => tile::<5, $unit, $masked>(kc, a, b, masks, c, add, finish),
-                    4 => tile::<4, $unit, $masked>(kc, a, b, masks, c, add, finish),
-                    3 => tile::<3, $unit, $masked>(kc, a, b, masks, c, add, finish),
-                    2 => tile::<2, $unit, $masked>(kc, a, b, masks, c, add, finish),
-                    _ => tile::<1, $unit, $masked>(kc, a, b, masks, c, add, finish),
+                    8 => tile::<8, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
+                    7 => tile::<7, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
+                    6 => tile::<6, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
+                    5 => tile::<5, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
+                    4 => tile::<4, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
+                    3 => tile::<3, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
+                    2 => tile::<2, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
+                    _ => tile::<1, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
                 }
             };
         }
-        match (a.1 == 1, masked) {
-            (true, false) => by_rows!(true, false),
-            (true, true) => by_rows!(true, true),
-            (false, false) => by_rows!(false, false),
-            (false, true) => by_rows!(false, true),
+        match (a.1 == 1, masked, fill.is_some()) {
+            (true, false, false) => by_rows!(true, false, false),
+            (true, true, false) => by_rows!(true, true, false),
+            (false, false, false) => by_rows!(false, false, false),
+            (false, true, false) => by_rows!(false, true, false),
+            (true, false, true) => by_rows!(true, false, true),
+            (true, true, true) => by_rows!(true, true, true),
+            (false, false, true) => by_rows!(false, false, true),
+            (false, true, true) => by_rows!(false, true, true),
         }
     }
 }
@@ -244,6 +396,10 @@ struct Panels {
     row: isize,
     panel: isize,
     packed: bool,
+    /// Packed on the fly: the row-major block of `B` (its first element and row stride) that
+    /// the first tile of each panel reads in place while it writes the panel at `ptr` (then
+    /// a writable buffer), for the tiles after it.
+    source: Option<(*const f32, isize)>,
 }
 
 impl Panels {
@@ -254,6 +410,16 @@ impl Panels {
             row: NR as isize,
             panel: (kc * NR) as isize,
             packed: true,
+            source: None,
+        }
+    }
+
+    /// The panels of a `kc`-row block at `dst`, packed by the tiles from the row-major block
+    /// at `src` (row stride `br`) as they first read it.
+    fn packed_from(dst: *mut f32, kc: usize, src: *const f32, br: isize) -> Panels {
+        Panels {
+            source: Some((src, br)),
+            ..Panels::packed(dst, kc)
         }
     }
 
@@ -264,6 +430,7 @@ impl Panels {
             row,
             panel: NR as isize,
             packed: false,
+            source: None,
         }
     }
 }
@@ -278,6 +445,7 @@ impl Panels {
 unsafe fn block(
     [m, kc, nc]: [usize; 3],
     (a, ar, ac): (*const f32, isize, isize),
+    a_packed: Option<*const f32>,
     panels: Panels,
     (c, cr): (*mut f32, isize),
     add: bool,
@@ -293,15 +461,14 @@ unsafe fn block(
     // quarter of a cycle per element by its instruction count (an estimate, not a
     // measurement), against `n / 32` cycles of multiply-adds per element: a block of at most
     // two panels keeps `A` in place.
-    let pack = kc > 0 && (ar == 1 || (ac == 1 && nc > 2 * NR));
-    PACKED_A.with_borrow_mut(|buffer| {
-        if pack {
-            buffer.resize(MC * kc, 0.0);
-        }
-        let packed = buffer.as_mut_ptr();
+    // Already packed (`a_packed`, by [`sgemm_chunks`]), tile `i` of `MR` rows is at
+    // `a_packed + i·kc`.
+    let pack = a_packed.is_none() && kc > 0 && (ar == 1 || (ac == 1 && nc > 2 * NR));
+    let run = |packed: *mut f32| {
         // SAFETY: every pointer formed below addresses an element of the caller's matrices
         // (rows `< m`, columns `< nc`, panels `< nc / NR` rounded up) or of the buffer (tiles
-        // `< MC / MR` of `kc × MR`), and each tile's accesses are too.
+        // `< MC / MR` of `kc × MR`) or of the caller's packed `A`, and each tile's accesses
+        // are too.
         unsafe {
             for i0 in (0..m).step_by(MC) {
                 let rows_end = m.min(i0 + MC);
@@ -315,28 +482,45 @@ unsafe fn block(
                 for (q, j) in (0..nc).step_by(NR).enumerate() {
                     let masks = column_masks(NR.min(nc - j));
                     let masked = nc - j < NR && !panels.packed;
-                    let panel = (
-                        panels.ptr.wrapping_offset(q as isize * panels.panel),
-                        panels.row,
-                        masked,
-                    );
+                    let at = panels.ptr.wrapping_offset(q as isize * panels.panel);
+                    let panel = (at, panels.row, masked);
+                    // Packed on the fly: the first tile reads the panel in place (its last
+                    // one masked) and writes it for the others.
+                    let mut first = panels
+                        .source
+                        .filter(|_| i0 == 0)
+                        .map(|(src, br)| ((src.add(j), br, nc - j < NR), at.cast_mut()));
                     let finish = finish.at_column(j);
                     let mut i = i0;
                     while i < rows_end {
+                        let (panel, fill) = match first.take() {
+                            Some((source, fill)) => (source, Some(fill)),
+                            None => (panel, None),
+                        };
                         let rows = MR.min(rows_end - i);
-                        let a = if pack {
+                        let a = if let Some(packed) = a_packed {
+                            (packed.add(i * kc), 1, MR as isize)
+                        } else if pack {
                             (packed.add((i - i0) * kc).cast_const(), 1, MR as isize)
                         } else {
                             (a.wrapping_offset(i as isize * ar), ar, ac)
                         };
                         let c = (c.offset(i as isize * cr).add(j), cr);
-                        tiles(rows, kc, a, panel, masks, c, add, finish);
+                        tiles(rows, kc, a, panel, fill, masks, c, add, finish);
                         i += rows;
                     }
                 }
             }
         }
-    });
+    };
+    if pack {
+        PACKED_A.with_borrow_mut(|buffer| {
+            buffer.resize(MC * kc, 0.0);
+            run(buffer.as_mut_ptr());
+        });
+    } else {
+        run(std::ptr::null_mut());
+    }
 }
 
 /// Where element `(r, p)` of a packed block of `A` lies: tile `r / MR` (of `kc × MR`
@@ -392,10 +576,14 @@ unsafe fn pack_a([rows, kc]: [usize; 2], (a, ar, ac): (*const f32, isize, isize)
     }
 }
 
-/// `C (+)= A·B`, then `finish`, with each `KC × NC` block of `B` first packed into this
-/// thread's buffer as contiguous panels (copied when `B` is row-major, `br` apart;
-/// transposed by `16 × 16` register blocks when its rows are contiguous, `bc` apart), except
-/// a row-major `B` in a product of at most [`IN_PLACE_ROWS`] rows, read in place. Every tile
+/// `C (+)= A·B`, then `finish`, with each `KC × NC` block of `B` packed into this thread's
+/// buffer as contiguous panels (copied by the tiles that first read them when `B` is
+/// row-major, `br` apart: the copy's loads are the tile's own, and its stores overlap the
+/// multiply-adds, which a separate copy, 8–14% of a `128 × 784 × 512` product on one core of
+/// a Xeon, did not; transposed beforehand by `16 × 16` register blocks when its rows are
+/// contiguous, `bc` apart), except a row-major `B` in a product of at most [`IN_PLACE_ROWS`]
+/// rows, read in place; or, for a chunk of a split product (`share`), the `A` or `B` its
+/// thread packed once for all its chunks. Every tile
 /// of a block of rows reads a packed panel from L1 with unmasked loads; read in place, the
 /// rows of a panel are `n` elements apart (the 1024³ product: 130 GFLOP/s in place, 165
 /// packed, on one core of a Xeon whose FMA peak is 246; presumably because rows 4 KiB apart
@@ -413,6 +601,7 @@ unsafe fn product(
     (c, cr): (*mut f32, isize),
     add: bool,
     finish: Epilogue<f32>,
+    share: Share,
 ) {
     if k == 0 {
         // No sums: `C` is `β·C` (zeros or itself), then the epilogue, by the same tiles
@@ -420,9 +609,32 @@ unsafe fn product(
         let empty = std::ptr::NonNull::<f32>::dangling().as_ptr();
         // SAFETY: no element of `A` or `B` is read; `C` is the caller's.
         let panels = Panels::packed(empty, 0);
-        return unsafe { block([m, 0, n], (empty, 0, 0), panels, (c, cr), add, finish) };
+        return unsafe { block([m, 0, n], (empty, 0, 0), None, panels, (c, cr), add, finish) };
     }
     let step = k.div_ceil(k.div_ceil(KC));
+    if let Share::B { ptr, fill } = share {
+        for p0 in (0..k).step_by(step) {
+            let kc = step.min(k - p0);
+            let finish = if p0 + kc == k { finish } else { Epilogue::NONE };
+            // SAFETY: inner indices `p0..p0 + kc` of `B` are the caller's, and the shared
+            // buffer holds all `k` rows of every panel of `B`; the block reads them, the rows
+            // of `A` and the block of `C`.
+            unsafe {
+                let (at, src) = (ptr.add(p0 * NR), b.offset(p0 as isize * br));
+                let panels = if !fill {
+                    Panels::packed(at, k)
+                } else if bc == 1 {
+                    Panels::packed_from(at, k, src, br)
+                } else {
+                    pack_transposed([kc, n], src, bc, at, k);
+                    Panels::packed(at, k)
+                };
+                let a = (a.offset(p0 as isize * ac), ar, ac);
+                block([m, kc, n], a, None, panels, (c, cr), add || p0 > 0, finish);
+            }
+        }
+        return;
+    }
     let in_place = bc == 1 && m <= IN_PLACE_ROWS;
     // In place, one block of columns: nothing is copied that a narrower block would keep in
     // cache.
@@ -449,18 +661,21 @@ unsafe fn product(
                     let src = b.offset(p0 as isize * br + j0 as isize * bc);
                     let panels = if in_place {
                         Panels::in_place(src, br)
+                    } else if bc == 1 {
+                        Panels::packed_from(dst, kc, src, br)
                     } else {
-                        if bc == 1 {
-                            pack_rows([kc, nc], src, br, dst);
-                        } else {
-                            pack_transposed([kc, nc], src, bc, dst);
-                        }
+                        pack_transposed([kc, nc], src, bc, dst, kc);
                         Panels::packed(dst, kc)
                     };
                     let a = (a.offset(p0 as isize * ac), ar, ac);
+                    let a_packed = match share {
+                        Share::A { ptr, rows } => Some(ptr.add(p0 * rows)),
+                        _ => None,
+                    };
                     block(
                         [m, kc, nc],
                         a,
+                        a_packed,
                         panels,
                         (c.add(j0), cr),
                         add || p0 > 0,
@@ -472,60 +687,39 @@ unsafe fn product(
     });
 }
 
-/// Where element `(p, j)` of a packed `kc`-row block lies: panel `j / NR`, row `p`, lane
-/// `j mod NR`.
+/// Where element `(p, j)` of `B` packed in panels of `rows` rows lies: panel `j / NR`, row
+/// `p`, lane `j mod NR`.
 #[inline(always)]
-fn packed_at(kc: usize, p: usize, j: usize) -> usize {
-    (j / NR) * kc * NR + p * NR + j % NR
-}
-
-/// Packs the `kc × nc` block of a row-major `B` at `src` (row stride `br`) into panels, the
-/// last one's columns beyond `nc` zeros.
-///
-/// # Safety
-/// AVX-512F; `src` addresses `kc` rows of `nc` elements, `dst` `kc × nc` rounded up to panels.
-#[target_feature(enable = "avx512f")]
-unsafe fn pack_rows([kc, nc]: [usize; 2], src: *const f32, br: isize, dst: *mut f32) {
-    // SAFETY: every read is `src[p·br + j]` with `p < kc` and `j < nc` (the masked-off lanes
-    // are not read, and load as zeros), every write inside the panels of `dst`.
-    unsafe {
-        for j in (0..nc).step_by(NR) {
-            let masks = column_masks(NR.min(nc - j));
-            for p in 0..kc {
-                let (from, to) = (
-                    src.offset(p as isize * br).add(j),
-                    dst.add(packed_at(kc, p, j)),
-                );
-                for (h, &mask) in masks.iter().enumerate() {
-                    _mm512_storeu_ps(
-                        to.add(16 * h),
-                        _mm512_maskz_loadu_ps(mask, from.add(16 * h)),
-                    );
-                }
-            }
-        }
-    }
+fn packed_at(rows: usize, p: usize, j: usize) -> usize {
+    (j / NR) * rows * NR + p * NR + j % NR
 }
 
 /// Packs the `kc × nc` block of `B` at `src` whose rows are contiguous (`B[p, j] =
-/// src[p + j·bc]`) into panels, by `16 × 16` transposes in registers (the edges elementwise),
-/// the last panel's columns beyond `nc` zeros.
+/// src[p + j·bc]`) into panels of `panel ≥ kc` rows (their first `kc` written), by `16 × 16`
+/// transposes in registers (the edges elementwise), the last panel's columns beyond `nc`
+/// zeros.
 ///
 /// # Safety
-/// AVX-512F; `src` addresses `nc` runs of `kc` elements `bc` apart, `dst` `kc × nc` rounded
-/// up to panels.
+/// AVX-512F; `src` addresses `nc` runs of `kc` elements `bc` apart, `dst` `panel × nc`
+/// rounded up to panels.
 #[target_feature(enable = "avx512f")]
-unsafe fn pack_transposed([kc, nc]: [usize; 2], src: *const f32, bc: isize, dst: *mut f32) {
+unsafe fn pack_transposed(
+    [kc, nc]: [usize; 2],
+    src: *const f32,
+    bc: isize,
+    dst: *mut f32,
+    panel: usize,
+) {
     let (kb, nb) = (kc - kc % 16, nc - nc % 16);
     // SAFETY: every read is `src[p + j·bc]` with `p < kc`, `j < nc`, and every write
-    // `dst[packed_at(kc, p, j)]` with `p < kc`, `j < nc` rounded up to `NR`; 16 columns from a
+    // `dst[packed_at(panel, p, j)]` with `p < kc`, `j < nc` rounded up to `NR`; 16 columns from a
     // multiple of 16 stay in one panel.
     unsafe {
         for j in (0..nb).step_by(16) {
             for p in (0..kb).step_by(16) {
                 let rows = load_transposed(src.offset(j as isize * bc).add(p), bc);
                 for (q, row) in rows.iter().enumerate() {
-                    _mm512_storeu_ps(dst.add(packed_at(kc, p + q, j)), *row);
+                    _mm512_storeu_ps(dst.add(packed_at(panel, p + q, j)), *row);
                 }
             }
         }
@@ -537,7 +731,7 @@ unsafe fn pack_transposed([kc, nc]: [usize; 2], src: *const f32, bc: isize, dst:
                 } else {
                     0.0
                 };
-                *dst.add(packed_at(kc, p, j)) = v;
+                *dst.add(packed_at(panel, p, j)) = v;
             }
         }
     }
@@ -593,7 +787,7 @@ fn transpose16(rows: &mut [__m512; 16]) {
 #[cfg(test)]
 mod tests {
     use super::super::gemm::Epilogue;
-    use super::{available, sgemm};
+    use super::{available, sgemm, sgemm_chunks};
     use adjoint_backend::UnaryOp;
 
     /// Entries in [-1, 1) from a fixed sequence.
@@ -677,6 +871,41 @@ mod tests {
             c
         }
 
+        /// `C` after [`sgemm_chunks`] ran over chunks of `len` rows (`rows`) or columns,
+        /// handed out in the order `order` gives the chunk indices.
+        fn run_chunks(
+            &self,
+            (beta, bias, act): (f32, bool, Option<UnaryOp>),
+            (rows, len): (bool, usize),
+            order: impl Fn(usize) -> Vec<usize>,
+        ) -> Vec<f32> {
+            let [m, _, n] = self.mkn;
+            let long = if rows { m } else { n };
+            let mut chunks = order(long.div_ceil(len))
+                .into_iter()
+                .map(|i| i * len..long.min((i + 1) * len));
+            let mut c = self.start.clone();
+            let epilogue = Epilogue {
+                bias: bias.then_some(self.bias.as_ptr()),
+                act,
+            };
+            // SAFETY: as in `run`; the chunks are disjoint ranges of `C`'s rows or columns.
+            let ran = unsafe {
+                sgemm_chunks(
+                    self.mkn,
+                    (self.a.0.as_ptr(), self.a.1),
+                    (self.b.0.as_ptr(), self.b.1),
+                    beta,
+                    (c.as_mut_ptr(), [self.c_row as isize, 1]),
+                    epilogue,
+                    rows,
+                    &mut || chunks.next(),
+                )
+            };
+            assert!(ran, "the kernel declined a product it handles");
+            c
+        }
+
         /// `β·C + A·B` at `(i, j)`, summed in `f64`.
         fn want(&self, beta: f32, i: usize, j: usize) -> f64 {
             let ([ar, ac], [br, bc]) = (self.a.1, self.b.1);
@@ -739,6 +968,55 @@ mod tests {
                                      C[{i}, {j}] = {got}, want {want}"
                                 );
                             }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A product run in chunks of rows or of columns, handed out in any order, with the
+    /// operand they share packed once (by the first chunk, for `B`), gives the bits of the
+    /// product in one piece, for every layout, factor and epilogue.
+    #[test]
+    fn chunks_give_the_bits_of_one_product() {
+        if !available() {
+            eprintln!("skipped: this CPU has no AVX-512F, the kernel never runs here");
+            return;
+        }
+        let orders: [fn(usize) -> Vec<usize>; 2] = [
+            |count| (0..count).collect(),
+            // The last first, then the others from the middle on: the chunk that packs `B`
+            // is not the first one in `C`.
+            |count| {
+                let mut order: Vec<usize> = (0..count).rev().collect();
+                order.rotate_left(count / 2);
+                order
+            },
+        ];
+        let layouts = [ALayout::Rows, ALayout::Transposed, ALayout::Strided];
+        // Sizes around the tiles (8 × 32), blocks (64 rows, 256 inner) and a ragged last
+        // chunk; inner sizes of one block and of three.
+        for mkn @ [m, k, n] in [[130, 40, 97], [70, 513, 65], [200, 300, 33], [9, 17, 530]] {
+            for (a_t, b_t) in layouts.iter().flat_map(|&a| [(a, false), (a, true)]) {
+                let case = Case::new(mkn, a_t, b_t);
+                for run in [(0.0, false, None), (1.0, true, Some(UnaryOp::Relu))] {
+                    let (beta, bias, act) = run;
+                    let whole = case.run(beta, bias, act);
+                    for (rows, len) in [(true, 32), (true, 64), (false, 32), (false, 96)] {
+                        if (if rows { m } else { n }) <= len {
+                            continue;
+                        }
+                        for order in orders {
+                            let got = case.run_chunks(run, (rows, len), order);
+                            let bits =
+                                |c: &[f32]| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                            assert_eq!(
+                                bits(&got),
+                                bits(&whole),
+                                "{mkn:?} a={a_t:?} b_t={b_t} β={beta} rows={rows} len={len} \
+                                 k={k}"
+                            );
                         }
                     }
                 }
