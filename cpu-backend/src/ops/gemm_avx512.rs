@@ -557,7 +557,7 @@ unsafe fn pack_a([rows, kc]: [usize; 2], (a, ar, ac): (*const f32, isize, isize)
         let (rb, kb) = (rows - rows % 16, kc - kc % 16);
         for t in (0..rb).step_by(16) {
             for p in (0..kb).step_by(16) {
-                let block = load_transposed(at(t, p), ar);
+                let block = load_transposed(at(t, p), ar, !0);
                 // Vector `q` is step `p + q` of the 16 rows: its lanes 0–7 go to the first
                 // tile, 8–15 to the second (a store masked to the upper lanes, 8 before).
                 for (q, column) in block.iter().enumerate() {
@@ -710,22 +710,25 @@ unsafe fn pack_transposed(
     dst: *mut f32,
     panel: usize,
 ) {
-    let (kb, nb) = (kc - kc % 16, nc - nc % 16);
-    // SAFETY: every read is `src[p + j·bc]` with `p < kc`, `j < nc`, and every write
-    // `dst[packed_at(panel, p, j)]` with `p < kc`, `j < nc` rounded up to `NR`; 16 columns from a
-    // multiple of 16 stay in one panel.
+    let nb = nc - nc % 16;
+    // SAFETY: every read is `src[p + j·bc]` with `p < kc`, `j < nc` (masked-off lanes are not
+    // read), and every write `dst[packed_at(panel, p, j)]` with `p < kc`, `j < nc` rounded up
+    // to `NR`; 16 columns from a multiple of 16 stay in one panel.
     unsafe {
         for j in (0..nb).step_by(16) {
-            for p in (0..kb).step_by(16) {
-                let rows = load_transposed(src.offset(j as isize * bc).add(p), bc);
-                for (q, row) in rows.iter().enumerate() {
+            for p in (0..kc).step_by(16) {
+                // The last block of the inner dimension may be short (`W₃ᵀ` of the MNIST MLP
+                // has 10 rows): its loads are masked, and only its rows are stored.
+                let steps = 16.min(kc - p);
+                let mask = ((1u32 << steps) - 1) as __mmask16;
+                let rows = load_transposed(src.offset(j as isize * bc).add(p), bc, mask);
+                for (q, row) in rows.iter().take(steps).enumerate() {
                     _mm512_storeu_ps(dst.add(packed_at(panel, p + q, j)), *row);
                 }
             }
         }
-        for j in 0..nc.next_multiple_of(NR) {
-            let from = if j < nb { kb } else { 0 };
-            for p in from..kc {
+        for j in nb..nc.next_multiple_of(NR) {
+            for p in 0..kc {
                 let v = if j < nc {
                     *src.offset(j as isize * bc).add(p)
                 } else {
@@ -737,16 +740,17 @@ unsafe fn pack_transposed(
     }
 }
 
-/// The `16 × 16` block whose row `t` is the 16 contiguous elements at `src + t·stride`,
-/// transposed: vector `q` holds element `q` of every row.
+/// The `16 × 16` block whose row `t` is the 16 contiguous elements at `src + t·stride` (the
+/// lanes of `mask`, zeros elsewhere), transposed: vector `q` holds element `q` of every row.
 ///
 /// # Safety
-/// AVX-512F; `src` addresses 16 runs of 16 elements `stride` apart.
+/// AVX-512F; `src` addresses 16 runs of the lanes of `mask`, `stride` apart.
 #[inline(always)]
-unsafe fn load_transposed(src: *const f32, stride: isize) -> [__m512; 16] {
-    // SAFETY: the caller's contract.
-    let mut rows: [__m512; 16] =
-        std::array::from_fn(|t| unsafe { _mm512_loadu_ps(src.offset(t as isize * stride)) });
+unsafe fn load_transposed(src: *const f32, stride: isize, mask: __mmask16) -> [__m512; 16] {
+    // SAFETY: the caller's contract; masked-off lanes are not read.
+    let mut rows: [__m512; 16] = std::array::from_fn(|t| unsafe {
+        _mm512_maskz_loadu_ps(mask, src.offset(t as isize * stride))
+    });
     transpose16(&mut rows);
     rows
 }
