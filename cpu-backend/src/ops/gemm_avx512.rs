@@ -621,12 +621,9 @@ unsafe fn product(
             // of `A` and the block of `C`.
             unsafe {
                 let (at, src) = (ptr.add(p0 * NR), b.offset(p0 as isize * br));
-                let panels = if !fill {
-                    Panels::packed(at, k)
-                } else if bc == 1 {
-                    Panels::packed_from(at, k, src, br)
+                let panels = if fill {
+                    packing([kc, n], (src, [br, bc]), at, k)
                 } else {
-                    pack_transposed([kc, n], src, bc, at, k);
                     Panels::packed(at, k)
                 };
                 let a = (a.offset(p0 as isize * ac), ar, ac);
@@ -661,11 +658,8 @@ unsafe fn product(
                     let src = b.offset(p0 as isize * br + j0 as isize * bc);
                     let panels = if in_place {
                         Panels::in_place(src, br)
-                    } else if bc == 1 {
-                        Panels::packed_from(dst, kc, src, br)
                     } else {
-                        pack_transposed([kc, nc], src, bc, dst, kc);
-                        Panels::packed(dst, kc)
+                        packing([kc, nc], (src, [br, bc]), dst, kc)
                     };
                     let a = (a.offset(p0 as isize * ac), ar, ac);
                     let a_packed = match share {
@@ -685,6 +679,27 @@ unsafe fn product(
             }
         }
     });
+}
+
+/// The `kc × nc` block of `B` at `src` as panels of `rows ≥ kc` rows at `dst`: packed by the
+/// tiles that first read them when `B` is row-major, by [`pack_transposed`] now otherwise.
+///
+/// # Safety
+/// AVX-512F; `src` addresses the block under its strides (one of them 1), `dst` `rows × nc`
+/// rounded up to panels.
+unsafe fn packing(
+    [kc, nc]: [usize; 2],
+    (src, [br, bc]): Operand<f32>,
+    dst: *mut f32,
+    rows: usize,
+) -> Panels {
+    if bc == 1 {
+        Panels::packed_from(dst, rows, src, br)
+    } else {
+        // SAFETY: the caller's contract.
+        unsafe { pack_transposed([kc, nc], src, bc, dst, rows) };
+        Panels::packed(dst, rows)
+    }
 }
 
 /// Where element `(p, j)` of `B` packed in panels of `rows` rows lies: panel `j / NR`, row
@@ -790,7 +805,7 @@ fn transpose16(rows: &mut [__m512; 16]) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::gemm::Epilogue;
+    use super::super::gemm::{Epilogue, Operand, Output};
     use super::{available, sgemm, sgemm_chunks};
     use adjoint_backend::UnaryOp;
 
@@ -852,34 +867,42 @@ mod tests {
             }
         }
 
-        /// `C` after the kernel ran with `beta` and `epilogue` (the bias, if any, this case's).
-        fn run(&self, beta: f32, bias: bool, act: Option<UnaryOp>) -> Vec<f32> {
+        /// `C` after `kernel` ran on this case's operands with `beta` and the epilogue (the
+        /// bias, if any, this case's); `kernel` says whether it ran.
+        fn with(
+            &self,
+            (beta, bias, act): (f32, bool, Option<UnaryOp>),
+            kernel: impl FnOnce(Operand<f32>, Operand<f32>, Output<f32>, Epilogue<f32>) -> bool,
+        ) -> Vec<f32> {
             let mut c = self.start.clone();
             let epilogue = Epilogue {
                 bias: bias.then_some(self.bias.as_ptr()),
                 act,
             };
-            // SAFETY: the buffers hold the matrices under these strides and the bias `n`
-            // elements; `C` is separate.
-            let ran = unsafe {
-                sgemm(
-                    self.mkn,
-                    (self.a.0.as_ptr(), self.a.1),
-                    (self.b.0.as_ptr(), self.b.1),
-                    beta,
-                    (c.as_mut_ptr(), [self.c_row as isize, 1]),
-                    epilogue,
-                )
-            };
-            assert!(ran, "the kernel declined a product it handles");
+            let ran = kernel(
+                (self.a.0.as_ptr(), self.a.1),
+                (self.b.0.as_ptr(), self.b.1),
+                (c.as_mut_ptr(), [self.c_row as isize, 1]),
+                epilogue,
+            );
+            assert!(ran, "the kernel declined a product it handles (β = {beta})");
             c
+        }
+
+        /// `C` after [`sgemm`] ran with `beta` and `epilogue`.
+        fn run(&self, beta: f32, bias: bool, act: Option<UnaryOp>) -> Vec<f32> {
+            self.with((beta, bias, act), |a, b, c, epilogue| {
+                // SAFETY: the buffers hold the matrices under these strides and the bias `n`
+                // elements; `C` is separate.
+                unsafe { sgemm(self.mkn, a, b, beta, c, epilogue) }
+            })
         }
 
         /// `C` after [`sgemm_chunks`] ran over chunks of `len` rows (`rows`) or columns,
         /// handed out in the order `order` gives the chunk indices.
         fn run_chunks(
             &self,
-            (beta, bias, act): (f32, bool, Option<UnaryOp>),
+            run @ (beta, _, _): (f32, bool, Option<UnaryOp>),
             (rows, len): (bool, usize),
             order: impl Fn(usize) -> Vec<usize>,
         ) -> Vec<f32> {
@@ -888,26 +911,12 @@ mod tests {
             let mut chunks = order(long.div_ceil(len))
                 .into_iter()
                 .map(|i| i * len..long.min((i + 1) * len));
-            let mut c = self.start.clone();
-            let epilogue = Epilogue {
-                bias: bias.then_some(self.bias.as_ptr()),
-                act,
-            };
-            // SAFETY: as in `run`; the chunks are disjoint ranges of `C`'s rows or columns.
-            let ran = unsafe {
-                sgemm_chunks(
-                    self.mkn,
-                    (self.a.0.as_ptr(), self.a.1),
-                    (self.b.0.as_ptr(), self.b.1),
-                    beta,
-                    (c.as_mut_ptr(), [self.c_row as isize, 1]),
-                    epilogue,
-                    rows,
-                    &mut || chunks.next(),
-                )
-            };
-            assert!(ran, "the kernel declined a product it handles");
-            c
+            self.with(run, |a, b, c, epilogue| {
+                let mut next = || chunks.next();
+                // SAFETY: as in `run`; the chunks are disjoint ranges of `C`'s rows or
+                // columns.
+                unsafe { sgemm_chunks(self.mkn, a, b, beta, c, epilogue, rows, &mut next) }
+            })
         }
 
         /// `β·C + A·B` at `(i, j)`, summed in `f64`.
