@@ -1013,7 +1013,8 @@ mod tests {
         for mkn @ [m, k, n] in [[130, 40, 97], [70, 513, 65], [200, 300, 33], [9, 17, 530]] {
             for (a_t, b_t) in layouts.iter().flat_map(|&a| [(a, false), (a, true)]) {
                 let case = Case::new(mkn, a_t, b_t);
-                for run in [(0.0, false, None), (1.0, true, Some(UnaryOp::Relu))] {
+                let tanh = (0.0, true, Some(UnaryOp::Tanh));
+                for run in [(0.0, false, None), (1.0, true, Some(UnaryOp::Relu)), tanh] {
                     let (beta, bias, act) = run;
                     let whole = case.run(beta, bias, act);
                     for (rows, len) in [(true, 32), (true, 64), (false, 32), (false, 96)] {
