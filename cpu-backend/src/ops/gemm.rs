@@ -379,8 +379,8 @@ unsafe impl<T> Sync for Shared<T> {}
 /// Chunks per thread that [`gemm_parallel`] cuts a product into when the type packs what its
 /// chunks share once ([`Gemm::shares_packing`]). One block per thread leaves a thread idle
 /// whenever the other runs slower: in the MNIST MLP step on a 2-vCPU Xeon, the two halves of
-/// each product took times whose median ratio was 1.25–1.45, the slower half by turns on
-/// either thread (docs/tensors.md, 21st session).
+/// each product took median times 1.25–1.48× apart, the slower half by turns on either
+/// thread (docs/tensors.md, 21st session).
 const CHUNKS_PER_THREAD: usize = 4;
 
 /// `C = act(A·B + β·C + bias)` as [`Gemm::gemm_epilogue`], split along rows (or columns, when
@@ -431,7 +431,7 @@ pub(crate) unsafe fn gemm_parallel<T: Gemm>(
     // The calling thread runs the first part itself and then waits for the others by polling
     // (running pending jobs meanwhile), not in `rayon::scope`'s wait, which puts a thread to
     // sleep after a few dozen rounds and costs a futex wake-up to leave: the MNIST MLP step
-    // 1839–1901 → 1808–1828 µs (medians of four in-process alternations, 21st session).
+    // 1837–1894 → 1780–1804 µs (medians of three alternating pairs, 21st session).
     let done = AtomicUsize::new(0);
     let done = &done;
     rayon::scope(|scope| {

@@ -579,7 +579,7 @@ unsafe fn pack_a([rows, kc]: [usize; 2], (a, ar, ac): (*const f32, isize, isize)
 /// `C (+)= A·B`, then `finish`, with each `KC × NC` block of `B` packed into this thread's
 /// buffer as contiguous panels (copied by the tiles that first read them when `B` is
 /// row-major, `br` apart: the copy's loads are the tile's own, and its stores overlap the
-/// multiply-adds, which a separate copy, 8–14% of a `128 × 784 × 512` product on one core of
+/// multiply-adds, which a separate copy, 12% of a `128 × 784 × 512` product on one core of
 /// a Xeon, did not; transposed beforehand by `16 × 16` register blocks when its rows are
 /// contiguous, `bc` apart), except a row-major `B` in a product of at most [`IN_PLACE_ROWS`]
 /// rows, read in place; or, for a chunk of a split product (`share`), the `A` or `B` its
