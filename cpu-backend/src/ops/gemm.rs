@@ -130,17 +130,12 @@ pub(crate) trait Gemm: Real + Send + Sync + Tanh {
         epilogue: Epilogue<Self>,
         rows: bool,
         next: &mut dyn FnMut() -> Option<Range<usize>>,
-    ) {
-        // SAFETY: the caller's contract.
-        unsafe { chunk_by_chunk(mkn, a, b, beta, c, epilogue, rows, next) }
-    }
+    );
 
-    /// Whether [`Gemm::gemm_chunks`] packs the chunks' shared operand once on this CPU, so
-    /// that [`gemm_parallel`] can hand a product out in chunks finer than one per thread
-    /// without packing it again for each.
-    fn shares_packing() -> bool {
-        false
-    }
+    /// Whether [`Gemm::gemm_chunks`] packs the chunks' shared operand once for a product with
+    /// these `B` and `C` and this β on this CPU, so that [`gemm_parallel`] can hand it out in
+    /// chunks finer than one per thread without packing it again for each.
+    fn shares_packing(b: Operand<Self>, beta: Self, c: Output<Self>) -> bool;
 
     /// `C = A·Bᵀ` by a kernel of this type for CPUs with AVX2 and FMA, when `A` (`m × k`,
     /// row stride `ar`) and `B` (`n × k`, row stride `bc`) have contiguous rows; returns
@@ -260,9 +255,8 @@ use super::gemm_avx512::sgemm as own_f32;
 use none as own_f32;
 
 /// No chunk loop of its own for this type (or this CPU architecture).
-#[cfg(not(target_arch = "x86_64"))]
 #[allow(clippy::too_many_arguments)]
-unsafe fn sgemm_chunks<T>(
+unsafe fn no_chunks<T>(
     _: [usize; 3],
     _: Operand<T>,
     _: Operand<T>,
@@ -274,21 +268,44 @@ unsafe fn sgemm_chunks<T>(
 ) -> bool {
     false
 }
-#[cfg(target_arch = "x86_64")]
-use super::gemm_avx512::sgemm_chunks;
 
-/// Whether this CPU runs [`super::gemm_avx512`]'s kernel.
-fn own_f32_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    return super::gemm_avx512::available();
-    #[cfg(not(target_arch = "x86_64"))]
+/// No packing shared between chunks: each chunk is a product of its own.
+fn no_sharing<T>(_: Operand<T>, _: T, _: Output<T>) -> bool {
     false
 }
 
+#[cfg(target_arch = "x86_64")]
+use super::gemm_avx512::{handles as own_f32_shares, sgemm_chunks as own_f32_chunks};
+#[cfg(not(target_arch = "x86_64"))]
+use {no_chunks as own_f32_chunks, no_sharing as own_f32_shares};
+
 macro_rules! gemm_impl {
-    ($t:ty, $own:path $(, $extra:item)* $(,)?) => {
+    ($t:ty, $own:path, $own_chunks:path, $shares:path $(, $extra:item)*) => {
         impl Gemm for $t {
             $($extra)*
+
+            #[allow(clippy::too_many_arguments)]
+            unsafe fn gemm_chunks(
+                mkn: [usize; 3],
+                a: Operand<Self>,
+                b: Operand<Self>,
+                beta: Self,
+                c: Output<Self>,
+                epilogue: Epilogue<Self>,
+                rows: bool,
+                next: &mut dyn FnMut() -> Option<Range<usize>>,
+            ) {
+                // SAFETY: forwarded from the caller, whose contract is both loops'.
+                unsafe {
+                    if !$own_chunks(mkn, a, b, beta, c, epilogue, rows, next) {
+                        chunk_by_chunk(mkn, a, b, beta, c, epilogue, rows, next);
+                    }
+                }
+            }
+
+            fn shares_packing(b: Operand<Self>, beta: Self, c: Output<Self>) -> bool {
+                $shares(b, beta, c)
+            }
 
             #[inline]
             unsafe fn gemm_epilogue(
@@ -315,27 +332,8 @@ macro_rules! gemm_impl {
 gemm_impl!(
     f32,
     own_f32,
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn gemm_chunks(
-        mkn: [usize; 3],
-        a: Operand<Self>,
-        b: Operand<Self>,
-        beta: Self,
-        c: Output<Self>,
-        epilogue: Epilogue<Self>,
-        rows: bool,
-        next: &mut dyn FnMut() -> Option<Range<usize>>,
-    ) {
-        // SAFETY: forwarded from the caller, whose contract is both loops'.
-        unsafe {
-            if !sgemm_chunks(mkn, a, b, beta, c, epilogue, rows, next) {
-                chunk_by_chunk(mkn, a, b, beta, c, epilogue, rows, next);
-            }
-        }
-    },
-    fn shares_packing() -> bool {
-        own_f32_available()
-    },
+    own_f32_chunks,
+    own_f32_shares,
     #[inline]
     unsafe fn dots_avx2(
         [m, k, n]: [usize; 3],
@@ -356,7 +354,7 @@ gemm_impl!(
         }
     }
 );
-gemm_impl!(f64, none);
+gemm_impl!(f64, none, no_chunks, no_sharing);
 
 /// Products of fewer multiply-adds than this run on one thread (a round number, not tuned:
 /// handing a product to a second thread has a fixed cost that a small one does not repay).
@@ -406,7 +404,7 @@ pub(crate) unsafe fn gemm_parallel<T: Gemm>(
         // SAFETY: the caller's contract.
         return unsafe { T::gemm_epilogue(mkn, a, b, beta, c, epilogue) };
     }
-    let per_part = if T::shares_packing() {
+    let per_part = if T::shares_packing(b, beta, c) {
         CHUNKS_PER_THREAD
             .min(m * k * n / (parts * PARALLEL_MIN))
             .max(1)

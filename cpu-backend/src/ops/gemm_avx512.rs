@@ -96,6 +96,13 @@ pub(crate) unsafe fn sgemm(
     }
 }
 
+/// Whether [`sgemm`] and [`sgemm_chunks`] run a product with this `B`, β and `C` (and
+/// [`sgemm_chunks`] packs what its chunks share once): on a CPU with AVX-512F, for β 0 or 1,
+/// `C`'s columns contiguous and `B`'s columns or rows.
+pub(crate) fn handles((_, [br, bc]): Operand<f32>, beta: f32, (_, [_, cc]): Output<f32>) -> bool {
+    available() && (beta == 0.0 || beta == 1.0) && cc == 1 && (bc == 1 || br == 1)
+}
+
 /// The largest operand, in elements, that [`sgemm_chunks`] packs once for all the chunks a
 /// thread runs (1 MiB: `x` of the MNIST MLP, `128 × 784`, is 0.4 MiB).
 const SHARED_MAX: usize = 1 << 18;
@@ -139,10 +146,10 @@ unsafe fn chunks(
     (rows, share): (bool, bool),
     next: &mut dyn FnMut() -> Option<Range<usize>>,
 ) -> bool {
-    let add = beta == 1.0;
-    if !(available() && (add || beta == 0.0) && cc == 1 && (bc == 1 || br == 1)) {
+    if !handles((b, [br, bc]), beta, (c, [cr, cc])) {
         return false;
     }
+    let add = beta == 1.0;
     // The tiles add the bias and apply a ReLU as they write their last sums; another
     // activation runs over each chunk after its product.
     let relu = epilogue.act == Some(UnaryOp::Relu);
@@ -171,7 +178,7 @@ unsafe fn chunks(
         // `p0..`) is the caller's, and its tiles go to `p0·m_tiles + i0·kc..` of the buffer,
         // inside its `m_tiles · k` elements.
         unsafe {
-            let step = k.div_ceil(k.div_ceil(KC));
+            let step = inner_step(k);
             for p0 in (0..k).step_by(step) {
                 let kc = step.min(k - p0);
                 for i0 in (0..m).step_by(MC) {
@@ -611,33 +618,15 @@ unsafe fn product(
         let panels = Panels::packed(empty, 0);
         return unsafe { block([m, 0, n], (empty, 0, 0), None, panels, (c, cr), add, finish) };
     }
-    let step = k.div_ceil(k.div_ceil(KC));
-    if let Share::B { ptr, fill } = share {
-        for p0 in (0..k).step_by(step) {
-            let kc = step.min(k - p0);
-            let finish = if p0 + kc == k { finish } else { Epilogue::NONE };
-            // SAFETY: inner indices `p0..p0 + kc` of `B` are the caller's, and the shared
-            // buffer holds all `k` rows of every panel of `B`; the block reads them, the rows
-            // of `A` and the block of `C`.
-            unsafe {
-                let (at, src) = (ptr.add(p0 * NR), b.offset(p0 as isize * br));
-                let panels = if fill {
-                    packing([kc, n], (src, [br, bc]), at, k)
-                } else {
-                    Panels::packed(at, k)
-                };
-                let a = (a.offset(p0 as isize * ac), ar, ac);
-                block([m, kc, n], a, None, panels, (c, cr), add || p0 > 0, finish);
-            }
-        }
-        return;
-    }
-    let in_place = bc == 1 && m <= IN_PLACE_ROWS;
+    let step = inner_step(k);
+    // A shared `B` is never read in place, nor packed into this call's buffer.
+    let in_place = bc == 1 && m <= IN_PLACE_ROWS && !matches!(share, Share::B { .. });
+    let own_buffer = !in_place && !matches!(share, Share::B { .. });
     // In place, one block of columns: nothing is copied that a narrower block would keep in
     // cache.
     let width = if in_place { n.max(1) } else { NC };
     PACKED.with_borrow_mut(|buffer| {
-        if !in_place {
+        if own_buffer {
             buffer.resize(step * NC.min(n).next_multiple_of(NR), 0.0);
         }
         let dst = buffer.as_mut_ptr();
@@ -651,15 +640,23 @@ unsafe fn product(
                     Epilogue::NONE
                 };
                 // SAFETY: columns `j0..j0 + nc` and inner indices `p0..p0 + kc` of `B` are
-                // the caller's; the buffer holds `kc` rows of `nc` rounded up to panels; the
-                // block then reads them (or `B` in place), rows `< m` of `A` and the block of
-                // `C`.
+                // the caller's; this call's buffer holds `kc` rows of `nc` rounded up to
+                // panels, a shared one all `k` rows of every panel; the block then reads them
+                // (or `B` in place), rows `< m` of `A` and the block of `C`.
                 unsafe {
                     let src = b.offset(p0 as isize * br + j0 as isize * bc);
-                    let panels = if in_place {
-                        Panels::in_place(src, br)
-                    } else {
-                        packing([kc, nc], (src, [br, bc]), dst, kc)
+                    let panels = match share {
+                        // Panels of all `k` rows: this block's from column `j0`, row `p0`.
+                        Share::B { ptr, fill } => {
+                            let at = ptr.add(j0 * k + p0 * NR);
+                            if fill {
+                                packing([kc, nc], (src, [br, bc]), at, k)
+                            } else {
+                                Panels::packed(at, k)
+                            }
+                        }
+                        _ if in_place => Panels::in_place(src, br),
+                        _ => packing([kc, nc], (src, [br, bc]), dst, kc),
                     };
                     let a = (a.offset(p0 as isize * ac), ar, ac);
                     let a_packed = match share {
@@ -679,6 +676,12 @@ unsafe fn product(
             }
         }
     });
+}
+
+/// The length of the blocks of the inner dimension: `k` split into equal blocks of at most
+/// `KC` (784 = 4 × 196). The blocks of a shared `A` ([`Share::A`]) are laid out by it too.
+fn inner_step(k: usize) -> usize {
+    k.div_ceil(k.div_ceil(KC))
 }
 
 /// The `kc × nc` block of `B` at `src` as panels of `rows ≥ kc` rows at `dst`: packed by the
