@@ -166,12 +166,14 @@ unsafe fn chunks(
     let share_b = share && rows && k > 0 && k * n.next_multiple_of(NR) <= SHARED_MAX;
     // The shared operand's buffer is taken out of its cell for the chunks, whose blocks
     // borrow the other cell.
-    let cell = if share_a { &PACKED_A } else { &PACKED };
-    let mut buffer = if share_a || share_b {
-        cell.take()
+    let cell = if share_a {
+        Some(&PACKED_A)
+    } else if share_b {
+        Some(&PACKED)
     } else {
-        Vec::new()
+        None
     };
+    let mut buffer = cell.map(|cell| cell.take()).unwrap_or_default();
     if share_a {
         buffer.resize(m_tiles * k, 0.0);
         // SAFETY: the CPU has AVX-512F; each block of `A` (rows `i0..`, inner indices
@@ -226,7 +228,7 @@ unsafe fn chunks(
             }
         }
     }
-    if share_a || share_b {
+    if let Some(cell) = cell {
         cell.set(buffer);
     }
     true
