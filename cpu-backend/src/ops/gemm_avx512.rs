@@ -7,10 +7,10 @@
 //! tile that reads each panel, which stores the rows it loads; one whose rows are contiguous
 //! beforehand, by `16 × 16` transposes in registers), the last panel padded with zeros so
 //! that every load of `B` is a full vector; a row-major `B` of a short product is read in
-//! place instead ([`IN_PLACE_ROWS`]). `A` is packed, a block of `MC` rows
-//! at a time, into runs of `MR` rows when its rows or columns are contiguous, so that the
-//! broadcasts take constant offsets from one pointer; any other `A` is read in place under
-//! its strides (a broadcast reads one element wherever it lies).
+//! place instead ([`IN_PLACE_ROWS`]). A transposed `A` (adjacent rows) is packed, a block of
+//! `MC` rows at a time, into runs of `MR` rows, so that the broadcasts take constant offsets
+//! from one pointer; any other `A` is read in place under its strides (a broadcast reads one
+//! element wherever it lies; a row-major `A`'s lines each serve sixteen steps).
 //!
 //! `matrixmultiply`, the backend's GEMM when this kernel was written, packs both operands for
 //! every product into its own layouts, with no choice by shape: in the MNIST MLP step (batch
@@ -39,9 +39,8 @@ use std::ops::Range;
 use super::gemm::{Epilogue, Operand, Output};
 use adjoint_backend::UnaryOp;
 
-/// Rows of `C` per register tile (two tiles per 16 × 16 transpose in [`pack_a`]).
+/// Rows of `C` per register tile.
 const MR: usize = 8;
-const _: () = assert!(2 * MR == 16);
 /// Columns of `C` per register tile: two 16-lane vectors.
 const NR: usize = 32;
 /// Inner-dimension block: a panel of `B` is `KC × NR` elements (32 KiB).
@@ -104,15 +103,16 @@ pub(crate) fn handles((_, [br, bc]): Operand<f32>, beta: f32, (_, [_, cc]): Outp
 }
 
 /// The largest operand, in elements, that [`sgemm_chunks`] packs once for all the chunks a
-/// thread runs (1 MiB: `x` of the MNIST MLP, `128 × 784`, is 0.4 MiB).
+/// thread runs (1 MiB: `xᵀ` of the MNIST MLP, `784 × 128`, is 0.4 MiB).
 const SHARED_MAX: usize = 1 << 18;
 
 /// `C = act(A·B + β·C + bias)` as [`sgemm`], over the chunks of rows (`rows`) or of columns of
 /// `C` that `next` hands out, until it hands out none; returns whether it ran (the conditions
 /// of [`sgemm`]). Chunks of columns share all of `A`, chunks of rows all of `B`: this thread
-/// packs that operand once, before its first chunk (`A`) or as its first chunk reads it
-/// (`B`), when it has at most [`SHARED_MAX`] elements, so that a product handed out in many
-/// chunks (for balance between threads) packs it no more often than in one.
+/// packs that operand once, before its first chunk (a transposed `A`; a row-major one is
+/// read in place) or as its first chunk reads it (`B`), when it has at most [`SHARED_MAX`]
+/// elements, so that a product handed out in many chunks (for balance between threads)
+/// packs it no more often than in one.
 ///
 /// # Safety
 /// As [`sgemm`]; every chunk lies inside `C`'s rows (`rows`) or columns.
@@ -162,7 +162,7 @@ unsafe fn chunks(
         act: epilogue.act.filter(|_| !relu),
     };
     let m_tiles = m.next_multiple_of(MR);
-    let share_a = share && !rows && k > 0 && (ar == 1 || ac == 1) && m_tiles * k <= SHARED_MAX;
+    let share_a = share && !rows && k > 0 && ar == 1 && m_tiles * k <= SHARED_MAX;
     let share_b = share && rows && k > 0 && k * n.next_multiple_of(NR) <= SHARED_MAX;
     // The shared operand's buffer is taken out of its cell for the chunks, whose blocks
     // borrow the other cell.
@@ -175,7 +175,7 @@ unsafe fn chunks(
     };
     let mut buffer = cell.map(|cell| cell.take()).unwrap_or_default();
     if share_a {
-        buffer.resize(m_tiles * k, 0.0);
+        reserve(&mut buffer, m_tiles * k);
         // SAFETY: the CPU has AVX-512F; each block of `A` (rows `i0..`, inner indices
         // `p0..`) is the caller's, and its tiles go to `p0·m_tiles + i0·kc..` of the buffer,
         // inside its `m_tiles · k` elements.
@@ -186,12 +186,12 @@ unsafe fn chunks(
                 for i0 in (0..m).step_by(MC) {
                     let from = a.offset(i0 as isize * ar + p0 as isize * ac);
                     let to = buffer.as_mut_ptr().add(p0 * m_tiles + i0 * kc);
-                    pack_a([MC.min(m - i0), kc], (from, ar, ac), to);
+                    pack_a([MC.min(m - i0), kc], (from, ac), to);
                 }
             }
         }
     } else if share_b {
-        buffer.resize(k * n.next_multiple_of(NR), 0.0);
+        reserve(&mut buffer, k * n.next_multiple_of(NR));
     }
     let mut fill = true;
     while let Some(chunk) = next() {
@@ -232,6 +232,16 @@ unsafe fn chunks(
         cell.set(buffer);
     }
     true
+}
+
+/// Makes a packing buffer at least `len` elements long. Its contents are not kept between
+/// products (everything read is written first), so it only grows: shrinking it to each
+/// product's size, `Vec::resize` zeroed the difference at the next larger one, 1% of the
+/// MNIST MLP step's samples.
+fn reserve(buffer: &mut Vec<f32>, len: usize) {
+    if buffer.len() < len {
+        buffer.resize(len, 0.0);
+    }
 }
 
 /// What the chunks of a product that one thread runs share ([`sgemm_chunks`]): an operand the
@@ -460,19 +470,19 @@ unsafe fn block(
     add: bool,
     finish: Epilogue<f32>,
 ) {
-    // `A` is packed when its rows or its columns are contiguous: each tile's `MR × kc`
-    // elements become one contiguous run, which the broadcasts read at constant offsets from
-    // one pointer. Read in place, a row-major `A` costs a chain of additions of the row
-    // stride per step (integer ops, presumably on the ports of the multiply-adds), and a
-    // transposed one touches a line per step for 32 of its 64 bytes: 171 and 136 GFLOP/s for
-    // `784 × 128 × 512` and 1024³ with `A` transposed, 198 and 181 packed, on one core of a
-    // Xeon whose FMA peak is 246. Packing a row-major `A` (16 × 16 transposes) is about a
-    // quarter of a cycle per element by its instruction count (an estimate, not a
-    // measurement), against `n / 32` cycles of multiply-adds per element: a block of at most
-    // two panels keeps `A` in place.
+    // A transposed `A` (adjacent rows) is packed: each tile's `MR × kc` elements become one
+    // contiguous run, which the broadcasts read at constant offsets from one pointer. Read
+    // in place, it touches a line per step for 32 of its 64 bytes: 171 and 136 GFLOP/s for
+    // `784 × 128 × 512` and 1024³, 198 and 181 packed, on one core of a Xeon whose FMA peak
+    // is 246. A row-major `A` is read in place: each tile's eight rows are eight pointers
+    // and one offset, and each line it loads serves sixteen steps. Packed by `16 × 16`
+    // transposes instead, one core of a Xeon (FMA peak 176) ran `128 × 784 × 512` at 145–148
+    // GFLOP/s against 154–155 in place, `64 × 9216 × 128` at 74–109 against 124–125 and
+    // 256³ at 148–152 against 166, and the MNIST MLP step took 1793–1809 µs against
+    // 1741–1754 (three alternating pairs, 22nd session).
     // Already packed (`a_packed`, by [`sgemm_chunks`]), tile `i` of `MR` rows is at
     // `a_packed + i·kc`.
-    let pack = a_packed.is_none() && kc > 0 && (ar == 1 || (ac == 1 && nc > 2 * NR));
+    let pack = a_packed.is_none() && kc > 0 && ar == 1;
     let run = |packed: *mut f32| {
         // SAFETY: every pointer formed below addresses an element of the caller's matrices
         // (rows `< m`, columns `< nc`, panels `< nc / NR` rounded up) or of the buffer (tiles
@@ -482,11 +492,7 @@ unsafe fn block(
             for i0 in (0..m).step_by(MC) {
                 let rows_end = m.min(i0 + MC);
                 if pack {
-                    pack_a(
-                        [rows_end - i0, kc],
-                        (a.offset(i0 as isize * ar), ar, ac),
-                        packed,
-                    );
+                    pack_a([rows_end - i0, kc], (a.offset(i0 as isize), ac), packed);
                 }
                 for (q, j) in (0..nc).step_by(NR).enumerate() {
                     let masks = column_masks(NR.min(nc - j));
@@ -524,7 +530,7 @@ unsafe fn block(
     };
     if pack {
         PACKED_A.with_borrow_mut(|buffer| {
-            buffer.resize(MC * kc, 0.0);
+            reserve(buffer, MC * kc);
             run(buffer.as_mut_ptr());
         });
     } else {
@@ -539,47 +545,23 @@ fn packed_a_at(kc: usize, r: usize, p: usize) -> usize {
     (r / MR) * MR * kc + p * MR + r % MR
 }
 
-/// Packs the `rows × kc` block of `A` at `a` (strides `(ar, ac)`, one of them 1) into tiles
-/// of `MR` rows ([`packed_a_at`]; the last tile's missing rows are not written, nor read):
-/// adjacent rows by copies of up to `MR` elements per step, contiguous rows by `16 × 16`
-/// transposes in registers, the edges elementwise.
+/// Packs the `rows × kc` block of a transposed `A` at `a` (adjacent rows, columns `ac`
+/// apart) into tiles of `MR` rows ([`packed_a_at`]; the last tile's missing rows are not
+/// written, nor read), by copies of up to `MR` elements per step.
 ///
 /// # Safety
 /// AVX-512F; `a` addresses the block under its strides, `dst` `rows` rounded up to `MR`
 /// times `kc` elements.
 #[target_feature(enable = "avx512f")]
-unsafe fn pack_a([rows, kc]: [usize; 2], (a, ar, ac): (*const f32, isize, isize), dst: *mut f32) {
-    // SAFETY: every read is `a[r·ar + p·ac]` with `r < rows`, `p < kc`, every write
+unsafe fn pack_a([rows, kc]: [usize; 2], (a, ac): (*const f32, isize), dst: *mut f32) {
+    // SAFETY: every read is `a[r + p·ac]` with `r < rows`, `p < kc`, every write
     // `dst[packed_a_at(kc, r, p)]` for such `(r, p)`; masked-off lanes are not accessed.
     unsafe {
-        let at = |r: usize, p: usize| a.offset(r as isize * ar + p as isize * ac);
-        if ar == 1 {
-            for t in (0..rows).step_by(MR) {
-                let mask: __mmask16 = (1 << MR.min(rows - t)) - 1;
-                for p in 0..kc {
-                    let v = _mm512_maskz_loadu_ps(mask, at(t, p));
-                    _mm512_mask_storeu_ps(dst.add(packed_a_at(kc, t, p)), mask, v);
-                }
-            }
-            return;
-        }
-        let (rb, kb) = (rows - rows % 16, kc - kc % 16);
-        for t in (0..rb).step_by(16) {
-            for p in (0..kb).step_by(16) {
-                let block = load_transposed(at(t, p), ar, !0);
-                // Vector `q` is step `p + q` of the 16 rows: its lanes 0–7 go to the first
-                // tile, 8–15 to the second (a store masked to the upper lanes, 8 before).
-                for (q, column) in block.iter().enumerate() {
-                    _mm512_mask_storeu_ps(dst.add(packed_a_at(kc, t, p + q)), 0x00ff, *column);
-                    let upper = dst.add(packed_a_at(kc, t + MR, p + q)).wrapping_sub(MR);
-                    _mm512_mask_storeu_ps(upper, 0xff00, *column);
-                }
-            }
-        }
-        for r in 0..rows {
-            let from = if r < rb { kb } else { 0 };
-            for p in from..kc {
-                *dst.add(packed_a_at(kc, r, p)) = *at(r, p);
+        for t in (0..rows).step_by(MR) {
+            let mask: __mmask16 = (1 << MR.min(rows - t)) - 1;
+            for p in 0..kc {
+                let v = _mm512_maskz_loadu_ps(mask, a.offset(t as isize + p as isize * ac));
+                _mm512_mask_storeu_ps(dst.add(packed_a_at(kc, t, p)), mask, v);
             }
         }
     }
@@ -629,7 +611,7 @@ unsafe fn product(
     let width = if in_place { n.max(1) } else { NC };
     PACKED.with_borrow_mut(|buffer| {
         if own_buffer {
-            buffer.resize(step * NC.min(n).next_multiple_of(NR), 0.0);
+            reserve(buffer, step * NC.min(n).next_multiple_of(NR));
         }
         let dst = buffer.as_mut_ptr();
         for j0 in (0..n).step_by(width) {
