@@ -492,7 +492,7 @@ unsafe fn block(
             for i0 in (0..m).step_by(MC) {
                 let rows_end = m.min(i0 + MC);
                 if pack {
-                    pack_a([rows_end - i0, kc], (a.offset(i0 as isize), ac), packed);
+                    pack_a([rows_end - i0, kc], (a.add(i0), ac), packed);
                 }
                 for (q, j) in (0..nc).step_by(NR).enumerate() {
                     let masks = column_masks(NR.min(nc - j));
