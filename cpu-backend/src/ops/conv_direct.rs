@@ -327,7 +327,7 @@ unsafe fn write<const R: usize, const MASKED: bool>(
 /// One tile of `R` rows over the runs `runs`, read at `b` and written to `t`.
 ///
 /// # Safety
-/// As [`tile_sums`] and [`write`].
+/// As [`tile_sums`] and [`write()`].
 #[inline(always)]
 unsafe fn tile<const R: usize>(
     a: *const f32,
