@@ -112,7 +112,7 @@ pub(crate) fn handles((_, [br, bc]): Operand<f32>, beta: f32, (_, [_, cc]): Outp
 }
 
 /// The largest operand, in elements, that [`sgemm_chunks`] packs once for all the chunks a
-/// thread runs (1 MiB: `xᵀ` of the MNIST MLP, `784 × 128`, is 0.4 MiB).
+/// thread runs (1 MiB; the MNIST MLP's largest activation, `x`, is 0.4 MiB).
 const SHARED_MAX: usize = 1 << 18;
 
 /// `C = act(A·B + β·C + bias)` as [`sgemm`], over the chunks of rows (`rows`) or of columns of
@@ -184,7 +184,7 @@ unsafe fn chunks(
     };
     let mut buffer = cell.map(|cell| cell.take()).unwrap_or_default();
     if share_a {
-        reserve(&mut buffer, m_tiles * k);
+        grow_to(&mut buffer, m_tiles * k);
         // SAFETY: the CPU has AVX-512F; each block of `A` (rows `i0..`, inner indices
         // `p0..`) is the caller's, and its tiles go to `p0·m_tiles + i0·kc..` of the buffer,
         // inside its `m_tiles · k` elements.
@@ -193,14 +193,14 @@ unsafe fn chunks(
             for p0 in (0..k).step_by(step) {
                 let kc = step.min(k - p0);
                 for i0 in (0..m).step_by(MC) {
-                    let from = a.offset(i0 as isize * ar + p0 as isize * ac);
+                    let from = a.offset(p0 as isize * ac).add(i0);
                     let to = buffer.as_mut_ptr().add(p0 * m_tiles + i0 * kc);
                     pack_a([MC.min(m - i0), kc], (from, ac), to);
                 }
             }
         }
     } else if share_b {
-        reserve(&mut buffer, k * n.next_multiple_of(NR));
+        grow_to(&mut buffer, k * n.next_multiple_of(NR));
     }
     let mut fill = true;
     while let Some(chunk) = next() {
@@ -247,7 +247,7 @@ unsafe fn chunks(
 /// products (everything read is written first), so it only grows: shrinking it to each
 /// product's size, `Vec::resize` zeroed the difference at the next larger one, 1% of the
 /// MNIST MLP step's samples.
-fn reserve(buffer: &mut Vec<f32>, len: usize) {
+fn grow_to(buffer: &mut Vec<f32>, len: usize) {
     if buffer.len() < len {
         buffer.resize(len, 0.0);
     }
@@ -337,18 +337,14 @@ unsafe fn tile<
             if PACK {
                 // Prefetching never faults: rows beyond the block are not read.
                 let ahead = b.wrapping_offset(PREFETCH_ROWS * br);
-                _mm_prefetch::<_MM_HINT_T0>(ahead.cast());
-                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(16).cast());
+                for (h, &v) in row.iter().enumerate() {
+                    _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(16 * h).cast());
+                    _mm512_storeu_ps(fill.add(16 * h), v);
+                }
                 // A one-vector tile packs its panel's second vector as zeros.
-                _mm512_storeu_ps(fill, row[0]);
-                _mm512_storeu_ps(
-                    fill.add(16),
-                    if V == 2 {
-                        row[V - 1]
-                    } else {
-                        _mm512_setzero_ps()
-                    },
-                );
+                if V == 1 {
+                    _mm512_storeu_ps(fill.add(16), _mm512_setzero_ps());
+                }
                 fill = fill.add(NR);
             }
             for (a, acc) in rows.iter().zip(acc.iter_mut()) {
@@ -570,7 +566,7 @@ unsafe fn block(
     };
     if pack {
         PACKED_A.with_borrow_mut(|buffer| {
-            reserve(buffer, MC * kc);
+            grow_to(buffer, MC * kc);
             run(buffer.as_mut_ptr());
         });
     } else {
@@ -651,7 +647,7 @@ unsafe fn product(
     let width = if in_place { n.max(1) } else { NC };
     PACKED.with_borrow_mut(|buffer| {
         if own_buffer {
-            reserve(buffer, step * NC.min(n).next_multiple_of(NR));
+            grow_to(buffer, step * NC.min(n).next_multiple_of(NR));
         }
         let dst = buffer.as_mut_ptr();
         for j0 in (0..n).step_by(width) {
@@ -965,10 +961,10 @@ mod tests {
             eprintln!("skipped: this CPU has no AVX-512F, the kernel never runs here");
             return;
         }
-        // Rows around the tile (8), the transposes' 16 and the block (64) sizes, columns
-        // around the vector (16: one-vector tiles below it), tile (32), packed-`A` (more than
-        // 64) and packed-block (512) sizes, a packed `B` of one narrow panel (10 columns), inner sizes around the transposes' 16 and the block's 256 (and 513, three
-        // equal blocks), and k = 0.
+        // Rows around the tile (8) and the block (64) sizes, columns around the vector (16:
+        // one-vector tiles below it), tile (32) and packed-block (512) sizes, a packed `B` of
+        // one narrow panel (10 columns), inner sizes around the transposes' 16 and the block's
+        // 256 (and 513, three equal blocks), and k = 0.
         let shapes = [
             [1, 1, 1],
             [7, 5, 15],
