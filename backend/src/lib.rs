@@ -251,17 +251,24 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
     fn argmax(x: &Self::Storage, shape: &[usize], axis: usize) -> Self::Storage;
     /// Matrix products as described by `spec`.
     fn matmul(lhs: &Self::Storage, rhs: &Self::Storage, spec: &MatmulSpec) -> Self::Storage;
-    /// The products of [`matmul`](Backend::matmul) added to `out` (`batch · m · n` elements,
-    /// the same dtype): `C += op(A)·op(B)`, a GEMM with β = 1. What a fused sum of products
-    /// (`a·b + c·d`) runs, so that the second product needs no buffer of its own. The default
-    /// computes the products into a new buffer and adds it.
+    /// The products of [`matmul`](Backend::matmul) times `alpha` added to `out` (`batch · m ·
+    /// n` elements, the same dtype): `C += α·op(A)·op(B)`, a GEMM with β = 1. What a fused
+    /// sum of products (`a·b + c·d`, α = 1) runs, so that the second product needs no buffer
+    /// of its own, and plain SGD's step on a weight whose gradient is a product not yet
+    /// computed (`W += (−γ)·xᵀ·ȳ`), so that neither the gradient nor a scaled operand is
+    /// stored. The default computes the products into a new buffer, scales it (α ≠ 1) and
+    /// adds it.
     fn matmul_acc(
         lhs: &Self::Storage,
         rhs: &Self::Storage,
         spec: &MatmulSpec,
+        alpha: f64,
         out: &mut Self::Storage,
     ) {
-        let product = Self::matmul(lhs, rhs, spec);
+        let mut product = Self::matmul(lhs, rhs, spec);
+        if alpha != 1.0 {
+            Self::unary_assign(UnaryOp::MulScalar(alpha), &mut product);
+        }
         Self::binary_assign(BinaryOp::Add, out, &product, true);
     }
     /// `act(op(A)·op(B) + bias)`: the products of [`matmul`](Backend::matmul), `bias` (`n`

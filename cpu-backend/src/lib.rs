@@ -165,9 +165,15 @@ impl Backend for Cpu {
         MATMUL_CALLS.with(|c| c.set(c.get() + 1));
         ops::matmul::matmul(lhs, rhs, spec)
     }
-    fn matmul_acc(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec, out: &mut CpuStorage) {
+    fn matmul_acc(
+        lhs: &CpuStorage,
+        rhs: &CpuStorage,
+        spec: &MatmulSpec,
+        alpha: f64,
+        out: &mut CpuStorage,
+    ) {
         MATMUL_CALLS.with(|c| c.set(c.get() + 1));
-        ops::matmul::matmul_acc(lhs, rhs, spec, out)
+        ops::matmul::matmul_acc(lhs, rhs, spec, alpha, out)
     }
     fn matmul_epilogue(
         lhs: &CpuStorage,

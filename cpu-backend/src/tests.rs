@@ -68,6 +68,15 @@ fn small_f32_products_match_f64_sums() {
     }
 }
 
+#[test]
+fn large_f32_products_match_f64_sums() {
+    // The threaded f32 GEMM (the AVX-512 kernel where the CPU has it), split by columns and
+    // by rows, written and added to a buffer with and without a factor.
+    for (batch, m, k, n) in [(1, 100, 64, 130), (2, 130, 70, 100)] {
+        matmul_case_in(DType::F32, 1e-5, (batch, m, k, n));
+    }
+}
+
 fn matmul_case(batch: usize, m: usize, k: usize, n: usize) {
     matmul_case_in(DType::F64, 1e-9, (batch, m, k, n));
 }
@@ -110,17 +119,20 @@ fn matmul_case_in(dtype: DType, tol: f64, (batch, m, k, n): (usize, usize, usize
             }
         }
         close_within(&got, &want, tol);
-        // The same products added to a buffer (`matmul_acc`, β = 1).
+        // The same products added to a buffer (`matmul_acc`, β = 1), and scaled first (α,
+        // by the GEMM's factor or, for the plain loops, by a pass after them).
         let before = Cpu::random(&Cpu, batch * m * n, 3, (-1.0, 1.0), false, dtype);
-        let mut acc = before.clone();
-        Cpu::matmul_acc(&a, &b, &spec, &mut acc);
-        let want_acc: Vec<f64> = before
-            .to_f64()
-            .iter()
-            .zip(&want)
-            .map(|(c, p)| c + p)
-            .collect();
-        close_within(&acc.to_f64(), &want_acc, tol);
+        for alpha in [1.0, -0.75] {
+            let mut acc = before.clone();
+            Cpu::matmul_acc(&a, &b, &spec, alpha, &mut acc);
+            let want_acc: Vec<f64> = before
+                .to_f64()
+                .iter()
+                .zip(&want)
+                .map(|(c, p)| c + alpha * p)
+                .collect();
+            close_within(&acc.to_f64(), &want_acc, tol);
+        }
     }
 }
 

@@ -191,8 +191,14 @@ impl Backend for Cuda {
     fn matmul(lhs: &CudaStorage, rhs: &CudaStorage, spec: &MatmulSpec) -> CudaStorage {
         matmul::matmul(lhs, rhs, spec)
     }
-    fn matmul_acc(lhs: &CudaStorage, rhs: &CudaStorage, spec: &MatmulSpec, out: &mut CudaStorage) {
-        matmul::matmul_acc(lhs, rhs, spec, out)
+    fn matmul_acc(
+        lhs: &CudaStorage,
+        rhs: &CudaStorage,
+        spec: &MatmulSpec,
+        alpha: f64,
+        out: &mut CudaStorage,
+    ) {
+        matmul::matmul_acc(lhs, rhs, spec, alpha, out)
     }
     fn matmul_epilogue(
         lhs: &CudaStorage,

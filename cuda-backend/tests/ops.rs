@@ -324,18 +324,20 @@ fn matmul_with_transposes_and_shared_operands() {
             let (ag, bg) = (up(&gpu, &a), up(&gpu, &b));
             let got = Cuda::matmul(&ag, &bg, &spec);
             same(&format!("matmul {spec:?}"), &want, &got, tol(dtype, false));
-            // The products added into an accumulator (a GEMM with β = 1).
+            // The products added into an accumulator (a GEMM with β = 1), scaled by α.
             let acc = rand(batch * m * n, 9, dtype);
-            let mut want = acc.clone();
-            Cpu::matmul_acc(&a, &b, &spec, &mut want);
-            let mut got = up(&gpu, &acc);
-            Cuda::matmul_acc(&ag, &bg, &spec, &mut got);
-            same(
-                &format!("matmul_acc {spec:?}"),
-                &want,
-                &got,
-                tol(dtype, false),
-            );
+            for alpha in [1.0, -0.75] {
+                let mut want = acc.clone();
+                Cpu::matmul_acc(&a, &b, &spec, alpha, &mut want);
+                let mut got = up(&gpu, &acc);
+                Cuda::matmul_acc(&ag, &bg, &spec, alpha, &mut got);
+                same(
+                    &format!("matmul_acc α = {alpha} {spec:?}"),
+                    &want,
+                    &got,
+                    tol(dtype, false),
+                );
+            }
         }
     }
 }

@@ -258,7 +258,7 @@ fn fused<B: Backend, const N: usize>(
     let mut z = B::matmul(a, b, &spec(0));
     for k in 1..products {
         let (a, b) = (leaves[2 * k].storage(), leaves[2 * k + 1].storage());
-        B::matmul_acc(a, b, &spec(k), &mut z);
+        B::matmul_acc(a, b, &spec(k), 1.0, &mut z);
     }
     for c in biases {
         if c.len() == m * n {

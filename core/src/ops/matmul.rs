@@ -153,17 +153,18 @@ fn product_spec(sa: &[usize], ta: bool, sb: &[usize], tb: bool) -> MatmulSpec {
     }
 }
 
-/// `out += op(a) · op(b)` for matrices `a` and `b` (shapes valid, `out` holding the product's
-/// elements): a GEMM with β = 1 into `out`'s buffer.
+/// `out += α·op(a)·op(b)` for matrices `a` and `b` (shapes valid, `out` holding the
+/// product's elements): a GEMM with β = 1 into `out`'s buffer.
 pub(crate) fn gemm_acc<B: Backend>(
     a: &Tensor<B>,
     ta: bool,
     b: &Tensor<B>,
     tb: bool,
+    alpha: f64,
     out: &mut B::Storage,
 ) {
     let spec = product_spec(a.shape(), ta, b.shape(), tb);
-    B::matmul_acc(a.storage(), b.storage(), &spec, out);
+    B::matmul_acc(a.storage(), b.storage(), &spec, alpha, out);
 }
 
 /// `op(a) · op(b)` where `op` transposes the last two axes when the flag is set; shapes are

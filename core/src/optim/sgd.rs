@@ -21,7 +21,8 @@ use crate::tensor::{Backend, Cpu, Tensor, UpdateOp};
 /// The momentum buffer `b` starts as the first gradient itself, not as `(1 − τ)·g`, as in
 /// PyTorch. Defaults are PyTorch's: `μ = τ = λ = 0`, no Nesterov. With those defaults, a
 /// weight whose gradient is a matrix product not yet computed (`g = xᵀ·ȳ`) takes the step
-/// `θ ← θ + xᵀ·(−γ·ȳ)` by one GEMM into its buffer (see the [module docs](super)).
+/// `θ ← θ − γ·xᵀ·ȳ` by one GEMM (α = −γ, β = 1) into its buffer (see the [module
+/// docs](super)).
 ///
 /// ```
 /// use adjoint::optim::{Optimizer, Sgd};

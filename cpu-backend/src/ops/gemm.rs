@@ -28,12 +28,16 @@ pub(crate) type Operand<T> = (*const T, [isize; 2]);
 /// A matrix result: its first element and its (row, column) strides in elements.
 pub(crate) type Output<T> = (*mut T, [isize; 2]);
 
-/// What a product does to each element of `C` once its sum is complete:
-/// `C[i, j] = act(C[i, j] + bias[j])` (each part optional). The sum and the activation are the
-/// elementwise ops' own kernels (`binary_slice`, `unary_slice`), so a product with an epilogue
-/// gives the values of the product followed by those ops, to the last bit.
+/// What a product does with each sum of `C` as it writes it: `C[i, j] = act(α·(A·B)[i, j] +
+/// β·C[i, j] + bias[j])` (each part optional: α = 1, no bias, no activation). The bias's sum
+/// and the activation are the elementwise ops' own kernels (`binary_slice`, `unary_slice`),
+/// so a product with an epilogue gives the values of the product followed by those ops, to
+/// the last bit.
 #[derive(Clone, Copy)]
 pub(crate) struct Epilogue<T> {
+    /// The factor α of the product (`None`: 1), applied to every partial sum of the inner
+    /// dimension as it is added to `C` (by a fused multiply-add in a type's own kernel).
+    pub scale: Option<T>,
     /// The bias row: `n` elements, one per column of `C`.
     pub bias: Option<*const T>,
     /// The activation.
@@ -43,9 +47,27 @@ pub(crate) struct Epilogue<T> {
 impl<T: Gemm> Epilogue<T> {
     /// No epilogue: `C` is the product.
     pub const NONE: Self = Epilogue {
+        scale: None,
         bias: None,
         act: None,
     };
+
+    /// `C` is `α` times the product (plus `β·C`).
+    pub(crate) fn scaled(alpha: T) -> Self {
+        Epilogue {
+            scale: Some(alpha),
+            ..Self::NONE
+        }
+    }
+
+    /// What the sums of a block of the inner dimension other than the last get: the factor
+    /// only (the bias and the activation wait for the complete sums).
+    pub(crate) fn partial(self) -> Self {
+        Epilogue {
+            scale: self.scale,
+            ..Self::NONE
+        }
+    }
 
     /// The epilogue of the columns from `start` on.
     pub(crate) fn at_column(self, start: usize) -> Self {
@@ -55,7 +77,8 @@ impl<T: Gemm> Epilogue<T> {
         }
     }
 
-    /// Applies the epilogue to the `m × n` block `C` (row stride `cr`, columns contiguous).
+    /// Applies the bias and the activation to the `m × n` block `C` (row stride `cr`, columns
+    /// contiguous), after a product that applied the factor.
     ///
     /// # Safety
     /// `C` addresses `m` rows of `n` initialized elements, `bias` (if any) `n` elements.
@@ -196,7 +219,7 @@ unsafe fn chunk_by_chunk<T: Gemm>(
     }
 }
 
-/// `C = A·B + β·C` on this thread by the `gemm` crate (which detects the CPU's vector
+/// `C = α·A·B + β·C` on this thread by the `gemm` crate (which detects the CPU's vector
 /// extensions at run time: on AVX2 its `f32` tiles are 6 rows × 16 columns of `C`, two
 /// vectors of `B` and six broadcasts of `A` per step of the inner dimension).
 ///
@@ -206,11 +229,12 @@ unsafe fn library<T: Real + 'static>(
     [m, k, n]: [usize; 3],
     (a, [ar, ac]): Operand<T>,
     (b, [br, bc]): Operand<T>,
-    beta: T,
+    (alpha, beta): (T, T),
     (c, [cr, cc]): Output<T>,
 ) {
     // SAFETY: the caller's contract. The crate computes `dst ← α·dst + β·lhs·rhs` with column
-    // strides before row strides, reading `dst` only if told to: our `β` is its `α`.
+    // strides before row strides, reading `dst` only if told to: our `β` is its `α`, and our
+    // `α` its `β`.
     unsafe {
         gemm::gemm(
             m,
@@ -227,7 +251,7 @@ unsafe fn library<T: Real + 'static>(
             bc,
             br,
             beta,
-            T::one(),
+            alpha,
             false,
             false,
             false,
@@ -321,7 +345,8 @@ macro_rules! gemm_impl {
                 // epilogue's (the kernel initializes `C` first).
                 unsafe {
                     if !$own([m, k, n], a, b, beta, c, epilogue) {
-                        library([m, k, n], a, b, beta, c);
+                        let alpha = epilogue.scale.unwrap_or(1.0);
+                        library([m, k, n], a, b, (alpha, beta), c);
                         epilogue.apply([m, n], c.0, cr);
                     }
                 }

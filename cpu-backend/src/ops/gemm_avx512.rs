@@ -31,9 +31,9 @@
 
 use std::arch::x86_64::{
     __m512, __mmask16, _MM_HINT_T0, _mm_prefetch, _mm512_add_ps, _mm512_fmadd_ps, _mm512_loadu_ps,
-    _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_max_ps, _mm512_set1_ps, _mm512_setzero_ps,
-    _mm512_shuffle_f32x4, _mm512_shuffle_ps, _mm512_storeu_ps, _mm512_unpackhi_ps,
-    _mm512_unpacklo_ps,
+    _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_max_ps, _mm512_mul_ps, _mm512_set1_ps,
+    _mm512_setzero_ps, _mm512_shuffle_f32x4, _mm512_shuffle_ps, _mm512_storeu_ps,
+    _mm512_unpackhi_ps, _mm512_unpacklo_ps,
 };
 use std::cell::RefCell;
 use std::ops::Range;
@@ -167,8 +167,8 @@ unsafe fn chunks(
         ..epilogue
     };
     let after = Epilogue {
-        bias: None,
         act: epilogue.act.filter(|_| !relu),
+        ..Epilogue::NONE
     };
     let m_tiles = m.next_multiple_of(MR);
     let share_a = share && !rows && k > 0 && ar == 1 && m_tiles * k <= SHARED_MAX;
@@ -318,6 +318,7 @@ unsafe fn tile<
             std::array::from_fn::<_, V, _>(|h| _mm512_maskz_loadu_ps(masks[h], bias.add(16 * h)))
         });
         let relu = finish.act == Some(UnaryOp::Relu);
+        let scale = finish.scale.map(|s| _mm512_set1_ps(s));
         let mut acc = [[_mm512_setzero_ps(); V]; R];
         // With the rows of `A` adjacent (`ar = 1`, a transposed `A`) the broadcasts take
         // constant offsets from one pointer instead of a chain of additions of `ar`.
@@ -360,10 +361,11 @@ unsafe fn tile<
             let row = c.offset(r as isize * cr);
             for (h, (&sum, &mask)) in acc.iter().zip(&masks).enumerate() {
                 let out = row.add(16 * h);
-                let mut sum = if add {
-                    _mm512_add_ps(sum, _mm512_maskz_loadu_ps(mask, out))
-                } else {
-                    sum
+                let mut sum = match (add, scale) {
+                    (true, None) => _mm512_add_ps(sum, _mm512_maskz_loadu_ps(mask, out)),
+                    (true, Some(s)) => _mm512_fmadd_ps(sum, s, _mm512_maskz_loadu_ps(mask, out)),
+                    (false, None) => sum,
+                    (false, Some(s)) => _mm512_mul_ps(sum, s),
                 };
                 if let Some(bias) = bias {
                     sum = _mm512_add_ps(sum, bias[h]);
@@ -657,7 +659,7 @@ unsafe fn product(
                 let finish = if p0 + kc == k {
                     finish.at_column(j0)
                 } else {
-                    Epilogue::NONE
+                    finish.partial()
                 };
                 // SAFETY: columns `j0..j0 + nc` and inner indices `p0..p0 + kc` of `B` are
                 // the caller's; this call's buffer holds `kc` rows of `nc` rounded up to
@@ -849,6 +851,9 @@ mod tests {
         Strided,
     }
 
+    /// How a case runs: β, the factor α (`None`: 1), whether with the bias, the activation.
+    type Run = (f32, Option<f32>, bool, Option<UnaryOp>);
+
     /// A product's operands under the given layouts: `A` as [`ALayout`] says, in a wider
     /// matrix, `B` row-major or transposed, `C` with a row stride of `n + 3` and known values
     /// (which β = 0 must ignore and no store may touch past column `n`).
@@ -891,14 +896,15 @@ mod tests {
         }
 
         /// `C` after `kernel` ran on this case's operands with `beta` and the epilogue (the
-        /// bias, if any, this case's); `kernel` says whether it ran.
+        /// factor `scale`, the bias, if any, this case's); `kernel` says whether it ran.
         fn with(
             &self,
-            (beta, bias, act): (f32, bool, Option<UnaryOp>),
+            (beta, scale, bias, act): Run,
             kernel: impl FnOnce(Operand<f32>, Operand<f32>, Output<f32>, Epilogue<f32>) -> bool,
         ) -> Vec<f32> {
             let mut c = self.start.clone();
             let epilogue = Epilogue {
+                scale,
                 bias: bias.then_some(self.bias.as_ptr()),
                 act,
             };
@@ -913,8 +919,8 @@ mod tests {
         }
 
         /// `C` after [`sgemm`] ran with `beta` and `epilogue`.
-        fn run(&self, beta: f32, bias: bool, act: Option<UnaryOp>) -> Vec<f32> {
-            self.with((beta, bias, act), |a, b, c, epilogue| {
+        fn run(&self, run @ (beta, ..): Run) -> Vec<f32> {
+            self.with(run, |a, b, c, epilogue| {
                 // SAFETY: the buffers hold the matrices under these strides and the bias `n`
                 // elements; `C` is separate.
                 unsafe { sgemm(self.mkn, a, b, beta, c, epilogue) }
@@ -925,7 +931,7 @@ mod tests {
         /// handed out in the order `order` gives the chunk indices.
         fn run_chunks(
             &self,
-            run @ (beta, _, _): (f32, bool, Option<UnaryOp>),
+            run @ (beta, ..): Run,
             (rows, len): (bool, usize),
             order: impl Fn(usize) -> Vec<usize>,
         ) -> Vec<f32> {
@@ -942,16 +948,16 @@ mod tests {
             })
         }
 
-        /// `β·C + A·B` at `(i, j)`, summed in `f64`.
-        fn want(&self, beta: f32, i: usize, j: usize) -> f64 {
+        /// `β·C + α·A·B` at `(i, j)`, summed in `f64`.
+        fn want(&self, beta: f32, alpha: f32, i: usize, j: usize) -> f64 {
             let ([ar, ac], [br, bc]) = (self.a.1, self.b.1);
-            let mut want = beta as f64 * self.start[i * self.c_row + j] as f64;
+            let mut sum = 0.0;
             for p in 0..self.mkn[1] {
                 let x = self.a.0[(i as isize * ar + p as isize * ac) as usize] as f64;
                 let y = self.b.0[(p as isize * br + j as isize * bc) as usize] as f64;
-                want += x * y;
+                sum += x * y;
             }
-            want
+            beta as f64 * self.start[i * self.c_row + j] as f64 + alpha as f64 * sum
         }
     }
 
@@ -983,9 +989,14 @@ mod tests {
             for (a_t, b_t) in layouts.iter().flat_map(|&a| [(a, false), (a, true)]) {
                 let case = Case::new(mkn, a_t, b_t);
                 for beta in [0.0, 1.0] {
-                    // The product, with the bias and a ReLU applied in the tiles.
-                    for (bias, act) in [(false, None), (true, Some(UnaryOp::Relu))] {
-                        let c = case.run(beta, bias, act);
+                    // The product, scaled, and with the bias and a ReLU applied in the tiles.
+                    let ends = [
+                        (None, false, None),
+                        (Some(-0.75), false, None),
+                        (None, true, Some(UnaryOp::Relu)),
+                    ];
+                    for (scale, bias, act) in ends {
+                        let c = case.run((beta, scale, bias, act));
                         for i in 0..m {
                             for j in 0..case.c_row {
                                 let got = c[i * case.c_row + j] as f64;
@@ -994,15 +1005,15 @@ mod tests {
                                     assert_eq!(got, was, "wrote outside C at ({i}, {j})");
                                     continue;
                                 }
-                                let mut want = case.want(beta, i, j);
+                                let mut want = case.want(beta, scale.unwrap_or(1.0), i, j);
                                 if bias {
                                     want = (want + case.bias[j] as f64).max(0.0);
                                 }
                                 let tol = 1e-6 * (k as f64 + 2.0);
                                 assert!(
                                     (got - want).abs() <= tol,
-                                    "{mkn:?} a={a_t:?} b_t={b_t} β={beta} bias={bias}: \
-                                     C[{i}, {j}] = {got}, want {want}"
+                                    "{mkn:?} a={a_t:?} b_t={b_t} β={beta} α={scale:?} \
+                                     bias={bias}: C[{i}, {j}] = {got}, want {want}"
                                 );
                             }
                         }
@@ -1037,10 +1048,14 @@ mod tests {
         for mkn @ [m, k, n] in [[130, 40, 97], [70, 513, 65], [200, 300, 33], [9, 17, 530]] {
             for (a_t, b_t) in layouts.iter().flat_map(|&a| [(a, false), (a, true)]) {
                 let case = Case::new(mkn, a_t, b_t);
-                let tanh = (0.0, true, Some(UnaryOp::Tanh));
-                for run in [(0.0, false, None), (1.0, true, Some(UnaryOp::Relu)), tanh] {
-                    let (beta, bias, act) = run;
-                    let whole = case.run(beta, bias, act);
+                let runs: [Run; 4] = [
+                    (0.0, None, false, None),
+                    (1.0, Some(-0.75), false, None),
+                    (1.0, None, true, Some(UnaryOp::Relu)),
+                    (0.0, None, true, Some(UnaryOp::Tanh)),
+                ];
+                for run @ (beta, ..) in runs {
+                    let whole = case.run(run);
                     for (rows, len) in [(true, 32), (true, 64), (false, 32), (false, 96)] {
                         if (if rows { m } else { n }) <= len {
                             continue;
@@ -1090,16 +1105,17 @@ mod tests {
             for (a_t, b_t) in [(ALayout::Rows, false), (ALayout::Transposed, true)] {
                 let case = Case::new(mkn, a_t, b_t);
                 for beta in [0.0, 1.0] {
-                    let product = case.run(beta, false, None);
+                    let product = case.run((beta, None, false, None));
                     for (bias, act) in epilogues {
                         let mut want = product.clone();
                         let separate = Epilogue {
+                            scale: None,
                             bias: bias.then_some(case.bias.as_ptr()),
                             act,
                         };
                         // SAFETY: `want` holds `m` initialized rows of `c_row ≥ n`.
                         unsafe { separate.apply([m, n], want.as_mut_ptr(), case.c_row as isize) };
-                        let got = case.run(beta, bias, act);
+                        let got = case.run((beta, None, bias, act));
                         let bits = |c: &[f32]| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                         assert_eq!(
                             bits(&got),

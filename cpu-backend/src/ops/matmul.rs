@@ -56,6 +56,7 @@ pub fn matmul_epilogue(
             );
         }
         let epilogue = Epilogue {
+            scale: None,
             bias: bias.map(<[T]>::as_ptr),
             act,
         };
@@ -79,11 +80,21 @@ type Strides = (isize, isize);
 /// step of `benches/steps.rs`: `[1, 32]·[32, 32]`).
 const SMALL: usize = 32 * 32 * 32;
 
-/// `C[b] += op(A[b]) · op(B[b])` for every batch `b`, into `out` (`batch · m · n` elements).
-pub fn matmul_acc(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec, out: &mut CpuStorage) {
+/// `C[b] += α·op(A[b])·op(B[b])` for every batch `b`, into `out` (`batch · m · n` elements).
+pub fn matmul_acc(
+    lhs: &CpuStorage,
+    rhs: &CpuStorage,
+    spec: &MatmulSpec,
+    alpha: f64,
+    out: &mut CpuStorage,
+) {
     match (lhs, rhs, out) {
-        (CpuStorage::F32(a), CpuStorage::F32(b), CpuStorage::F32(c)) => accumulate(spec, a, b, c),
-        (CpuStorage::F64(a), CpuStorage::F64(b), CpuStorage::F64(c)) => accumulate(spec, a, b, c),
+        (CpuStorage::F32(a), CpuStorage::F32(b), CpuStorage::F32(c)) => {
+            accumulate(spec, a, b, alpha as f32, c)
+        }
+        (CpuStorage::F64(a), CpuStorage::F64(b), CpuStorage::F64(c)) => {
+            accumulate(spec, a, b, alpha, c)
+        }
         (a, b, c) => panic!(
             "matmul_acc: dtypes {:?}, {:?} and {:?} differ or are not float",
             a.dtype(),
@@ -112,9 +123,36 @@ fn product_with<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], epilogue: Epilogue
     c
 }
 
-/// The batched product added to `c`.
-fn accumulate<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], c: &mut [T]) {
-    product_into::<T, true>(spec, a, b, c);
+/// The batched product times `alpha` added to `c`: by the GEMM's own factor, or, for the
+/// plain loops of small products (which have none), the product and then one pass.
+fn accumulate<T: Gemm>(spec: &MatmulSpec, a: &[T], b: &[T], alpha: T, c: &mut [T]) {
+    if alpha == T::one() {
+        return product_into::<T, true>(spec, a, b, c);
+    }
+    check_output(spec, c);
+    if spec.m * spec.k * spec.n <= SMALL {
+        for (c, p) in c.iter_mut().zip(product(spec, a, b)) {
+            *c = *c + alpha * p;
+        }
+    } else {
+        large(
+            spec,
+            a,
+            b,
+            c.as_mut_ptr(),
+            T::one(),
+            Epilogue::scaled(alpha),
+        );
+    }
+}
+
+/// Panics unless `c` holds the `batch · m · n` elements of the products.
+fn check_output<T>(spec: &MatmulSpec, c: &[T]) {
+    assert_eq!(
+        c.len(),
+        spec.batch * spec.m * spec.n,
+        "matmul: the output does not hold batch · m · n elements"
+    );
 }
 
 /// The batched product written (`ACC = false`) or added (`ACC`) to `c` (`batch · m · n`
@@ -125,11 +163,7 @@ pub(crate) fn product_into<T: Gemm, const ACC: bool>(
     b: &[T],
     c: &mut [T],
 ) {
-    assert_eq!(
-        c.len(),
-        spec.batch * spec.m * spec.n,
-        "matmul: the output does not hold batch · m · n elements"
-    );
+    check_output(spec, c);
     products::<T, ACC>(spec, a, b, c.as_mut_ptr(), Epilogue::NONE);
 }
 

@@ -16,7 +16,7 @@ use cudarc::cublas::{GemmConfig, StridedBatchedConfig};
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
 use std::ffi::c_int;
 
-/// One row-major batched product `out[b] = β·out[b] + op(lhs[b])·op(rhs[b])` of
+/// One row-major batched product `out[b] = β·out[b] + α·op(lhs[b])·op(rhs[b])` of
 /// `[m, k]·[k, n]`, with the batch strides of each operand (0 repeats a matrix).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Gemm {
@@ -31,6 +31,7 @@ pub(crate) struct Gemm {
     pub lhs_stride: usize,
     pub rhs_stride: usize,
     pub out_stride: usize,
+    pub alpha: f64,
     pub beta: f64,
 }
 
@@ -56,7 +57,7 @@ impl Gemm {
                 m: int(self.n, "n"),
                 n: int(self.m, "m"),
                 k: int(self.k, "k"),
-                alpha: T::from_f64(1.0),
+                alpha: T::from_f64(self.alpha),
                 lda: int(if self.rhs_transposed { self.k } else { self.n }, "ld"),
                 ldb: int(if self.lhs_transposed { self.m } else { self.k }, "ld"),
                 beta: T::from_f64(self.beta),
@@ -113,6 +114,7 @@ fn gemm_of(s: &MatmulSpec) -> Gemm {
         lhs_stride: s.lhs_batch_stride,
         rhs_stride: s.rhs_batch_stride,
         out_stride: s.m * s.n,
+        alpha: 1.0,
         beta: 0.0,
     }
 }
@@ -144,11 +146,12 @@ fn matmul_typed<T: Float>(
     out
 }
 
-/// `out += op(lhs)·op(rhs)` for the products of `spec`: one GEMM with `β = 1` into `out`.
+/// `out += α·op(lhs)·op(rhs)` for the products of `spec`: one GEMM with `β = 1` into `out`.
 pub(crate) fn matmul_acc(
     lhs: &CudaStorage,
     rhs: &CudaStorage,
     spec: &MatmulSpec,
+    alpha: f64,
     out: &mut CudaStorage,
 ) {
     let state = lhs.device.state();
@@ -163,6 +166,7 @@ pub(crate) fn matmul_acc(
         return;
     }
     let gemm = Gemm {
+        alpha,
         beta: 1.0,
         ..gemm_of(spec)
     };
@@ -272,12 +276,24 @@ mod tests {
             let lhs = Cpu::random(&Cpu, batch * m * k, 1, (-1.0, 1.0), false, DType::F64);
             let rhs = Cpu::random(&Cpu, batch * k * n, 2, (-1.0, 1.0), false, DType::F64);
             let want = Cpu::matmul(&lhs, &rhs, &spec).to_f64();
-            let mut got = vec![0.0; batch * m * n];
             let (lhs, rhs) = (lhs.to_f64(), rhs.to_f64());
             let (a, b) = Gemm::operands(&lhs, &rhs);
-            emulate(&gemm_of(&spec).cublas(), a, b, &mut got);
-            for (g, w) in got.iter().zip(&want) {
-                assert!((g - w).abs() < 1e-12, "{spec:?}: {g} vs {w}");
+            // `C = α·op(A)·op(B) + β·C` from `C = 1`: the plain product, and an update's.
+            for (alpha, beta) in [(1.0, 0.0), (-0.75, 1.0)] {
+                let mut got = vec![1.0; batch * m * n];
+                let gemm = Gemm {
+                    alpha,
+                    beta,
+                    ..gemm_of(&spec)
+                };
+                emulate(&gemm.cublas(), a, b, &mut got);
+                for (g, w) in got.iter().zip(&want) {
+                    let w = alpha * w + beta;
+                    assert!(
+                        (g - w).abs() < 1e-12,
+                        "{spec:?} α={alpha} β={beta}: {g} vs {w}"
+                    );
+                }
             }
         }
     }
