@@ -284,6 +284,26 @@ fn reduce_matches_a_naive_reduction_over_every_axis_set() {
 }
 
 #[test]
+fn column_folds_split_across_threads_give_the_in_order_values() {
+    // A bias's tangent: the leading axes of a matrix long enough to be split between the
+    // threads, in blocks of 64 columns and a shorter last one; each column summed in row
+    // order, so the bits are those of a plain loop.
+    let (rows, cols) = (300, 150);
+    let x = rand(rows * cols, 41);
+    let v = x.to_f64();
+    for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
+        for shape in [vec![rows, cols], vec![3, rows / 3, cols]] {
+            let axes: Vec<usize> = (0..shape.len() - 1).collect();
+            let got = Cpu::reduce(op, &x, &shape, &axes).to_f64();
+            let want: Vec<f64> = (0..cols)
+                .map(|j| (0..rows).fold(op.identity(), |a, i| op.combine(a, v[i * cols + j])))
+                .collect();
+            assert_eq!(got, want, "{op:?} over {axes:?} of {shape:?}");
+        }
+    }
+}
+
+#[test]
 fn broadcast_binary_split_across_threads() {
     // Long enough to be split into blocks of whole rows (the last block shorter), with both
     // operands broadcast along different axes.

@@ -1,15 +1,23 @@
 //! Reductions over axes and `argmax`.
 
+use super::elementwise::PAR_MIN;
+use super::simd::wide;
 use crate::storage::float_match;
 use crate::{CpuStorage, ReduceOp};
 use adjoint_backend::Real;
+use rayon::prelude::*;
 
 /// `op` over `axes` of `x` (of `shape`); the reduced axes are kept with size 1.
 pub fn reduce(op: ReduceOp, x: &CpuStorage, shape: &[usize], axes: &[usize]) -> CpuStorage {
     float_match!(x, |v, Wrap| Wrap(reduce_typed(op, v, shape, axes)))
 }
 
-fn reduce_typed<T: Real>(op: ReduceOp, data: &[T], shape: &[usize], axes: &[usize]) -> Vec<T> {
+fn reduce_typed<T: Real + Send + Sync>(
+    op: ReduceOp,
+    data: &[T],
+    shape: &[usize],
+    axes: &[usize],
+) -> Vec<T> {
     // One monomorphic copy of the loops per operation, so the inner loops hold no `match`.
     match op {
         ReduceOp::Sum => reduce_with(data, shape, axes, T::zero(), |a, x| a + x),
@@ -41,14 +49,17 @@ fn merged_axes(shape: &[usize], axes: &[usize]) -> Vec<(usize, bool)> {
 /// order. The innermost merged axis is a contiguous run: folded into one output element
 /// when it is reduced ([`fold_run`]), combined element by element into a row of the output
 /// when it is kept; the odometer over the outer axes only moves the output offset.
-fn reduce_with<T: Real>(
+fn reduce_with<T: Real + Send + Sync>(
     data: &[T],
     shape: &[usize],
     axes: &[usize],
     identity: T,
-    combine: impl Fn(T, T) -> T + Copy,
+    combine: impl Fn(T, T) -> T + Copy + Send + Sync,
 ) -> Vec<T> {
     let merged = merged_axes(shape, axes);
+    if let [(rows, true), (cols, false)] = merged[..] {
+        return fold_columns(data, [rows, cols], identity, combine);
+    }
     let kept: usize = merged.iter().filter(|m| !m.1).map(|m| m.0).product();
     let mut out = vec![identity; kept];
     let Some(&(run, run_reduced)) = merged.last() else {
@@ -87,6 +98,53 @@ fn reduce_with<T: Real>(
             offset -= strides[a] * index[a];
             index[a] = 0;
         }
+    }
+    out
+}
+
+/// Columns that [`fold_columns`] combines at once: eight AVX2 vectors of `f32`, whose
+/// running values stay in registers down all the rows.
+const COLUMNS: usize = 64;
+
+/// `combine` down the columns of a row-major `rows × cols` matrix into one row (a bias's
+/// tangent, `Σᵢ z̄[i, :]`), each column in row order (the values of the general loop, to the
+/// bit): blocks of [`COLUMNS`] columns, compiled for AVX2 where the CPU has it, split
+/// between the threads from [`PAR_MIN`] elements on. The general loop added each row into
+/// the output row in memory, baseline SSE2 on one thread: the MNIST MLP's two `128 × 512`
+/// bias tangents were about 1% of its step's samples.
+fn fold_columns<T: Real + Send + Sync>(
+    data: &[T],
+    [rows, cols]: [usize; 2],
+    identity: T,
+    combine: impl Fn(T, T) -> T + Copy + Send + Sync,
+) -> Vec<T> {
+    let mut out = vec![identity; cols];
+    if rows == 0 || cols == 0 {
+        return out;
+    }
+    let fold = |start: usize, out: &mut [T]| {
+        wide(|| {
+            for (b, out) in out.chunks_mut(COLUMNS).enumerate() {
+                let j0 = start + b * COLUMNS;
+                let mut acc = [identity; COLUMNS];
+                for row in data.chunks_exact(cols) {
+                    let row = &row[j0..j0 + out.len()];
+                    for (a, &x) in acc.iter_mut().zip(row) {
+                        *a = combine(*a, x);
+                    }
+                }
+                out.copy_from_slice(&acc[..out.len()]);
+            }
+        })
+    };
+    let threads = rayon::current_num_threads();
+    if rows * cols >= PAR_MIN && threads > 1 && cols > COLUMNS {
+        let per = cols.div_ceil(threads).next_multiple_of(COLUMNS);
+        out.par_chunks_mut(per)
+            .enumerate()
+            .for_each(|(i, out)| fold(i * per, out));
+    } else {
+        fold(0, &mut out);
     }
     out
 }
