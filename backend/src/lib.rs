@@ -394,7 +394,8 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
     /// `yᵢ = xᵢ − m − ln Σⱼ e^(xⱼ − m)`), with `m` the maximum, along `axis` of `x` (of
     /// `shape`), fused into one pass by backends that can: `None`, the default, lets the
     /// caller compose it from [`reduce`](Backend::reduce), [`binary`](Backend::binary) and
-    /// [`unary`](Backend::unary) (what the CPU does: five or six launches where a GPU needs one).
+    /// [`unary`](Backend::unary) (five or six launches where a fused kernel needs one; the CPU
+    /// and CUDA backends have one).
     fn softmax(
         x: &Self::Storage,
         shape: &[usize],

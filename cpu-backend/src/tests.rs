@@ -959,3 +959,51 @@ fn f32_convolutions_match_f64_in_every_tail() {
         }
     }
 }
+
+#[test]
+fn softmax_matches_the_formula_along_every_axis() {
+    // Exact values: [0, ln 3] → [1/4, 3/4], and its log.
+    let x = CpuStorage::F64(vec![0.0, 3f64.ln()]);
+    let s = Cpu::softmax(&x, &[1, 2], 1, false).expect("the CPU has a fused softmax");
+    close(&s.to_f64(), &[0.25, 0.75]);
+    let l = Cpu::softmax(&x, &[1, 2], 1, true).expect("and a fused log-softmax");
+    close(&l.to_f64(), &[0.25f64.ln(), 0.75f64.ln()]);
+    // Every axis of a 3-D tensor (slices contiguous and strided), and one large enough to be
+    // split between the threads, against the formula in f64 with the maximum subtracted.
+    for (shape, axis) in [
+        (vec![3, 5, 4], 0),
+        (vec![3, 5, 4], 1),
+        (vec![3, 5, 4], 2),
+        (vec![300, 130], 1),
+    ] {
+        let x = rand(shape.iter().product(), 51);
+        let v = x.to_f64();
+        let (len, inner) = (shape[axis], shape[axis + 1..].iter().product::<usize>());
+        for log in [false, true] {
+            let got = Cpu::softmax(&x, &shape, axis, log).unwrap().to_f64();
+            let want: Vec<f64> = (0..v.len())
+                .map(|i| {
+                    let (block, j) = (i / (len * inner), i % inner);
+                    let at = |k: usize| v[block * len * inner + k * inner + j];
+                    let m = (0..len).map(at).fold(f64::NEG_INFINITY, f64::max);
+                    let sum: f64 = (0..len).map(|k| (at(k) - m).exp()).sum();
+                    if log {
+                        v[i] - m - sum.ln()
+                    } else {
+                        (v[i] - m).exp() / sum
+                    }
+                })
+                .collect();
+            close(&got, &want);
+        }
+    }
+    // A NaN spreads through its slice only; a slice of −∞ and a finite value gives 0 and 1.
+    let x = CpuStorage::F64(vec![1.0, f64::NAN, 2.0, f64::NEG_INFINITY, 5.0, 0.5]);
+    let got = Cpu::softmax(&x, &[2, 3], 1, false).unwrap().to_f64();
+    assert!(got[..3].iter().all(|g| g.is_nan()), "{got:?}");
+    assert_eq!(got[3], 0.0);
+    close(
+        &got[4..],
+        &[1.0 / (1.0 + (-4.5f64).exp()), 1.0 / (1.0 + 4.5f64.exp())],
+    );
+}

@@ -4,7 +4,7 @@
 //! constants are converted once), so that LLVM vectorises it; buffers of at least
 //! [`PAR_MIN`] elements are split across the cores with rayon.
 
-use super::math::Tanh;
+use super::math::Elementary;
 use super::simd::wide;
 use super::{into_vec, view};
 use crate::storage::float_match;
@@ -166,7 +166,7 @@ pub fn unary_assign(op: UnaryOp, x: &mut CpuStorage) {
 }
 
 /// [`unary_assign`] on a slice of a buffer (the same loop, so the same values).
-pub(crate) fn unary_slice<T: Real + Send + Sync + Tanh>(op: UnaryOp, v: &mut [T]) {
+pub(crate) fn unary_slice<T: Real + Send + Sync + Elementary>(op: UnaryOp, v: &mut [T]) {
     unary_typed(op, Overwrite(v))
 }
 
@@ -188,7 +188,7 @@ impl Eval2 for BinaryOp {
     }
 }
 
-fn unary_typed<T: Real + Send + Sync + Tanh, M: Map1<T>>(op: UnaryOp, v: M) -> M::Out {
+fn unary_typed<T: Real + Send + Sync + Elementary, M: Map1<T>>(op: UnaryOp, v: M) -> M::Out {
     macro_rules! run {
         (|$x:ident, $y:ident| $e:expr) => {
             v.map(|$x| {
@@ -197,8 +197,9 @@ fn unary_typed<T: Real + Send + Sync + Tanh, M: Map1<T>>(op: UnaryOp, v: M) -> M
             })
         };
     }
-    fixed_ops!(UnaryOp, op, run, [Neg, Exp, Ln, Sqrt, Rsqrt, Recip, Abs, Sign, Sigmoid, Relu, Gelu, Silu, Sin, Cos], {
+    fixed_ops!(UnaryOp, op, run, [Neg, Ln, Sqrt, Rsqrt, Recip, Abs, Sign, Sigmoid, Relu, Gelu, Silu, Sin, Cos], {
         UnaryOp::Tanh => v.map(T::tanh_elementwise),
+        UnaryOp::Exp => v.map(T::exp_elementwise),
         UnaryOp::AddScalar(c) => {
             let c = cst::<T>(c);
             v.map(move |x| x + c)

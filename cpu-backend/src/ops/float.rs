@@ -1,11 +1,11 @@
 //! The float element types of [`CpuStorage`], for kernels written once over both.
 
 use super::gemm::Gemm;
-use super::math::Tanh;
+use super::math::Elementary;
 use crate::CpuStorage;
 
 /// A float element type of [`CpuStorage`] (`f32`, `f64`).
-pub(crate) trait Float: Gemm + Tanh {
+pub(crate) trait Float: Gemm + Elementary {
     /// The elements of a buffer of this type; `None` for a buffer of another type.
     fn slice(s: &CpuStorage) -> Option<&[Self]>;
     /// A buffer of this type.

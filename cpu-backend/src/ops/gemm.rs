@@ -18,7 +18,7 @@
 //! ms in alternating runs).
 
 use super::elementwise::{binary_slice, unary_slice};
-use super::math::Tanh;
+use super::math::Elementary;
 use adjoint_backend::{BinaryOp, Real, UnaryOp};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -103,7 +103,7 @@ impl<T: Gemm> Epilogue<T> {
 }
 
 /// A float type with a GEMM kernel (the `gemm` crate's, or one of its own).
-pub(crate) trait Gemm: Real + Send + Sync + Tanh {
+pub(crate) trait Gemm: Real + Send + Sync + Elementary {
     /// `C = act(A·B + β·C + bias)` on the calling thread, `A` being `m × k`, `B` `k × n`, `C`
     /// `m × n`: the product, then `epilogue` (which a type's own kernel applies as it writes
     /// `C`).

@@ -20,6 +20,7 @@ pub mod random;
 pub mod recurrence;
 pub mod reduce;
 pub(crate) mod simd;
+pub mod softmax;
 pub mod update;
 
 use adjoint_backend::Real;
