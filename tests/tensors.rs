@@ -173,12 +173,14 @@ fn a_weight_tangent_read_by_two_operands_is_computed_once() {
     );
     let before = adjoint_cpu_matmul_calls();
     let (gx, gw, gv) = gradient(summed_weight_vjp(&x, &w, &v));
-    // The forward product, x̄, and (w + v)‾ = xᵀ·ȳ once for both w̄ and v̄.
+    let (gx, gw, gv) = (gx.unwrap(), gw.unwrap(), gv.unwrap());
+    // The forward product, x̄ (returned as its operands and computed by `unwrap`), and
+    // (w + v)‾ = xᵀ·ȳ once for both w̄ and v̄.
     assert_eq!(adjoint_cpu_matmul_calls() - before, 3);
     // ȳ = 1: x̄ = ȳ·(w + v)ᵀ = 2 + 2 per element, w̄ = v̄ = xᵀ·ȳ = 4 (four rows of ones).
-    assert_eq!(gx.unwrap().to_vec_f32(), vec![4.0; 12]);
-    assert_eq!(gw.unwrap().to_vec_f32(), vec![4.0; 6]);
-    assert_eq!(gv.unwrap().to_vec_f32(), vec![4.0; 6]);
+    assert_eq!(gx.to_vec_f32(), vec![4.0; 12]);
+    assert_eq!(gw.to_vec_f32(), vec![4.0; 6]);
+    assert_eq!(gv.to_vec_f32(), vec![4.0; 6]);
 }
 
 #[differentiable(wrt(w))]

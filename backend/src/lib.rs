@@ -271,6 +271,24 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         }
         Self::binary_assign(BinaryOp::Add, out, &product, true);
     }
+    /// `grad(y, op(A)·op(B))` elementwise, `y` holding the products' elements: the tangent
+    /// `z̄ = ȳ·f′(z)` of an activation `y = f(z)` (`grad` its kernel: `LeakyReluGrad`,
+    /// `TanhGrad`, `SigmoidGrad`, …, of `(y, ȳ)`) whose `ȳ` is a product, the input tangent
+    /// `ū·Wᵀ` of the next layer. One op, so that a backend can apply the derivative as it
+    /// writes each block of the product instead of in a pass of its own. The values must be
+    /// those of the default, to the last bit: the products, then
+    /// [`binary_assign`](Backend::binary_assign) of `grad` with `y` as the left operand.
+    fn matmul_grad(
+        lhs: &Self::Storage,
+        rhs: &Self::Storage,
+        spec: &MatmulSpec,
+        y: &Self::Storage,
+        grad: BinaryOp,
+    ) -> Self::Storage {
+        let mut d = Self::matmul(lhs, rhs, spec);
+        Self::binary_assign(grad, &mut d, y, false);
+        d
+    }
     /// `act(op(A)·op(B) + bias)`: the products of [`matmul`](Backend::matmul), `bias` (`n`
     /// elements, the same dtype) added to every row of each, then `act` elementwise. A fused
     /// layer `f(x·W + b)` in one op, so that a backend can finish each block of the product

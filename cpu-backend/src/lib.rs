@@ -181,6 +181,16 @@ impl Backend for Cpu {
         MATMUL_CALLS.with(|c| c.set(c.get() + 1));
         ops::matmul::matmul_acc(lhs, rhs, spec, alpha, out)
     }
+    fn matmul_grad(
+        lhs: &CpuStorage,
+        rhs: &CpuStorage,
+        spec: &MatmulSpec,
+        y: &CpuStorage,
+        grad: BinaryOp,
+    ) -> CpuStorage {
+        MATMUL_CALLS.with(|c| c.set(c.get() + 1));
+        ops::matmul::matmul_grad(lhs, rhs, spec, y, grad)
+    }
     fn matmul_epilogue(
         lhs: &CpuStorage,
         rhs: &CpuStorage,

@@ -192,6 +192,62 @@ fn matmul_epilogue_gives_the_bits_of_the_separate_ops() {
     }
 }
 
+/// `matmul_grad` against the ops it fuses (the `Backend` default: the products, then
+/// `binary_assign` of the derivative with `y` as the left operand), bit for bit, in both
+/// dtypes: by the plain loops, the `gemm` crate and the AVX-512 kernel (a ReLU's derivative in
+/// its tiles, another after each block), serial and split by rows and by columns, with `y`
+/// holding zeros, negatives and a NaN (a ReLU's derivative passes `ȳ` only where `y > 0`).
+#[test]
+fn matmul_grad_gives_the_bits_of_the_separate_ops() {
+    let bits = |s: &CpuStorage| match s {
+        CpuStorage::F32(v) => v.iter().map(|x| x.to_bits() as u64).collect::<Vec<_>>(),
+        CpuStorage::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+        _ => unreachable!("float storages only"),
+    };
+    for dtype in [DType::F32, DType::F64] {
+        for (batch, m, k, n) in [
+            (2, 3, 7, 21),
+            (1, 5, 9, 33),
+            (1, 128, 10, 512),
+            (1, 128, 300, 512),
+            (1, 700, 300, 40),
+        ] {
+            for (lt, rt) in [(false, false), (false, true), (true, false)] {
+                let spec = MatmulSpec {
+                    batch,
+                    m,
+                    k,
+                    n,
+                    lhs_batch_stride: m * k,
+                    rhs_batch_stride: 0,
+                    lhs_transposed: lt,
+                    rhs_transposed: rt,
+                };
+                let a = Cpu::random(&Cpu, batch * m * k, 1, (-1.0, 1.0), false, dtype);
+                let b = Cpu::random(&Cpu, k * n, 2, (-1.0, 1.0), false, dtype);
+                let mut y = Cpu::random(&Cpu, batch * m * n, 3, (-1.0, 1.0), false, dtype).to_f64();
+                y[0] = 0.0;
+                y[1] = f64::NAN;
+                y[2] = -0.0;
+                let y = CpuStorage::from_f64(&y, dtype);
+                for grad in [
+                    BinaryOp::LeakyReluGrad(0.0),
+                    BinaryOp::LeakyReluGrad(0.2),
+                    BinaryOp::TanhGrad,
+                ] {
+                    let mut want = Cpu::matmul(&a, &b, &spec);
+                    Cpu::binary_assign(grad, &mut want, &y, false);
+                    let got = Cpu::matmul_grad(&a, &b, &spec, &y, grad);
+                    assert!(
+                        bits(&got) == bits(&want),
+                        "{dtype:?} {spec:?} {grad:?}: the fused values differ"
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 #[should_panic(expected = "matmul: the bias holds 3 elements, not one per column (4)")]
 fn matmul_epilogue_checks_the_bias_length() {

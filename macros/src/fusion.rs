@@ -243,7 +243,8 @@ impl Lowering<'_> {
         let transposed = pattern.transposed_mask();
         let epilogue = pattern.epilogue();
         let plain = pattern.plain_rules();
-        self.rule(acts, spans, span, rebuilt, |n| {
+        let first = self.graph.nodes.len();
+        let (expr, act) = self.rule(acts, spans, span, rebuilt, |n| {
             quote_spanned!(span=> {
                 #[allow(unused_imports)]
                 use ::adjoint::__private::FusedPlain as _;
@@ -251,7 +252,14 @@ impl Lowering<'_> {
                     .operands()
                     .rule(#count, #transposed, ::adjoint::__private::Epilogue::#epilogue)
             })
-        })
+        });
+        // Both pullbacks of the fused site settle their seed themselves (`plain_rules`).
+        if let crate::graph::Act::Active(id) = act
+            && id == first
+        {
+            self.graph.nodes[id].takes_products = true;
+        }
+        (expr, act)
     }
 }
 
@@ -353,6 +361,8 @@ fn plain_rules(
     quote!(|(#(#l,)*), __n: [bool; #leaves]| {
         #(#forward)*
         (#result, move |__d| {
+            // The seed as the fused site received it (a product not yet computed, say).
+            let __d = ::adjoint::__private::settled(__d);
             #(#backward)*
             (#(#out,)*)
         })

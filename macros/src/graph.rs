@@ -31,6 +31,10 @@ pub struct Node {
     /// A field read of an active struct: its adjoint has the type the derived accessor's
     /// pullback takes (the field's tangent, or `Dropped` for a `#[no_derivative]` field).
     pub field_read: bool,
+    /// A rule whose pullback takes its seed as it comes (a fused layer's, which computes a
+    /// product not yet computed with its activation's derivative applied, and settles any
+    /// other seed itself before reading it).
+    pub takes_products: bool,
 }
 
 /// How a node's adjoint flows back to its operands.
@@ -137,6 +141,7 @@ impl Graph {
             deps,
             errors: Vec::new(),
             field_read: false,
+            takes_products: false,
         });
         self.nodes.len() - 1
     }

@@ -247,8 +247,11 @@ impl Writer<'_> {
         // pullback of `a + b` hands it to both operands), and a sum of products would then be
         // computed each time. A field read's pullback only moves its seed into the struct's
         // tangent: that seed stays as it is, so a weight's tangent reaches the caller (an
-        // optimizer) as the product's operands.
-        let seed = if self.graph.nodes[id].field_read {
+        // optimizer) as the product's operands. A fused layer's pullback takes an input's
+        // tangent `z̄·Wᵀ` as the product's operands too, and computes it with its activation's
+        // derivative applied (`core/src/ops/affine.rs`).
+        let node = &self.graph.nodes[id];
+        let seed = if node.field_read || node.takes_products {
             quote!(#adjoint)
         } else {
             quote!(::adjoint::__private::settled(#adjoint))

@@ -105,13 +105,20 @@ pub(crate) fn affine_rule<B: Backend, const N: usize>(
         Saved::of(leaf, i - 1, products, needs)
     });
     (y, move |d: TensorTangent<B>| {
-        let d = d.settled();
         let dz = match (act.kernels(), saved_y) {
+            // `ȳ` a product not yet computed (the next layer's `z̄·Wᵀ`): `z̄` in one op, the
+            // derivative applied as the product is written.
+            (Some(k), Some(y))
+                if let TensorTangent::Outer(p) = &d
+                    && let Some(dz) = p.with_grad(&y, k.grad) =>
+            {
+                TensorTangent::Dense(dz)
+            }
             // As the activations' own rules: written into `ȳ`'s buffer when it is unshared.
-            (Some(k), Some(y)) => super::slot_owned(true, d, |d| {
+            (Some(k), Some(y)) => super::slot_owned(true, d.settled(), |d| {
                 binary_given((&y).into(), d.into(), k.grad, k.name)
             }),
-            _ => d,
+            _ => d.settled(),
         };
         let mut out: [TensorTangent<B>; N] = std::array::from_fn(|_| TensorTangent::Zero);
         for k in 0..products {

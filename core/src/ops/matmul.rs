@@ -94,10 +94,19 @@ pub(crate) fn matmul_tangents<B: Backend>(
     needs: [bool; 2],
     b_transposed: bool,
 ) -> (TensorTangent<B>, TensorTangent<B>) {
-    let da = slot(needs[0], d, |d| {
-        let da = gemm(d, false, keep_b.expect("kept"), !b_transposed);
-        if da.shape() == sa { da } else { da.sum_to(sa) }
-    });
+    let da = match (d, keep_b) {
+        // Kept as its operands for the reader: a layer's pullback applies its activation's
+        // derivative as the product is written (`core/src/ops/affine.rs`).
+        (TensorTangent::Dense(d), Some(b))
+            if needs[0] && d.rank() == 2 && sa.len() == 2 && sb.len() == 2 =>
+        {
+            OuterSum::input(d.clone(), b.clone(), b_transposed)
+        }
+        _ => slot(needs[0], d, |d| {
+            let da = gemm(d, false, keep_b.expect("kept"), !b_transposed);
+            if da.shape() == sa { da } else { da.sum_to(sa) }
+        }),
+    };
     let db = match (d, keep_a) {
         (TensorTangent::Dense(d), Some(a)) if sb.len() == 2 => {
             // b̄ = A_flatᵀ · Ȳ_flat over all batch rows, kept as its two operands so that the
@@ -134,7 +143,7 @@ pub(crate) fn matmul_tangents<B: Backend>(
 
 /// The product `op(a)·op(b)` of one pair of matrices, for operand shapes `sa` and `sb` (their
 /// last two axes), `op` transposing where the flag is set.
-fn product_spec(sa: &[usize], ta: bool, sb: &[usize], tb: bool) -> MatmulSpec {
+pub(crate) fn product_spec(sa: &[usize], ta: bool, sb: &[usize], tb: bool) -> MatmulSpec {
     let (ra, rb) = (sa.len(), sb.len());
     let (m, k) = if ta {
         (sa[ra - 1], sa[ra - 2])

@@ -1,4 +1,4 @@
-//! [`OuterSum`]: a matrix product `Aᵀ·G` kept as its operands until it is known where it goes.
+//! [`OuterSum`]: a matrix product `op(A)·op(G)` kept as its operands until it is known where it goes.
 //!
 //! The tangent of the weight `W` of `y = x·W` is `xᵀ·ȳ`, a sum of one outer product per row.
 //! When `W` is used in every iteration of a loop (an RNN over time steps), its tangent is the
@@ -19,22 +19,27 @@
 //! whole gradient runs 7% fewer instructions and about 11% faster (docs/tensors.md).
 
 use super::{Backend, DType, Tensor, TensorTangent};
-use crate::ops::matmul::{gemm, gemm_acc};
+use crate::ops::matmul::{gemm, gemm_acc, product_spec};
+use adjoint_backend::BinaryOp;
 use std::sync::OnceLock;
 
-/// `Aᵀ·G` with `A: [k, m]`, `G: [k, n]` of one dtype and device: an `[m, n]` tensor not yet
-/// computed.
+/// `op(A)·op(G)` of two matrices of one dtype and device, `op` transposing where a flag is
+/// set: an `[m, n]` tensor not yet computed. A weight's tangent `Aᵀ·G` (`A: [k, m]`, `G: [k,
+/// n]`), or an input's `G·Wᵀ` (`G: [m, k]`, `W: [n, k]`).
 ///
-/// Made by the pullback of [`Tensor::matmul`] for a 2-D right operand; added into an
-/// accumulator by [`TangentVector::plus_assign`](crate::TangentVector::plus_assign), and
-/// computed by [`to_tensor`](OuterSum::to_tensor) (which every other accessor of
-/// [`TensorTangent`](super::TensorTangent) calls).
+/// Made by the pullback of [`Tensor::matmul`] for 2-D operands; added into an accumulator by
+/// [`TangentVector::plus_assign`](crate::TangentVector::plus_assign), computed with an
+/// activation's derivative applied by the fused layer's pullback (`core/src/ops/affine.rs`:
+/// [`Backend::matmul_grad`]), and computed by [`to_tensor`](OuterSum::to_tensor) (which every
+/// other accessor of [`TensorTangent`](super::TensorTangent) calls).
 #[derive(Clone, Debug)]
 pub struct OuterSum<B: Backend> {
-    /// `A: [k, m]`.
+    /// `A`, stored `[k, m]` (transposed) or `[m, k]`.
     a: Tensor<B>,
-    /// `G: [k, n]`.
+    /// `G`, stored `[k, n]` or `[n, k]` (transposed).
     g: Tensor<B>,
+    /// Whether `A` and `G` are read transposed.
+    transposed: [bool; 2],
     /// The product, once a reader by reference has computed it (a gradient's norm, then the
     /// optimizer's step): read again, it is not computed again.
     product: OnceLock<Tensor<B>>,
@@ -57,15 +62,69 @@ impl<B: Backend> OuterSum<B> {
             return TensorTangent::Dense(gemm(&a, true, &g, false));
         }
         TensorTangent::Outer(OuterSum {
+            transposed: [true, false],
             a,
             g,
             product: OnceLock::new(),
         })
     }
 
+    /// The tangent `g·op(w)ᵀ` of `x` in `y = x·op(w)` for 2-D `g = ȳ` and `w` (`op(w) = wᵀ`
+    /// if `w_transposed`), kept as its operands: both live on anyway (`w` is the weight, and
+    /// `g` its tangent's operand), and the reader may be a layer's pullback that applies its
+    /// activation's derivative as the product is written.
+    pub(crate) fn input(g: Tensor<B>, w: Tensor<B>, w_transposed: bool) -> TensorTangent<B> {
+        let k = if w_transposed {
+            w.shape()[0]
+        } else {
+            w.shape()[1]
+        };
+        assert!(
+            g.rank() == 2 && w.rank() == 2 && g.shape()[1] == k,
+            "OuterSum: operands {:?} and {:?} are not [m, k] and op(w) [k, n]",
+            g.shape(),
+            w.shape()
+        );
+        TensorTangent::Outer(OuterSum {
+            transposed: [false, !w_transposed],
+            a: g,
+            g: w,
+            product: OnceLock::new(),
+        })
+    }
+
     /// The shape `[m, n]` of the product.
     pub fn shape(&self) -> [usize; 2] {
-        [self.a.shape()[1], self.g.shape()[1]]
+        let [ta, tg] = self.transposed;
+        [
+            self.a.shape()[usize::from(ta)],
+            self.g.shape()[usize::from(!tg)],
+        ]
+    }
+
+    /// `op(A)·op(G)` into a new tensor.
+    fn product(&self) -> Tensor<B> {
+        let [ta, tg] = self.transposed;
+        gemm(&self.a, ta, &self.g, tg)
+    }
+
+    /// `acc ← acc + γ·op(A)·op(G)` in the buffer `acc`.
+    fn accumulate(&self, factor: f64, acc: &mut B::Storage) {
+        let [ta, tg] = self.transposed;
+        gemm_acc(&self.a, ta, &self.g, tg, factor, acc);
+    }
+
+    /// `grad(y, op(A)·op(G))` elementwise ([`Backend::matmul_grad`]): the tangent `z̄ = ȳ·f′(z)`
+    /// of an activation `y = f(z)` whose `ȳ` is this product, in one op. `None` where `y` does
+    /// not have the product's shape and dtype, or the product was computed already.
+    pub(crate) fn with_grad(&self, y: &Tensor<B>, grad: BinaryOp) -> Option<Tensor<B>> {
+        if self.is_computed() || !self.fits(y) {
+            return None;
+        }
+        let [ta, tg] = self.transposed;
+        let spec = product_spec(self.a.shape(), ta, self.g.shape(), tg);
+        let z = B::matmul_grad(self.a.storage(), self.g.storage(), &spec, y.storage(), grad);
+        Some(Tensor::from_storage(z, y.shape()))
     }
 
     /// The dtype of the operands and the product.
@@ -84,7 +143,7 @@ impl<B: Backend> OuterSum<B> {
         t.shape() == self.shape() && (t.dtype(), t.device()) == self.kind()
     }
 
-    /// `acc ← acc + Aᵀ·G` ([`fits`](OuterSum::fits) holds): in `acc`'s buffer by a GEMM with
+    /// `acc ← acc + op(A)·op(G)` ([`fits`](OuterSum::fits) holds): in `acc`'s buffer by a GEMM with
     /// β = 1 if no other tensor shares it, else into a new one.
     pub(crate) fn add_to(self, acc: &mut Tensor<B>) {
         if self.is_computed() {
@@ -92,7 +151,7 @@ impl<B: Backend> OuterSum<B> {
             return;
         }
         match acc.unique_storage_mut() {
-            Some(buf) => gemm_acc(&self.a, true, &self.g, false, 1.0, buf),
+            Some(buf) => self.accumulate(1.0, buf),
             None => *acc = self.into_tensor() + &*acc,
         }
     }
@@ -104,7 +163,7 @@ impl<B: Backend> OuterSum<B> {
         self.product.get().is_some()
     }
 
-    /// `target ← target + γ·Aᵀ·G` in `target`'s own buffer (copied first if another tensor
+    /// `target ← target + γ·op(A)·op(G)` in `target`'s own buffer (copied first if another tensor
     /// shares it), by one GEMM with α = γ and β = 1: neither the product nor a scaled operand
     /// is stored. Plain SGD's step (`γ = −lr`) on a weight whose gradient is a product not
     /// yet computed: the gradient's buffer and the update's pass over it are saved, and so is
@@ -122,28 +181,27 @@ impl<B: Backend> OuterSum<B> {
             target.shape(),
             target.dtype()
         );
-        gemm_acc(&self.a, true, &self.g, false, factor, target.storage_mut());
+        self.accumulate(factor, target.storage_mut());
     }
 
     /// The product as one `[m, n]` tensor, computed on the first read by reference and kept.
     pub fn computed(&self) -> &Tensor<B> {
-        self.product
-            .get_or_init(|| gemm(&self.a, true, &self.g, false))
+        self.product.get_or_init(|| self.product())
     }
 
     /// The product as one `[m, n]` tensor.
     pub fn to_tensor(&self) -> Tensor<B> {
         match self.product.get() {
             Some(t) => t.clone(),
-            None => gemm(&self.a, true, &self.g, false),
+            None => self.product(),
         }
     }
 
     /// The product as one `[m, n]` tensor (the operands are released).
     pub fn into_tensor(self) -> Tensor<B> {
-        match self.product.into_inner() {
-            Some(t) => t,
-            None => gemm(&self.a, true, &self.g, false),
+        match self.product.get() {
+            Some(t) => t.clone(),
+            None => self.product(),
         }
     }
 }
@@ -247,6 +305,35 @@ mod tests {
             let first = sum.computed().storage() as *const _;
             assert!(sum.is_computed());
             assert_eq!(sum.computed().storage() as *const _, first);
+        }
+    }
+
+    #[test]
+    fn an_input_tangent_is_the_product_with_the_weight_transposed() {
+        // ȳ: [3, 4] of y = x·op(w), x: [3, 5], against w: [4, 5] stored transposed (y = x·wᵀ)
+        // and w: [5, 4] as is; x̄ = ȳ·op(w)ᵀ.
+        let g = ints(3, 4, 1);
+        for (w, transposed) in [(ints(4, 5, 2), true), (ints(5, 4, 2), false)] {
+            let op_w = if transposed { w.t() } else { w.clone() };
+            let want = g.matmul(&op_w.t()).to_vec_f64();
+            let TensorTangent::Outer(sum) = OuterSum::input(g.clone(), w, transposed) else {
+                panic!("an input's tangent is kept as its operands")
+            };
+            assert_eq!(sum.shape(), [3, 5]);
+            assert_eq!(sum.to_tensor().to_vec_f64(), want);
+            // With a ReLU's derivative applied: ȳ where y > 0, else 0.
+            let y = ints(3, 5, 4);
+            let masked: Vec<f64> = want
+                .iter()
+                .zip(y.to_vec_f64())
+                .map(|(&d, y)| if y > 0.0 { d } else { 0.0 * d })
+                .collect();
+            let dz = sum
+                .with_grad(&y, BinaryOp::LeakyReluGrad(0.0))
+                .expect("fits");
+            assert_eq!(dz.to_vec_f64(), masked);
+            // Not for a `y` of another shape.
+            assert!(sum.with_grad(&ints(5, 3, 4), BinaryOp::TanhGrad).is_none());
         }
     }
 

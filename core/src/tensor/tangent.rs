@@ -35,7 +35,7 @@ pub enum TensorTangent<B: Backend = Cpu> {
     Zero,
     /// A tangent stored as a tensor of the primal's shape.
     Dense(Tensor<B>),
-    /// `Aᵀ·G` of a 2-D primal, computed when read or added into an accumulator.
+    /// `op(A)·op(G)` of a 2-D primal, computed when read or added into an accumulator.
     Outer(OuterSum<B>),
 }
 

@@ -28,11 +28,11 @@ pub(crate) type Operand<T> = (*const T, [isize; 2]);
 /// A matrix result: its first element and its (row, column) strides in elements.
 pub(crate) type Output<T> = (*mut T, [isize; 2]);
 
-/// What a product does with each sum of `C` as it writes it: `C[i, j] = act(α·(A·B)[i, j] +
-/// β·C[i, j] + bias[j])` (each part optional: α = 1, no bias, no activation). The bias's sum
-/// and the activation are the elementwise ops' own kernels (`binary_slice`, `unary_slice`),
-/// so a product with an epilogue gives the values of the product followed by those ops, to
-/// the last bit.
+/// What a product does with each sum of `C` as it writes it: `C[i, j] = grad(y[i, j],
+/// act(α·(A·B)[i, j] + β·C[i, j] + bias[j]))` (each part optional: α = 1, no bias, no
+/// activation, no derivative). The bias's sum, the activation and the derivative are the
+/// elementwise ops' own kernels (`binary_slice`, `unary_slice`), so a product with an
+/// epilogue gives the values of the product followed by those ops, to the last bit.
 #[derive(Clone, Copy)]
 pub(crate) struct Epilogue<T> {
     /// The factor α of the product (`None`: 1), applied to every partial sum of the inner
@@ -42,6 +42,9 @@ pub(crate) struct Epilogue<T> {
     pub bias: Option<*const T>,
     /// The activation.
     pub act: Option<UnaryOp>,
+    /// An activation's derivative `grad(y, ·)` (a `BinaryOp` of `(y, ȳ)`, the product being
+    /// `ȳ`) and `y` at `C`'s first element, laid out with `C`'s strides.
+    pub grad: Option<(BinaryOp, *const T)>,
 }
 
 impl<T: Gemm> Epilogue<T> {
@@ -50,6 +53,7 @@ impl<T: Gemm> Epilogue<T> {
         scale: None,
         bias: None,
         act: None,
+        grad: None,
     };
 
     /// `C` is `α` times the product (plus `β·C`).
@@ -69,21 +73,32 @@ impl<T: Gemm> Epilogue<T> {
         }
     }
 
-    /// The epilogue of the columns from `start` on.
+    /// The epilogue of the columns from `start` on (`C`'s columns contiguous).
     pub(crate) fn at_column(self, start: usize) -> Self {
         Epilogue {
             bias: self.bias.map(|b| b.wrapping_add(start)),
+            grad: self.grad.map(|(op, y)| (op, y.wrapping_add(start))),
             ..self
         }
     }
 
-    /// Applies the bias and the activation to the `m × n` block `C` (row stride `cr`, columns
-    /// contiguous), after a product that applied the factor.
+    /// The epilogue of the rows from `start` on, `row` elements apart.
+    pub(crate) fn at_row(self, start: usize, row: isize) -> Self {
+        Epilogue {
+            grad: self
+                .grad
+                .map(|(op, y)| (op, y.wrapping_offset(start as isize * row))),
+            ..self
+        }
+    }
+
+    /// Applies the bias, the activation and the derivative to the `m × n` block `C` (row
+    /// stride `cr`, columns contiguous), after a product that applied the factor.
     ///
     /// # Safety
     /// `C` addresses `m` rows of `n` initialized elements, `bias` (if any) `n` elements.
     pub(crate) unsafe fn apply(self, [m, n]: [usize; 2], c: *mut T, cr: isize) {
-        if self.bias.is_none() && self.act.is_none() {
+        if self.bias.is_none() && self.act.is_none() && self.grad.is_none() {
             return;
         }
         for i in 0..m {
@@ -97,6 +112,12 @@ impl<T: Gemm> Epilogue<T> {
             }
             if let Some(op) = self.act {
                 unary_slice(op, row);
+            }
+            if let Some((op, y)) = self.grad {
+                // SAFETY: `y` has `C`'s layout (the caller's contract): row `i` holds `n`
+                // elements.
+                let y = unsafe { std::slice::from_raw_parts(y.offset(i as isize * cr), n) };
+                binary_slice(op, row, y, false);
             }
         }
     }
@@ -203,7 +224,7 @@ unsafe fn chunk_by_chunk<T: Gemm>(
                     (bp, [br, bc]),
                     beta,
                     (cp.offset(start * cr), [cr, cc]),
-                    epilogue,
+                    epilogue.at_row(chunk.start, cr),
                 );
             } else {
                 T::gemm_epilogue(

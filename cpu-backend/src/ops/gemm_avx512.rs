@@ -30,16 +30,17 @@
 //! rows.
 
 use std::arch::x86_64::{
-    __m512, __mmask16, _MM_HINT_T0, _mm_prefetch, _mm512_add_ps, _mm512_fmadd_ps, _mm512_loadu_ps,
-    _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_max_ps, _mm512_mul_ps, _mm512_set1_ps,
-    _mm512_setzero_ps, _mm512_shuffle_f32x4, _mm512_shuffle_ps, _mm512_storeu_ps,
-    _mm512_unpackhi_ps, _mm512_unpacklo_ps,
+    __m512, __mmask16, _CMP_GT_OQ, _MM_HINT_T0, _mm_prefetch, _mm512_add_ps, _mm512_cmp_ps_mask,
+    _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_mask_blend_ps, _mm512_mask_storeu_ps,
+    _mm512_maskz_loadu_ps, _mm512_max_ps, _mm512_mul_ps, _mm512_set1_ps, _mm512_setzero_ps,
+    _mm512_shuffle_f32x4, _mm512_shuffle_ps, _mm512_storeu_ps, _mm512_unpackhi_ps,
+    _mm512_unpacklo_ps,
 };
 use std::cell::RefCell;
 use std::ops::Range;
 
 use super::gemm::{Epilogue, Operand, Output};
-use adjoint_backend::UnaryOp;
+use adjoint_backend::{BinaryOp, UnaryOp};
 
 /// Rows of `C` per register tile.
 const MR: usize = 8;
@@ -159,15 +160,19 @@ unsafe fn chunks(
         return false;
     }
     let add = beta == 1.0;
-    // The tiles add the bias and apply a ReLU as they write their last sums; another
-    // activation runs over each chunk after its product.
+    // The tiles add the bias, apply a ReLU and a ReLU's derivative as they write their last
+    // sums; another activation or derivative runs over each chunk after its product.
     let relu = epilogue.act == Some(UnaryOp::Relu);
+    let later = epilogue.act.is_some() && !relu;
+    let grad_in_tiles = !later && matches!(epilogue.grad, Some((BinaryOp::LeakyReluGrad(_), _)));
     let in_tiles = Epilogue {
         act: epilogue.act.filter(|_| relu),
+        grad: epilogue.grad.filter(|_| grad_in_tiles),
         ..epilogue
     };
     let after = Epilogue {
         act: epilogue.act.filter(|_| !relu),
+        grad: epilogue.grad.filter(|_| !grad_in_tiles),
         ..Epilogue::NONE
     };
     let m_tiles = m.next_multiple_of(MR);
@@ -227,13 +232,14 @@ unsafe fn chunks(
             if rows {
                 let c = c.offset(start * cr);
                 let a = (a.offset(start * ar), [ar, ac]);
-                product([len, k, n], a, (b, [br, bc]), (c, cr), add, in_tiles, share);
-                after.apply([len, n], c, cr);
+                let finish = in_tiles.at_row(chunk.start, cr);
+                product([len, k, n], a, (b, [br, bc]), (c, cr), add, finish, share);
+                after.at_row(chunk.start, cr).apply([len, n], c, cr);
             } else {
                 let (b, c) = ((b.offset(start * bc), [br, bc]), c.offset(start));
                 let finish = in_tiles.at_column(chunk.start);
                 product([m, k, len], (a, [ar, ac]), b, (c, cr), add, finish, share);
-                after.apply([m, len], c, cr);
+                after.at_column(chunk.start).apply([m, len], c, cr);
             }
         }
     }
@@ -319,6 +325,12 @@ unsafe fn tile<
         });
         let relu = finish.act == Some(UnaryOp::Relu);
         let scale = finish.scale.map(|s| _mm512_set1_ps(s));
+        // A leaky ReLU's derivative `y > 0 ? ȳ : ȳ·slope` (`BinaryOp::eval`'s, bit for bit:
+        // a NaN `y` is not > 0).
+        let grad = match finish.grad {
+            Some((BinaryOp::LeakyReluGrad(slope), y)) => Some((_mm512_set1_ps(slope as f32), y)),
+            _ => None,
+        };
         let mut acc = [[_mm512_setzero_ps(); V]; R];
         // With the rows of `A` adjacent (`ar = 1`, a transposed `A`) the broadcasts take
         // constant offsets from one pointer instead of a chain of additions of `ar`.
@@ -374,6 +386,11 @@ unsafe fn tile<
                     // `max(z, +0)` gives the second operand for a NaN or a zero of either
                     // sign: `z > 0 ? z : 0`, ReLU's scalar kernel, bit for bit.
                     sum = _mm512_max_ps(sum, _mm512_setzero_ps());
+                }
+                if let Some((slope, y)) = grad {
+                    let y = _mm512_maskz_loadu_ps(mask, y.offset(r as isize * cr).add(16 * h));
+                    let positive = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(y, _mm512_setzero_ps());
+                    sum = _mm512_mask_blend_ps(positive, _mm512_mul_ps(sum, slope), sum);
                 }
                 _mm512_mask_storeu_ps(out, mask, sum);
             }
@@ -559,6 +576,7 @@ unsafe fn block(
                             (a.wrapping_offset(i as isize * ar), ar, ac)
                         };
                         let c = (c.offset(i as isize * cr).add(j), cr);
+                        let finish = finish.at_row(i, cr);
                         tiles(rows, kc, a, panel, fill, masks, c, add, finish);
                         i += rows;
                     }
@@ -907,6 +925,7 @@ mod tests {
                 scale,
                 bias: bias.then_some(self.bias.as_ptr()),
                 act,
+                grad: None,
             };
             let ran = kernel(
                 (self.a.0.as_ptr(), self.a.1),
@@ -1109,9 +1128,9 @@ mod tests {
                     for (bias, act) in epilogues {
                         let mut want = product.clone();
                         let separate = Epilogue {
-                            scale: None,
                             bias: bias.then_some(case.bias.as_ptr()),
                             act,
+                            ..Epilogue::NONE
                         };
                         // SAFETY: `want` holds `m` initialized rows of `c_row ≥ n`.
                         unsafe { separate.apply([m, n], want.as_mut_ptr(), case.c_row as isize) };

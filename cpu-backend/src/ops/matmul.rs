@@ -3,11 +3,12 @@
 //!
 //! Transposed operands are not copied: `op(A)` is read through swapped row/column strides.
 
+use super::elementwise::binary_slice;
 use super::float::Float;
 use super::gemm::{Epilogue, Gemm, gemm_parallel};
 use super::simd::{Kernel, dispatch};
 use crate::{CpuStorage, MatmulSpec};
-use adjoint_backend::{Real, UnaryOp};
+use adjoint_backend::{BinaryOp, Real, UnaryOp};
 
 /// `C[b] = op(A[b]) · op(B[b])` for every batch `b` (see [`MatmulSpec`]).
 pub fn matmul(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec) -> CpuStorage {
@@ -56,9 +57,9 @@ pub fn matmul_epilogue(
             );
         }
         let epilogue = Epilogue {
-            scale: None,
             bias: bias.map(<[T]>::as_ptr),
             act,
+            ..Epilogue::NONE
         };
         Some(T::storage(product_with(spec, a, b, epilogue)))
     }
@@ -69,6 +70,56 @@ pub fn matmul_epilogue(
             panic!(
                 "matmul: dtypes (lhs, rhs, bias) {:?} differ or are not float",
                 (lhs.dtype(), rhs.dtype(), bias.map(CpuStorage::dtype))
+            )
+        })
+}
+
+/// `grad(y, op(A)·op(B))` elementwise ([`Backend::matmul_grad`](adjoint_backend::Backend::matmul_grad)):
+/// for one product, the GEMM's epilogue applies the derivative as it writes each block of
+/// `C` (the AVX-512 tiles a ReLU's in registers, other kernels each block after its sums); a
+/// batch takes the products, then the elementwise op.
+///
+/// # Panics
+/// If the dtypes differ or are not float, or `y` does not hold the products' elements.
+pub fn matmul_grad(
+    lhs: &CpuStorage,
+    rhs: &CpuStorage,
+    spec: &MatmulSpec,
+    y: &CpuStorage,
+    grad: BinaryOp,
+) -> CpuStorage {
+    /// The products in `T`, if all buffers hold `T`.
+    fn typed<T: Float>(
+        [lhs, rhs, y]: [&CpuStorage; 3],
+        spec: &MatmulSpec,
+        grad: BinaryOp,
+    ) -> Option<CpuStorage> {
+        let (a, b, y) = (T::slice(lhs)?, T::slice(rhs)?, T::slice(y)?);
+        let len = spec.batch * spec.m * spec.n;
+        assert_eq!(
+            y.len(),
+            len,
+            "matmul_grad: y holds {} elements, the products {len}",
+            y.len()
+        );
+        if spec.batch != 1 {
+            let mut c = product(spec, a, b);
+            binary_slice(grad, &mut c, y, false);
+            return Some(T::storage(c));
+        }
+        let epilogue = Epilogue {
+            grad: Some((grad, y.as_ptr())),
+            ..Epilogue::NONE
+        };
+        Some(T::storage(product_with(spec, a, b, epilogue)))
+    }
+    let operands = [lhs, rhs, y];
+    typed::<f32>(operands, spec, grad)
+        .or_else(|| typed::<f64>(operands, spec, grad))
+        .unwrap_or_else(|| {
+            panic!(
+                "matmul_grad: dtypes (lhs, rhs, y) {:?} differ or are not float",
+                (lhs.dtype(), rhs.dtype(), y.dtype())
             )
         })
 }
