@@ -136,17 +136,42 @@ fn matmul_case_in(dtype: DType, tol: f64, (batch, m, k, n): (usize, usize, usize
     }
 }
 
+/// The bits of a float buffer's elements.
+fn bits(s: &CpuStorage) -> Vec<u64> {
+    match s {
+        CpuStorage::F32(v) => v.iter().map(|x| x.to_bits() as u64).collect(),
+        CpuStorage::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
+        _ => unreachable!("float storages only"),
+    }
+}
+
+/// A batch of products `op(A[b])·op(B)` with one right matrix for all, and random operands.
+fn shared_right_product(
+    dtype: DType,
+    [batch, m, k, n]: [usize; 4],
+    [lt, rt]: [bool; 2],
+) -> (MatmulSpec, CpuStorage, CpuStorage) {
+    let spec = MatmulSpec {
+        batch,
+        m,
+        k,
+        n,
+        lhs_batch_stride: m * k,
+        rhs_batch_stride: 0,
+        lhs_transposed: lt,
+        rhs_transposed: rt,
+    };
+    let a = Cpu::random(&Cpu, batch * m * k, 1, (-1.0, 1.0), false, dtype);
+    let b = Cpu::random(&Cpu, k * n, 2, (-1.0, 1.0), false, dtype);
+    (spec, a, b)
+}
+
 /// `matmul_epilogue` against the ops it fuses (the `Backend` default: the products, then
 /// `binary(Add)` with the bias broadcast over the rows, then `unary_assign`), bit for bit, in
 /// both dtypes: by the plain loops, by the `gemm` crate and the AVX-512 kernel (f32),
 /// serial and split across threads by rows and by columns (with the bias split too).
 #[test]
 fn matmul_epilogue_gives_the_bits_of_the_separate_ops() {
-    let bits = |s: &CpuStorage| match s {
-        CpuStorage::F32(v) => v.iter().map(|x| x.to_bits() as u64).collect::<Vec<_>>(),
-        CpuStorage::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
-        _ => unreachable!("float storages only"),
-    };
     for dtype in [DType::F32, DType::F64] {
         for (batch, m, k, n) in [
             (2, 3, 7, 21),
@@ -157,18 +182,7 @@ fn matmul_epilogue_gives_the_bits_of_the_separate_ops() {
             (2, 40, 37, 33),
         ] {
             for (lt, rt) in [(false, false), (true, true), (false, true)] {
-                let spec = MatmulSpec {
-                    batch,
-                    m,
-                    k,
-                    n,
-                    lhs_batch_stride: m * k,
-                    rhs_batch_stride: 0,
-                    lhs_transposed: lt,
-                    rhs_transposed: rt,
-                };
-                let a = Cpu::random(&Cpu, batch * m * k, 1, (-1.0, 1.0), false, dtype);
-                let b = Cpu::random(&Cpu, k * n, 2, (-1.0, 1.0), false, dtype);
+                let (spec, a, b) = shared_right_product(dtype, [batch, m, k, n], [lt, rt]);
                 let bias = Cpu::random(&Cpu, n, 3, (-1.0, 1.0), false, dtype);
                 for with_bias in [false, true] {
                     for act in [None, Some(UnaryOp::Relu), Some(UnaryOp::Tanh)] {
@@ -199,11 +213,6 @@ fn matmul_epilogue_gives_the_bits_of_the_separate_ops() {
 /// holding zeros, negatives and a NaN (a ReLU's derivative passes `ȳ` only where `y > 0`).
 #[test]
 fn matmul_grad_gives_the_bits_of_the_separate_ops() {
-    let bits = |s: &CpuStorage| match s {
-        CpuStorage::F32(v) => v.iter().map(|x| x.to_bits() as u64).collect::<Vec<_>>(),
-        CpuStorage::F64(v) => v.iter().map(|x| x.to_bits()).collect(),
-        _ => unreachable!("float storages only"),
-    };
     for dtype in [DType::F32, DType::F64] {
         for (batch, m, k, n) in [
             (2, 3, 7, 21),
@@ -213,18 +222,7 @@ fn matmul_grad_gives_the_bits_of_the_separate_ops() {
             (1, 700, 300, 40),
         ] {
             for (lt, rt) in [(false, false), (false, true), (true, false)] {
-                let spec = MatmulSpec {
-                    batch,
-                    m,
-                    k,
-                    n,
-                    lhs_batch_stride: m * k,
-                    rhs_batch_stride: 0,
-                    lhs_transposed: lt,
-                    rhs_transposed: rt,
-                };
-                let a = Cpu::random(&Cpu, batch * m * k, 1, (-1.0, 1.0), false, dtype);
-                let b = Cpu::random(&Cpu, k * n, 2, (-1.0, 1.0), false, dtype);
+                let (spec, a, b) = shared_right_product(dtype, [batch, m, k, n], [lt, rt]);
                 let mut y = Cpu::random(&Cpu, batch * m * n, 3, (-1.0, 1.0), false, dtype).to_f64();
                 y[0] = 0.0;
                 y[1] = f64::NAN;
