@@ -52,32 +52,26 @@ fn softmax_typed<T: Real + Send + Sync + Elementary>(
 /// which vectorizes (rows of ten scores would not, one at a time).
 #[inline(always)]
 fn chunk<T: Real + Elementary>(b: &mut [T], [len, inner]: [usize; 2], log: bool) {
-    let slices = b.len() / len;
-    let at = |s: usize, i: usize| (s / inner) * len * inner + i * inner + s % inner;
-    // `ReduceOp::Max`'s combine: a NaN wins, as in the composed softmax.
-    let max: Vec<T> = (0..slices)
-        .map(|s| {
-            (0..len).fold(ReduceOp::Max.identity(), |m, i| {
-                ReduceOp::Max.combine(m, b[at(s, i)])
-            })
-        })
-        .collect();
-    for (s, &m) in max.iter().enumerate() {
-        for i in 0..len {
-            b[at(s, i)] = b[at(s, i)] - m;
+    let block = len * inner;
+    for blk in b.chunks_exact_mut(block) {
+        for j in 0..inner {
+            // `ReduceOp::Max`'s combine: a NaN wins, as in the composed softmax.
+            let m = (0..len).fold(ReduceOp::Max.identity(), |m, i| {
+                ReduceOp::Max.combine(m, blk[i * inner + j])
+            });
+            for i in 0..len {
+                blk[i * inner + j] = blk[i * inner + j] - m;
+            }
         }
     }
     let e: Vec<T> = b.iter().map(|&x| x.exp_elementwise()).collect();
-    for s in 0..slices {
-        let sum = (0..len).fold(T::zero(), |sum, i| sum + e[at(s, i)]);
-        if log {
-            let ln = sum.ln();
+    for (blk, e) in b.chunks_exact_mut(block).zip(e.chunks_exact(block)) {
+        for j in 0..inner {
+            let sum = (0..len).fold(T::zero(), |sum, i| sum + e[i * inner + j]);
+            let ln = if log { sum.ln() } else { T::zero() };
             for i in 0..len {
-                b[at(s, i)] = b[at(s, i)] - ln;
-            }
-        } else {
-            for i in 0..len {
-                b[at(s, i)] = e[at(s, i)] / sum;
+                let k = i * inner + j;
+                blk[k] = if log { blk[k] - ln } else { e[k] / sum };
             }
         }
     }
