@@ -99,15 +99,23 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 /// Prints the heap bytes held between the end of `forward` (its result kept alive) and the
-/// start, against `needed` bytes, as a `memory:` line that `bench/run.sh` collects. One
-/// forward pass runs and is dropped first, so that what persists across steps (the CPU
-/// GEMM's per-thread packing buffers, at most 576 KiB a thread) is not counted as residuals.
+/// start, against `needed` bytes, as a `memory:` line that `bench/run.sh` collects. What
+/// persists across steps (the CPU GEMM's per-thread packing buffers, at most 576 KiB a
+/// thread) is not residuals, but a pass grows it on whichever pool thread first runs a part
+/// of a product: one warm-up pass left 0.53–0.64 MB over runs of the same MLP. So the line
+/// reports the least of several passes, each measured after the one before was dropped.
 fn report_residuals<R>(name: &str, needed: usize, forward: impl Fn() -> R) {
     drop(forward());
-    let before = LIVE.load(Ordering::SeqCst);
-    let kept = forward();
-    let held = LIVE.load(Ordering::SeqCst).saturating_sub(before);
-    drop(kept);
+    let held = (0..8)
+        .map(|_| {
+            let before = LIVE.load(Ordering::SeqCst);
+            let kept = forward();
+            let held = LIVE.load(Ordering::SeqCst).saturating_sub(before);
+            drop(kept);
+            held
+        })
+        .min()
+        .expect("eight passes");
     println!(
         "memory: {name} residuals at the end of the forward pass {:.2} MB, strictly needed {:.2} MB ({:.1}x)",
         held as f64 / 1e6,
