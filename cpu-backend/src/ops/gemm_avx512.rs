@@ -7,8 +7,9 @@
 //! `KC × NC` at a time, into contiguous panels of `NR` columns (a row-major `B` by the first
 //! tile that reads each panel, which stores the rows it loads; one whose rows are contiguous
 //! beforehand, by `16 × 16` transposes in registers), the last panel padded with zeros so
-//! that every load of `B` is a full vector; a row-major `B` of a short product is read in
-//! place instead ([`IN_PLACE_ROWS`]). A transposed `A` (adjacent rows) is packed, a block of
+//! that every load of `B` is a full vector; a row-major `B` of a short product, or one at
+//! most a vector wide with adjacent rows, is read in place instead ([`IN_PLACE_ROWS`],
+//! [`narrow`]). A transposed `A` (adjacent rows) is packed, a block of
 //! `MC` rows at a time, into runs of `MR` rows, so that the broadcasts take constant offsets
 //! from one pointer; any other `A` is read in place under its strides (a broadcast reads one
 //! element wherever it lies; a row-major `A`'s lines each serve sixteen steps).
@@ -58,6 +59,17 @@ const NC: usize = 512;
 /// convolutions' `64 × 288 × 576` products reading the unfolded columns; with 128, the
 /// `128 × 512 × 512` product fell from 183 to 166 GFLOP/s, its rows of `B` 2 KiB apart).
 const IN_PLACE_ROWS: usize = 64;
+
+/// Whether `B` (row and column strides) is read in place by a product of any size: a
+/// row-major `B` at most one vector wide whose rows are at most a vector apart, so that all
+/// of it lies in `k × 16` adjacent elements, which stay in L1 while every tile reads them.
+/// Packed, its one panel was padded to `NR` columns of zeros (a write of three times its
+/// size): in the MNIST MLP step, in place, `h₂·W₃` (`128 × 512 × 10`) took 16.7 µs against
+/// 20.5 and `W₃ += h₂ᵀ·z̄₃` (`512 × 128 × 10`) 21.8 against 22.9 (medians of ~2400 steps
+/// each, alternated in one process, 24th session).
+fn narrow([br, bc]: [isize; 2]) -> bool {
+    bc == 1 && (0..=16).contains(&br)
+}
 /// How many rows ahead of its loads a tile that packs a row-major `B` (rows `n` apart, each a
 /// line or two of a panel) prefetches: the lines of a block of `B` that no other tile has read
 /// are fetched from L2 or another core's cache (a product's weight, written by the other
@@ -177,7 +189,8 @@ unsafe fn chunks(
     };
     let m_tiles = m.next_multiple_of(MR);
     let share_a = share && !rows && k > 0 && ar == 1 && m_tiles * k <= SHARED_MAX;
-    let share_b = share && rows && k > 0 && k * n.next_multiple_of(NR) <= SHARED_MAX;
+    let share_b =
+        share && rows && k > 0 && k * n.next_multiple_of(NR) <= SHARED_MAX && !narrow([br, bc]);
     // The shared operand's buffer is taken out of its cell for the chunks, whose blocks
     // borrow the other cell.
     let cell = if share_a {
@@ -629,7 +642,7 @@ unsafe fn pack_a([rows, kc]: [usize; 2], (a, ac): (*const f32, isize), dst: *mut
 /// multiply-adds, which a separate copy, 12% of a `128 × 784 × 512` product on one core of
 /// a Xeon, did not; transposed beforehand by `16 × 16` register blocks when its rows are
 /// contiguous, `bc` apart), except a row-major `B` in a product of at most [`IN_PLACE_ROWS`]
-/// rows, read in place; or, for a chunk of a split product (`share`), the `A` or `B` its
+/// rows or a [`narrow`] one, read in place; or, for a chunk of a split product (`share`), the `A` or `B` its
 /// thread packed once for all its chunks. Every tile
 /// of a block of rows reads a packed panel from L1 with unmasked loads; read in place, the
 /// rows of a panel are `n` elements apart (the 1024³ product: 130 GFLOP/s in place, 165
@@ -660,7 +673,8 @@ unsafe fn product(
     }
     let step = inner_step(k);
     // A shared `B` is never read in place, nor packed into this call's buffer.
-    let in_place = bc == 1 && m <= IN_PLACE_ROWS && !matches!(share, Share::B { .. });
+    let in_place =
+        bc == 1 && (m <= IN_PLACE_ROWS || narrow([br, bc])) && !matches!(share, Share::B { .. });
     let own_buffer = !in_place && !matches!(share, Share::B { .. });
     // In place, one block of columns: nothing is copied that a narrower block would keep in
     // cache.
@@ -1063,8 +1077,15 @@ mod tests {
         ];
         let layouts = [ALayout::Rows, ALayout::Transposed, ALayout::Strided];
         // Sizes around the tiles (8 × 32), blocks (64 rows, 256 inner) and a ragged last
-        // chunk; inner sizes of one block and of three.
-        for mkn @ [m, k, n] in [[130, 40, 97], [70, 513, 65], [200, 300, 33], [9, 17, 530]] {
+        // chunk; inner sizes of one block and of three; a row-major `B` of 10 columns, read
+        // in place by every chunk of rows.
+        for mkn @ [m, k, n] in [
+            [130, 40, 97],
+            [70, 513, 65],
+            [200, 300, 33],
+            [9, 17, 530],
+            [130, 300, 10],
+        ] {
             for (a_t, b_t) in layouts.iter().flat_map(|&a| [(a, false), (a, true)]) {
                 let case = Case::new(mkn, a_t, b_t);
                 let runs: [Run; 4] = [
