@@ -199,10 +199,7 @@ impl<B: Backend> OuterSum<B> {
 
     /// The product as one `[m, n]` tensor (the operands are released).
     pub fn into_tensor(self) -> Tensor<B> {
-        match self.product.get() {
-            Some(t) => t.clone(),
-            None => self.product(),
-        }
+        self.to_tensor()
     }
 }
 
