@@ -209,7 +209,8 @@ fn matmul_epilogue_gives_the_bits_of_the_separate_ops() {
 /// `matmul_grad` against the ops it fuses (the `Backend` default: the products, then
 /// `binary_assign` of the derivative with `y` as the left operand), bit for bit, in both
 /// dtypes: by the plain loops, the `gemm` crate and the AVX-512 kernel (a ReLU's derivative in
-/// its tiles, another after each block), serial and split by rows and by columns, with `y`
+/// its tiles, another after each block), serial and split by rows and by columns, one product
+/// or a batch (each product's block of `y` its own), with `y`
 /// holding zeros, negatives and a NaN (a ReLU's derivative passes `ȳ` only where `y > 0`).
 #[test]
 fn matmul_grad_gives_the_bits_of_the_separate_ops() {
@@ -220,6 +221,8 @@ fn matmul_grad_gives_the_bits_of_the_separate_ops() {
             (1, 128, 10, 512),
             (1, 128, 300, 512),
             (1, 700, 300, 40),
+            (2, 40, 37, 33),
+            (2, 64, 100, 96),
         ] {
             for (lt, rt) in [(false, false), (false, true), (true, false)] {
                 let (spec, a, b) = shared_right_product(dtype, [batch, m, k, n], [lt, rt]);

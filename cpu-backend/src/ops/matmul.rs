@@ -3,7 +3,6 @@
 //!
 //! Transposed operands are not copied: `op(A)` is read through swapped row/column strides.
 
-use super::elementwise::binary_slice;
 use super::float::Float;
 use super::gemm::{Epilogue, Gemm, gemm_parallel};
 use super::simd::{Kernel, dispatch};
@@ -75,9 +74,8 @@ pub fn matmul_epilogue(
 }
 
 /// `grad(y, op(A)·op(B))` elementwise ([`Backend::matmul_grad`](adjoint_backend::Backend::matmul_grad)):
-/// for one product, the GEMM's epilogue applies the derivative as it writes each block of
-/// `C` (the AVX-512 tiles a ReLU's in registers, other kernels each block after its sums); a
-/// batch takes the products, then the elementwise op.
+/// the GEMM's epilogue applies the derivative as it writes each block of `C` (the AVX-512
+/// tiles a ReLU's in registers, other kernels each block after its sums).
 ///
 /// # Panics
 /// If the dtypes differ or are not float, or `y` does not hold the products' elements.
@@ -102,11 +100,6 @@ pub fn matmul_grad(
             "matmul_grad: y holds {} elements, the products {len}",
             y.len()
         );
-        if spec.batch != 1 {
-            let mut c = product(spec, a, b);
-            binary_slice(grad, &mut c, y, false);
-            return Some(T::storage(c));
-        }
         let epilogue = Epilogue {
             grad: Some((grad, y.as_ptr())),
             ..Epilogue::NONE
@@ -258,6 +251,10 @@ fn large<T: Gemm>(
     epilogue: Epilogue<T>,
 ) {
     run(spec, a, b, out, |m, k, n, a, (ar, ac), b, (br, bc), c| {
+        // SAFETY: `c` is batch `i`'s block of the allocation at `out`, `i·m·n` elements on:
+        // its rows are rows `i·m..` of the `batch·m × n` output, and of the epilogue's `y`,
+        // laid out as `C` (`run` calls no kernel when `n` is 0).
+        let epilogue = unsafe { epilogue.at_row(c.offset_from(out) as usize / n, n as isize) };
         // SAFETY: as for the small products; `gemm_parallel` writes each element of `c` once.
         unsafe {
             gemm_parallel(
