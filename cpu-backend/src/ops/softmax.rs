@@ -49,7 +49,9 @@ fn softmax_typed<T: Real + Send + Sync + Elementary>(
 /// The softmax over the `len` elements `inner` apart of each slice of the blocks of `len ·
 /// inner` elements in `b`, in place. The slices' maxima, differences and sums are short
 /// strided loops; the exponentials, the expensive part, are one loop over the whole chunk,
-/// which vectorizes (rows of ten scores would not, one at a time).
+/// which vectorizes (rows of ten scores would not, one at a time): in place for the softmax,
+/// whose result they are once divided by their sums, beside the differences for the
+/// log-softmax, which only sums them.
 #[inline(always)]
 fn chunk<T: Real + Elementary>(b: &mut [T], [len, inner]: [usize; 2], log: bool) {
     let block = len * inner;
@@ -64,14 +66,28 @@ fn chunk<T: Real + Elementary>(b: &mut [T], [len, inner]: [usize; 2], log: bool)
             }
         }
     }
-    let e: Vec<T> = b.iter().map(|&x| x.exp_elementwise()).collect();
-    for (blk, e) in b.chunks_exact_mut(block).zip(e.chunks_exact(block)) {
-        for j in 0..inner {
-            let sum = (0..len).fold(T::zero(), |sum, i| sum + e[i * inner + j]);
-            let ln = if log { sum.ln() } else { T::zero() };
-            for i in 0..len {
-                let k = i * inner + j;
-                blk[k] = if log { blk[k] - ln } else { e[k] / sum };
+    // The sum of slice `j` of a block.
+    let sum = |e: &[T], j: usize| (0..len).fold(T::zero(), |sum, i| sum + e[i * inner + j]);
+    if log {
+        let e: Vec<T> = b.iter().map(|&x| x.exp_elementwise()).collect();
+        for (blk, e) in b.chunks_exact_mut(block).zip(e.chunks_exact(block)) {
+            for j in 0..inner {
+                let ln = sum(e, j).ln();
+                for i in 0..len {
+                    blk[i * inner + j] = blk[i * inner + j] - ln;
+                }
+            }
+        }
+    } else {
+        for x in b.iter_mut() {
+            *x = x.exp_elementwise();
+        }
+        for blk in b.chunks_exact_mut(block) {
+            for j in 0..inner {
+                let sum = sum(blk, j);
+                for i in 0..len {
+                    blk[i * inner + j] = blk[i * inner + j] / sum;
+                }
             }
         }
     }
