@@ -38,6 +38,8 @@ fn grads<L: Parameters + Clone>(layer: &L, grad: &L::Tangent) -> Vec<(String, Te
             let g = g.dense_ref().cloned().unwrap_or_else(|| p.zeros_like());
             out.push((name.to_owned(), g))
         });
+    // `visit_mut` walks the parameters last first: back to `visit`'s order.
+    out.reverse();
     out
 }
 
@@ -418,6 +420,53 @@ fn layers_expose_pytorch_parameter_names() {
         ]
     );
     assert!(params(&Relu).is_empty() && params(&Dropout::new(0.1, 0)).is_empty());
+}
+
+/// Fields, items of a `Vec` and of an array: `visit_mut` walks them all last first, the
+/// reverse of `visit`'s order (optimizers update the last layer first).
+#[derive(Clone, Differentiable)]
+struct Nested {
+    stem: Tensor,
+    blocks: Vec<Linear>,
+    pair: [Tensor; 2],
+}
+
+#[test]
+fn visit_mut_walks_the_parameters_last_first() {
+    let model = Nested {
+        stem: f64_tensor(&[2], 40),
+        blocks: vec![
+            Linear::new_on(2, 2, 41, DType::F64, &Cpu),
+            Linear::new_on(2, 2, 42, DType::F64, &Cpu),
+        ],
+        pair: [f64_tensor(&[1], 43), f64_tensor(&[1], 44)],
+    };
+    let forward: Vec<String> = params(&model).into_iter().map(|(name, _)| name).collect();
+    assert_eq!(
+        forward,
+        [
+            "stem",
+            "blocks.0.weight",
+            "blocks.0.bias",
+            "blocks.1.weight",
+            "blocks.1.bias",
+            "pair.0",
+            "pair.1"
+        ]
+    );
+    let grad = NestedTangent {
+        stem: TensorTangent::Dense(f64_tensor(&[2], 45)),
+        blocks: vec![TangentVector::zero(); 2],
+        pair: [TensorTangent::zero(), TensorTangent::zero()],
+    };
+    let mut backward = Vec::new();
+    model
+        .clone()
+        .visit_mut(&grad, &mut ParamPath::new(), &mut |name, _, _| {
+            backward.push(name.to_owned())
+        });
+    backward.reverse();
+    assert_eq!(backward, forward);
 }
 
 /// A model written by a user: a struct of layers with its own `forward`.

@@ -272,6 +272,8 @@ fn parameters_impl(
     }
     let members: Vec<&TokenStream> = fields.iter().map(|f| &f.member).collect();
     let labels: Vec<&String> = fields.iter().map(|f| &f.label).collect();
+    // `visit_mut` walks the fields last first (see `Parameters::visit_mut`).
+    let (members_rev, labels_rev) = (members.iter().rev(), labels.iter().rev());
     quote! {
         impl #impl_generics ::adjoint::Parameters<__B> for #name #ty_generics #where_clause {
             fn visit(
@@ -287,7 +289,7 @@ fn parameters_impl(
                 path: &mut ::adjoint::ParamPath,
                 f: &mut ::adjoint::GradVisitor<'_, __B>,
             ) {
-                #(path.with(#labels, |p| ::adjoint::Parameters::<__B>::visit_mut(&mut self.#members, &grad.#members, p, f));)*
+                #(path.with(#labels_rev, |p| ::adjoint::Parameters::<__B>::visit_mut(&mut self.#members_rev, &grad.#members_rev, p, f));)*
             }
             fn visit_each_mut(
                 &mut self,
