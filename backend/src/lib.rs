@@ -289,6 +289,23 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         Self::binary_assign(grad, &mut d, y, false);
         d
     }
+    /// [`matmul_grad`](Backend::matmul_grad) for one product (`batch` 1) together with the
+    /// sums of its rows, `s[j] = Σᵢ z̄[i, j]` (`n` elements): the tangent of a bias added to
+    /// every row of the layer's pre-activation `z = x·W + b`, taken as the derivative's values
+    /// are written instead of in a pass of its own. The values must be those of the default,
+    /// to the last bit: [`matmul_grad`](Backend::matmul_grad), then
+    /// [`reduce`](Backend::reduce) `Sum` over axis 0 (each column added up in row order).
+    fn matmul_grad_sums(
+        lhs: &Self::Storage,
+        rhs: &Self::Storage,
+        spec: &MatmulSpec,
+        y: &Self::Storage,
+        grad: BinaryOp,
+    ) -> (Self::Storage, Self::Storage) {
+        let d = Self::matmul_grad(lhs, rhs, spec, y, grad);
+        let sums = Self::reduce(ReduceOp::Sum, &d, &[spec.batch * spec.m, spec.n], &[0]);
+        (d, sums)
+    }
     /// `act(op(A)·op(B) + bias)`: the products of [`matmul`](Backend::matmul), `bias` (`n`
     /// elements, the same dtype) added to every row of each, then `act` elementwise. A fused
     /// layer `f(x·W + b)` in one op, so that a backend can finish each block of the product

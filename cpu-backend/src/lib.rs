@@ -191,6 +191,16 @@ impl Backend for Cpu {
         MATMUL_CALLS.with(|c| c.set(c.get() + 1));
         ops::matmul::matmul_grad(lhs, rhs, spec, y, grad)
     }
+    fn matmul_grad_sums(
+        lhs: &CpuStorage,
+        rhs: &CpuStorage,
+        spec: &MatmulSpec,
+        y: &CpuStorage,
+        grad: BinaryOp,
+    ) -> (CpuStorage, CpuStorage) {
+        MATMUL_CALLS.with(|c| c.set(c.get() + 1));
+        ops::matmul::matmul_grad_sums(lhs, rhs, spec, y, grad)
+    }
     fn matmul_epilogue(
         lhs: &CpuStorage,
         rhs: &CpuStorage,

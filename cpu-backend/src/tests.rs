@@ -212,6 +212,9 @@ fn matmul_epilogue_gives_the_bits_of_the_separate_ops() {
 /// its tiles, another after each block), serial and split by rows and by columns, one product
 /// or a batch (each product's block of `y` its own), with `y`
 /// holding zeros, negatives and a NaN (a ReLU's derivative passes `ȳ` only where `y > 0`).
+/// `matmul_grad_sums` (one product) likewise, its sums against `reduce(Sum)` over the rows of
+/// those values: the GEMM's tiles or its epilogue pass add up each column in row order, also
+/// where a product taller than wide is split by columns for them (`300 × 50 × 96`).
 #[test]
 fn matmul_grad_gives_the_bits_of_the_separate_ops() {
     for dtype in [DType::F32, DType::F64] {
@@ -223,6 +226,7 @@ fn matmul_grad_gives_the_bits_of_the_separate_ops() {
             (1, 700, 300, 40),
             (2, 40, 37, 33),
             (2, 64, 100, 96),
+            (1, 300, 50, 96),
         ] {
             for (lt, rt) in [(false, false), (false, true), (true, false)] {
                 let (spec, a, b) = shared_right_product(dtype, [batch, m, k, n], [lt, rt]);
@@ -243,6 +247,14 @@ fn matmul_grad_gives_the_bits_of_the_separate_ops() {
                         bits(&got) == bits(&want),
                         "{dtype:?} {spec:?} {grad:?}: the fused values differ"
                     );
+                    if batch == 1 {
+                        let sums = Cpu::reduce(ReduceOp::Sum, &want, &[m, n], &[0]);
+                        let (got, got_sums) = Cpu::matmul_grad_sums(&a, &b, &spec, &y, grad);
+                        assert!(
+                            bits(&got) == bits(&want) && bits(&got_sums) == bits(&sums),
+                            "{dtype:?} {spec:?} {grad:?}: the fused values or sums differ"
+                        );
+                    }
                 }
             }
         }

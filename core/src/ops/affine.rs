@@ -99,13 +99,29 @@ pub(crate) fn affine_rule<B: Backend, const N: usize>(
     };
     let any = needs.iter().any(|&n| n);
     let saved_y = (any && act.kernels().is_some()).then(|| y.clone());
+    // A layer `f(x·W + b)` whose bias needs its tangent `Σᵢ z̄[i, :]`: taken by the op that
+    // writes `z̄` where that op runs (below).
+    let bias_sums = products == 1
+        && N == 3
+        && needs[2]
+        && matches!(*y.shape(), [_, n] if matches!(*leaves[2].shape(), [q] | [1, q] if q == n));
     let mut i = 0;
     let saved: [Saved<B>; N] = leaves.map(|leaf| {
         i += 1;
         Saved::of(leaf, i - 1, products, needs)
     });
     (y, move |d: TensorTangent<B>| {
+        let mut bias_tangent = None;
         let dz = match (act.kernels(), saved_y) {
+            // The same, and the bias's tangent summed from `z̄`'s rows as they are written.
+            (Some(k), Some(y))
+                if bias_sums
+                    && let TensorTangent::Outer(p) = &d
+                    && let Some((dz, sums)) = p.with_grad_sums(&y, k.grad) =>
+            {
+                bias_tangent = Some(sums);
+                TensorTangent::Dense(dz)
+            }
             // `ȳ` a product not yet computed (the next layer's `z̄·Wᵀ`): `z̄` in one op, the
             // derivative applied as the product is written.
             (Some(k), Some(y))
@@ -142,7 +158,10 @@ pub(crate) fn affine_rule<B: Backend, const N: usize>(
             (out[a], out[b]) = (da, db);
         }
         for j in 2 * products..N {
-            out[j] = slot(needs[j], &dz, |d| d.sum_to(saved[j].shape()));
+            out[j] = match bias_tangent.take() {
+                Some(sums) => TensorTangent::Dense(sums.with_shape(saved[j].shape())),
+                None => slot(needs[j], &dz, |d| d.sum_to(saved[j].shape())),
+            };
         }
         out
     })

@@ -127,6 +127,29 @@ impl<B: Backend> OuterSum<B> {
         Some(Tensor::from_storage(z, y.shape()))
     }
 
+    /// [`with_grad`](OuterSum::with_grad) and the sums of the result's rows, `Σᵢ z̄[i, :]`
+    /// (`[n]`, the values of `z̄.sum_to(&[n])`): `z̄` and the tangent of a bias added to every
+    /// row of `z`, in one op ([`Backend::matmul_grad_sums`]). `None` where
+    /// [`with_grad`](OuterSum::with_grad) gives none.
+    pub(crate) fn with_grad_sums(
+        &self,
+        y: &Tensor<B>,
+        grad: BinaryOp,
+    ) -> Option<(Tensor<B>, Tensor<B>)> {
+        if self.is_computed() || !self.fits(y) {
+            return None;
+        }
+        let [ta, tg] = self.transposed;
+        let spec = product_spec(self.a.shape(), ta, self.g.shape(), tg);
+        let (a, g) = (self.a.storage(), self.g.storage());
+        let (z, sums) = B::matmul_grad_sums(a, g, &spec, y.storage(), grad);
+        let n = y.shape()[1];
+        Some((
+            Tensor::from_storage(z, y.shape()),
+            Tensor::from_storage(sums, [n]),
+        ))
+    }
+
     /// The dtype of the operands and the product.
     pub fn dtype(&self) -> DType {
         self.a.dtype()

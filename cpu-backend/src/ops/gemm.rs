@@ -30,9 +30,12 @@ pub(crate) type Output<T> = (*mut T, [isize; 2]);
 
 /// What a product does with each sum of `C` as it writes it: `C[i, j] = grad(y[i, j],
 /// act(α·(A·B)[i, j] + β·C[i, j] + bias[j]))` (each part optional: α = 1, no bias, no
-/// activation, no derivative). The bias's sum, the activation and the derivative are the
-/// elementwise ops' own kernels (`binary_slice`, `unary_slice`), so a product with an
-/// epilogue gives the values of the product followed by those ops, to the last bit.
+/// activation, no derivative), then `sums[j] += C[i, j]` if asked. The bias's sum, the
+/// activation and the derivative are the elementwise ops' own kernels (`binary_slice`,
+/// `unary_slice`), so a product with an epilogue gives the values of the product followed by
+/// those ops, to the last bit; the sums are those of a reduction over the rows (each column
+/// added up in row order from zero) when the rows of each column are written in order, by
+/// one thread: [`gemm_parallel`] then splits such a product by columns only.
 #[derive(Clone, Copy)]
 pub(crate) struct Epilogue<T> {
     /// The factor α of the product (`None`: 1), applied to every partial sum of the inner
@@ -45,6 +48,10 @@ pub(crate) struct Epilogue<T> {
     /// An activation's derivative `grad(y, ·)` (a `BinaryOp` of `(y, ȳ)`, the product being
     /// `ȳ`) and `y` at `C`'s first element, laid out with `C`'s strides.
     pub grad: Option<(BinaryOp, *const T)>,
+    /// The column sums `Σᵢ C[i, j]` (a bias's tangent, where `C` is the tangent of the layer's
+    /// pre-activation): `n` elements at `C`'s first column, zeros before the product, to which
+    /// each element of `C` is added as it is written, rows in order.
+    pub sums: Option<*mut T>,
 }
 
 impl<T: Gemm> Epilogue<T> {
@@ -54,6 +61,7 @@ impl<T: Gemm> Epilogue<T> {
         bias: None,
         act: None,
         grad: None,
+        sums: None,
     };
 
     /// `C` is `α` times the product (plus `β·C`).
@@ -78,6 +86,7 @@ impl<T: Gemm> Epilogue<T> {
         Epilogue {
             bias: self.bias.map(|b| b.wrapping_add(start)),
             grad: self.grad.map(|(op, y)| (op, y.wrapping_add(start))),
+            sums: self.sums.map(|s| s.wrapping_add(start)),
             ..self
         }
     }
@@ -93,12 +102,14 @@ impl<T: Gemm> Epilogue<T> {
     }
 
     /// Applies the bias, the activation and the derivative to the `m × n` block `C` (row
-    /// stride `cr`, columns contiguous), after a product that applied the factor.
+    /// stride `cr`, columns contiguous), after a product that applied the factor, and adds
+    /// its rows, in order, to the sums.
     ///
     /// # Safety
-    /// `C` addresses `m` rows of `n` initialized elements, `bias` (if any) `n` elements.
+    /// `C` addresses `m` rows of `n` initialized elements, `bias` and `sums` (if any) `n`
+    /// elements each.
     pub(crate) unsafe fn apply(self, [m, n]: [usize; 2], c: *mut T, cr: isize) {
-        if self.bias.is_none() && self.act.is_none() && self.grad.is_none() {
+        if self.bias.is_none() && self.act.is_none() && self.grad.is_none() && self.sums.is_none() {
             return;
         }
         for i in 0..m {
@@ -118,6 +129,13 @@ impl<T: Gemm> Epilogue<T> {
                 // elements.
                 let y = unsafe { std::slice::from_raw_parts(y.offset(i as isize * cr), n) };
                 binary_slice(op, row, y, false);
+            }
+            if let Some(sums) = self.sums {
+                // SAFETY: the sums hold `n` elements that nothing else reaches meanwhile.
+                let sums = unsafe { std::slice::from_raw_parts_mut(sums, n) };
+                for (s, &x) in sums.iter_mut().zip(row.iter()) {
+                    *s = *s + x;
+                }
             }
         }
     }
@@ -428,7 +446,8 @@ unsafe impl<T> Sync for Shared<T> {}
 const CHUNKS_PER_THREAD: usize = 4;
 
 /// `C = act(A·B + β·C + bias)` as [`Gemm::gemm_epilogue`], split along rows (or columns, when
-/// `C` is wider than tall, so that only the smaller operand's packing is repeated) into one
+/// `C` is wider than tall, so that only the smaller operand's packing is repeated, or when the
+/// epilogue takes column sums, which need each column's rows in order on one thread) into one
 /// chunk per rayon thread, or [`CHUNKS_PER_THREAD`] when the type shares packing between
 /// chunks, which each thread takes as it becomes free.
 ///
@@ -442,7 +461,9 @@ pub(crate) unsafe fn gemm_parallel<T: Gemm>(
     c: Output<T>,
     epilogue: Epilogue<T>,
 ) {
-    let long = m.max(n);
+    // Column sums need each column's rows written in order by one thread: chunks of columns.
+    let rows = m >= n && epilogue.sums.is_none();
+    let long = if rows { m } else { n };
     let parts = rayon::current_num_threads()
         .min(long / ALIGN)
         .min(m * k * n / PARALLEL_MIN);
@@ -470,7 +491,7 @@ pub(crate) unsafe fn gemm_parallel<T: Gemm>(
         };
         // SAFETY: the chunks are disjoint ranges of `C`'s rows (columns) inside
         // what the caller described, each handed out once.
-        unsafe { T::gemm_chunks(mkn, a, b, beta, c, epilogue, m >= n, &mut next) }
+        unsafe { T::gemm_chunks(mkn, a, b, beta, c, epilogue, rows, &mut next) }
     };
     // The calling thread runs the first part itself and then waits for the others by polling
     // (running pending jobs meanwhile), not in `rayon::scope`'s wait, which puts a thread to

@@ -177,14 +177,18 @@ unsafe fn chunks(
     let relu = epilogue.act == Some(UnaryOp::Relu);
     let later = epilogue.act.is_some() && !relu;
     let grad_in_tiles = !later && matches!(epilogue.grad, Some((BinaryOp::LeakyReluGrad(_), _)));
+    // The column sums are taken by whichever writes the final values.
+    let sums_after = later || (epilogue.grad.is_some() && !grad_in_tiles);
     let in_tiles = Epilogue {
         act: epilogue.act.filter(|_| relu),
         grad: epilogue.grad.filter(|_| grad_in_tiles),
+        sums: epilogue.sums.filter(|_| !sums_after),
         ..epilogue
     };
     let after = Epilogue {
         act: epilogue.act.filter(|_| !relu),
         grad: epilogue.grad.filter(|_| !grad_in_tiles),
+        sums: epilogue.sums.filter(|_| sums_after),
         ..Epilogue::NONE
     };
     let m_tiles = m.next_multiple_of(MR);
@@ -344,6 +348,10 @@ unsafe fn tile<
             Some((BinaryOp::LeakyReluGrad(slope), y)) => Some((_mm512_set1_ps(slope as f32), y)),
             _ => None,
         };
+        // The column sums, added to in row order as the rows are written.
+        let mut sums = finish.sums.map(|sums| {
+            std::array::from_fn::<_, V, _>(|h| _mm512_maskz_loadu_ps(masks[h], sums.add(16 * h)))
+        });
         let mut acc = [[_mm512_setzero_ps(); V]; R];
         // With the rows of `A` adjacent (`ar = 1`, a transposed `A`) the broadcasts take
         // constant offsets from one pointer instead of a chain of additions of `ar`.
@@ -405,7 +413,15 @@ unsafe fn tile<
                     let positive = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(y, _mm512_setzero_ps());
                     sum = _mm512_mask_blend_ps(positive, _mm512_mul_ps(sum, slope), sum);
                 }
+                if let Some(sums) = &mut sums {
+                    sums[h] = _mm512_add_ps(sums[h], sum);
+                }
                 _mm512_mask_storeu_ps(out, mask, sum);
+            }
+        }
+        if let (Some(sums), Some(to)) = (sums, finish.sums) {
+            for (h, (&v, &mask)) in sums.iter().zip(&masks).enumerate() {
+                _mm512_mask_storeu_ps(to.add(16 * h), mask, v);
             }
         }
     }
@@ -940,6 +956,7 @@ mod tests {
                 bias: bias.then_some(self.bias.as_ptr()),
                 act,
                 grad: None,
+                sums: None,
             };
             let ran = kernel(
                 (self.a.0.as_ptr(), self.a.1),

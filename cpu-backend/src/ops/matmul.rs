@@ -86,12 +86,48 @@ pub fn matmul_grad(
     y: &CpuStorage,
     grad: BinaryOp,
 ) -> CpuStorage {
+    grad_products(lhs, rhs, spec, y, grad, false).0
+}
+
+/// [`matmul_grad`] and the sums of its rows
+/// ([`Backend::matmul_grad_sums`](adjoint_backend::Backend::matmul_grad_sums)): the GEMM's
+/// epilogue adds each row to them as it writes it, each column's rows in order (the product
+/// split between threads by columns only).
+///
+/// # Panics
+/// As [`matmul_grad`], or if `spec.batch` is not 1.
+pub fn matmul_grad_sums(
+    lhs: &CpuStorage,
+    rhs: &CpuStorage,
+    spec: &MatmulSpec,
+    y: &CpuStorage,
+    grad: BinaryOp,
+) -> (CpuStorage, CpuStorage) {
+    assert_eq!(
+        spec.batch, 1,
+        "matmul_grad_sums: {} products, not one",
+        spec.batch
+    );
+    let (d, sums) = grad_products(lhs, rhs, spec, y, grad, true);
+    (d, sums.expect("asked for"))
+}
+
+/// The products of [`matmul_grad`], and their row sums when `with_sums`.
+fn grad_products(
+    lhs: &CpuStorage,
+    rhs: &CpuStorage,
+    spec: &MatmulSpec,
+    y: &CpuStorage,
+    grad: BinaryOp,
+    with_sums: bool,
+) -> (CpuStorage, Option<CpuStorage>) {
     /// The products in `T`, if all buffers hold `T`.
     fn typed<T: Float>(
         [lhs, rhs, y]: [&CpuStorage; 3],
         spec: &MatmulSpec,
         grad: BinaryOp,
-    ) -> Option<CpuStorage> {
+        with_sums: bool,
+    ) -> Option<(CpuStorage, Option<CpuStorage>)> {
         let (a, b, y) = (T::slice(lhs)?, T::slice(rhs)?, T::slice(y)?);
         let len = spec.batch * spec.m * spec.n;
         assert_eq!(
@@ -100,15 +136,18 @@ pub fn matmul_grad(
             "matmul_grad: y holds {} elements, the products {len}",
             y.len()
         );
+        let mut sums = with_sums.then(|| vec![T::zero(); spec.n]);
         let epilogue = Epilogue {
             grad: Some((grad, y.as_ptr())),
+            sums: sums.as_mut().map(|s| s.as_mut_ptr()),
             ..Epilogue::NONE
         };
-        Some(T::storage(product_with(spec, a, b, epilogue)))
+        let d = T::storage(product_with(spec, a, b, epilogue));
+        Some((d, sums.map(T::storage)))
     }
     let operands = [lhs, rhs, y];
-    typed::<f32>(operands, spec, grad)
-        .or_else(|| typed::<f64>(operands, spec, grad))
+    typed::<f32>(operands, spec, grad, with_sums)
+        .or_else(|| typed::<f64>(operands, spec, grad, with_sums))
         .unwrap_or_else(|| {
             panic!(
                 "matmul_grad: dtypes (lhs, rhs, y) {:?} differ or are not float",
