@@ -320,3 +320,48 @@ fn batched_input_with_a_transposed_weight_matches_finite_differences() {
     let f = |p: &[Tensor]| batched_layer(&p[0], &p[1], &p[2]).to_scalar();
     check_against_fd(&f, &params, &g);
 }
+
+/// Two layers: the first one's pullback is handed the second's `z̄·W₂ᵀ` as its operands and
+/// takes its bias's tangent from the op that writes `z̄₁` (`Backend::matmul_grad_sums`), for a
+/// bias `[n]` or `[1, n]`.
+#[differentiable]
+fn two_layers(x: &Tensor, w1: &Tensor, b1: &Tensor, w2: &Tensor, b2: &Tensor) -> Tensor {
+    weigh((x.matmul(w1) + b1).tanh().matmul(w2) + b2)
+}
+
+#[differentiable]
+fn two_layers_unfused(x: &Tensor, w1: &Tensor, b1: &Tensor, w2: &Tensor, b2: &Tensor) -> Tensor {
+    let p = x.matmul(w1);
+    let s = p + b1;
+    let h = s.tanh();
+    let q = h.matmul(w2);
+    let y = q + b2;
+    weigh(y)
+}
+
+#[test]
+fn a_layer_under_another_takes_its_bias_tangent_with_its_input_tangent() {
+    for b1_shape in [&[5][..], &[1, 5]] {
+        let params = [
+            t64(&[3, 4], 61),
+            t64(&[4, 5], 62),
+            t64(b1_shape, 63),
+            t64(&[5, 2], 64),
+            t64(&[2], 65),
+        ];
+        let [x, w1, b1, w2, b2] = &params;
+        let (value, g) = value_with_gradient(two_layers_vjp(x, w1, b1, w2, b2));
+        let (want, h) = value_with_gradient(two_layers_unfused_vjp(x, w1, b1, w2, b2));
+        let g = [g.0, g.1, g.2, g.3, g.4].map(TensorTangent::unwrap);
+        let h = [h.0, h.1, h.2, h.3, h.4].map(TensorTangent::unwrap);
+        assert!((value.to_scalar() - want.to_scalar()).abs() < 1e-12);
+        assert_eq!(
+            g[2].shape(),
+            b1_shape,
+            "the bias tangent keeps the bias's shape"
+        );
+        assert_same("two layers", &g, &h);
+        let f = |p: &[Tensor]| two_layers(&p[0], &p[1], &p[2], &p[3], &p[4]).to_scalar();
+        check_against_fd(&f, &params, &g);
+    }
+}
