@@ -113,7 +113,8 @@ pub(crate) fn affine_rule<B: Backend, const N: usize>(
     (y, move |d: TensorTangent<B>| {
         let mut bias_tangent = None;
         let dz = match (act.kernels(), saved_y) {
-            // The same, and the bias's tangent summed from `z̄`'s rows as they are written.
+            // `ȳ` a product not yet computed and a bias that needs its tangent: `z̄` and the
+            // bias's `Σᵢ z̄[i, :]` in one op, the rows summed as they are written.
             (Some(k), Some(y))
                 if bias_sums
                     && let TensorTangent::Outer(p) = &d

@@ -20,7 +20,7 @@
 
 use super::{Backend, DType, Tensor, TensorTangent};
 use crate::ops::matmul::{gemm, gemm_acc, product_spec};
-use adjoint_backend::BinaryOp;
+use adjoint_backend::{BinaryOp, MatmulSpec};
 use std::sync::OnceLock;
 
 /// `op(A)·op(G)` of two matrices of one dtype and device, `op` transposing where a flag is
@@ -118,13 +118,20 @@ impl<B: Backend> OuterSum<B> {
     /// of an activation `y = f(z)` whose `ȳ` is this product, in one op. `None` where `y` does
     /// not have the product's shape and dtype, or the product was computed already.
     pub(crate) fn with_grad(&self, y: &Tensor<B>, grad: BinaryOp) -> Option<Tensor<B>> {
+        let spec = self.grad_spec(y)?;
+        let z = B::matmul_grad(self.a.storage(), self.g.storage(), &spec, y.storage(), grad);
+        Some(Tensor::from_storage(z, y.shape()))
+    }
+
+    /// The product's spec for [`with_grad`](OuterSum::with_grad) and
+    /// [`with_grad_sums`](OuterSum::with_grad_sums): `None` where `y` does not fit the product
+    /// or the product was computed already.
+    fn grad_spec(&self, y: &Tensor<B>) -> Option<MatmulSpec> {
         if self.is_computed() || !self.fits(y) {
             return None;
         }
         let [ta, tg] = self.transposed;
-        let spec = product_spec(self.a.shape(), ta, self.g.shape(), tg);
-        let z = B::matmul_grad(self.a.storage(), self.g.storage(), &spec, y.storage(), grad);
-        Some(Tensor::from_storage(z, y.shape()))
+        Some(product_spec(self.a.shape(), ta, self.g.shape(), tg))
     }
 
     /// [`with_grad`](OuterSum::with_grad) and the sums of the result's rows, `Σᵢ z̄[i, :]`
@@ -136,11 +143,7 @@ impl<B: Backend> OuterSum<B> {
         y: &Tensor<B>,
         grad: BinaryOp,
     ) -> Option<(Tensor<B>, Tensor<B>)> {
-        if self.is_computed() || !self.fits(y) {
-            return None;
-        }
-        let [ta, tg] = self.transposed;
-        let spec = product_spec(self.a.shape(), ta, self.g.shape(), tg);
+        let spec = self.grad_spec(y)?;
         let (a, g) = (self.a.storage(), self.g.storage());
         let (z, sums) = B::matmul_grad_sums(a, g, &spec, y.storage(), grad);
         let n = y.shape()[1];

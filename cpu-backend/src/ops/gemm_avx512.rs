@@ -177,19 +177,19 @@ unsafe fn chunks(
     let relu = epilogue.act == Some(UnaryOp::Relu);
     let later = epilogue.act.is_some() && !relu;
     let grad_in_tiles = !later && matches!(epilogue.grad, Some((BinaryOp::LeakyReluGrad(_), _)));
+    let mut after = Epilogue {
+        act: epilogue.act.filter(|_| !relu),
+        grad: epilogue.grad.filter(|_| !grad_in_tiles),
+        ..Epilogue::NONE
+    };
     // The column sums are taken by whichever writes the final values.
-    let sums_after = later || (epilogue.grad.is_some() && !grad_in_tiles);
+    let sums_after = after.act.is_some() || after.grad.is_some();
+    after.sums = epilogue.sums.filter(|_| sums_after);
     let in_tiles = Epilogue {
         act: epilogue.act.filter(|_| relu),
         grad: epilogue.grad.filter(|_| grad_in_tiles),
         sums: epilogue.sums.filter(|_| !sums_after),
         ..epilogue
-    };
-    let after = Epilogue {
-        act: epilogue.act.filter(|_| !relu),
-        grad: epilogue.grad.filter(|_| !grad_in_tiles),
-        sums: epilogue.sums.filter(|_| sums_after),
-        ..Epilogue::NONE
     };
     let m_tiles = m.next_multiple_of(MR);
     let share_a = share && !rows && k > 0 && ar == 1 && m_tiles * k <= SHARED_MAX;
@@ -348,10 +348,6 @@ unsafe fn tile<
             Some((BinaryOp::LeakyReluGrad(slope), y)) => Some((_mm512_set1_ps(slope as f32), y)),
             _ => None,
         };
-        // The column sums, added to in row order as the rows are written.
-        let mut sums = finish.sums.map(|sums| {
-            std::array::from_fn::<_, V, _>(|h| _mm512_maskz_loadu_ps(masks[h], sums.add(16 * h)))
-        });
         let mut acc = [[_mm512_setzero_ps(); V]; R];
         // With the rows of `A` adjacent (`ar = 1`, a transposed `A`) the broadcasts take
         // constant offsets from one pointer instead of a chain of additions of `ar`.
@@ -390,6 +386,10 @@ unsafe fn tile<
             off += ac;
             b = b.offset(br);
         }
+        // The column sums, added to in row order as the rows are written.
+        let mut sums = finish.sums.map(|sums| {
+            std::array::from_fn::<_, V, _>(|h| _mm512_maskz_loadu_ps(masks[h], sums.add(16 * h)))
+        });
         for (r, acc) in acc.iter().enumerate() {
             let row = c.offset(r as isize * cr);
             for (h, (&sum, &mask)) in acc.iter().zip(&masks).enumerate() {

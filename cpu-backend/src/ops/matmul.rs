@@ -109,7 +109,10 @@ pub fn matmul_grad_sums(
         spec.batch
     );
     let (d, sums) = grad_products(lhs, rhs, spec, y, grad, true);
-    (d, sums.expect("asked for"))
+    (
+        d,
+        sums.expect("grad_products returns the sums when asked for them"),
+    )
 }
 
 /// The products of [`matmul_grad`], and their row sums when `with_sums`.
