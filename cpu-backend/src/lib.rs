@@ -162,9 +162,6 @@ impl Backend for Cpu {
         ops::reduce::argmax(x, shape, axis)
     }
     fn softmax(x: &CpuStorage, shape: &[usize], axis: usize, log: bool) -> Option<CpuStorage> {
-        if std::env::var("OLDSM").is_ok_and(|v| v == "1") {
-            return None;
-        }
         Some(ops::softmax::softmax(x, shape, axis, log))
     }
     fn matmul(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec) -> CpuStorage {
