@@ -441,6 +441,23 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         None
     }
 
+    /// The mean softmax cross-entropy of `[n, c]` scores `z` against `n` `U32` class ids
+    /// (each below `c`), fused into one pass by backends that can:
+    /// `loss = −(1/n) Σᵢ log softmax(zᵢ)[labelᵢ]`, a one-element buffer, and, when `grad`,
+    /// its derivative `∂loss/∂z = (softmax(z) − onehot(labels)) / n`, `[n, c]`, computed from
+    /// the same exponentials. `None`, the default, lets the caller compose both from
+    /// [`softmax`](Backend::softmax), [`one_hot`](Backend::one_hot) and the elementwise ops
+    /// (nine launches where a fused kernel needs one).
+    fn cross_entropy(
+        z: &Self::Storage,
+        labels: &Self::Storage,
+        shape: [usize; 2],
+        grad: bool,
+    ) -> Option<(Self::Storage, Option<Self::Storage>)> {
+        let _ = (z, labels, shape, grad);
+        None
+    }
+
     /// The optimizer step `op`, in place: for every element `i`,
     /// `(param[i], s[i]) ← op.eval(param[i], grad[i], s[i])` with `s[i]` read from and written
     /// to the `op.state_len()` buffers of `state`. All buffers have the same length and float

@@ -164,6 +164,14 @@ impl Backend for Cpu {
     fn softmax(x: &CpuStorage, shape: &[usize], axis: usize, log: bool) -> Option<CpuStorage> {
         Some(ops::softmax::softmax(x, shape, axis, log))
     }
+    fn cross_entropy(
+        z: &CpuStorage,
+        labels: &CpuStorage,
+        shape: [usize; 2],
+        grad: bool,
+    ) -> Option<(CpuStorage, Option<CpuStorage>)> {
+        Some(ops::cross_entropy::cross_entropy(z, labels, shape, grad))
+    }
     fn matmul(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec) -> CpuStorage {
         MATMUL_CALLS.with(|c| c.set(c.get() + 1));
         ops::matmul::matmul(lhs, rhs, spec)

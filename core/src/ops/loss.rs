@@ -105,6 +105,15 @@ impl<B: Backend> Tensor<B> {
 
     /// Checks `[N, C]` scores against `[N]` `U32` labels below `C`; returns the one-hot matrix.
     fn one_hot_labels(&self, labels: &Self, op: &'static str) -> Result<Self, TensorError> {
+        let s = self.check_labels(labels, op)?;
+        Ok(Tensor::from_storage(
+            B::one_hot(labels.storage(), s[1], self.dtype()),
+            s,
+        ))
+    }
+
+    /// Checks `[N, C]` float scores against `[N]` `U32` labels below `C`; returns `[N, C]`.
+    fn check_labels(&self, labels: &Self, op: &'static str) -> Result<[usize; 2], TensorError> {
         self.check_float(op)?;
         let (s, l) = (self.shape(), labels.shape());
         ensure(s.len() == 2 && l.len() == 1 && s[0] == l[0], op, || {
@@ -121,10 +130,7 @@ impl<B: Backend> Tensor<B> {
                 )
             })?;
         }
-        Ok(Tensor::from_storage(
-            B::one_hot(labels.storage(), s[1], self.dtype()),
-            s,
-        ))
+        Ok([s[0], s[1]])
     }
 
     /// The batch-mean negative log-likelihood of the log-probabilities `log_probs(self)` after
@@ -187,9 +193,36 @@ impl<B: Backend> Tensor<B> {
 
     /// [`cross_entropy`](Tensor::cross_entropy) returning an error on bad input.
     pub fn try_cross_entropy(&self, labels: &Self) -> Result<Self, TensorError> {
-        Ok(self
-            .labelled_nll(labels, "cross_entropy", |z| z.log_softmax(1))?
-            .0)
+        Ok(self.cross_entropy_parts(labels, false)?.0)
+    }
+
+    /// The cross-entropy's value and, when `grad`, its derivative `(softmax(z) − onehot)/N`
+    /// after [checking](Tensor::check_labels) the labels: the backend's fused form if it has
+    /// one ([`Backend::cross_entropy`]), else `nll(log_softmax(z, 1))` and `e^logp − onehot`.
+    fn cross_entropy_parts(
+        &self,
+        labels: &Self,
+        grad: bool,
+    ) -> Result<(Self, Option<Self>), TensorError> {
+        const OP: &str = "cross_entropy";
+        let shape = self.check_labels(labels, OP)?;
+        if let Some((y, g)) = B::cross_entropy(self.storage(), labels.storage(), shape, grad) {
+            let g = g.map(|g| Tensor::from_storage(g, shape));
+            return Ok((Tensor::from_storage(y, []), g));
+        }
+        self.cross_entropy_composed(labels, grad)
+    }
+
+    /// [`cross_entropy_parts`](Tensor::cross_entropy_parts) composed from the generic ops.
+    fn cross_entropy_composed(
+        &self,
+        labels: &Self,
+        grad: bool,
+    ) -> Result<(Self, Option<Self>), TensorError> {
+        let (y, logp, hot, scale) =
+            self.labelled_nll(labels, "cross_entropy", |z| z.log_softmax(1))?;
+        let g = grad.then(|| logp.exp().sub(&hot).mul_scalar(scale));
+        Ok((y, g))
     }
 
     /// Derivative rule of [`cross_entropy`](Tensor::cross_entropy): `z̄ = ȳ(softmax(z) −
@@ -203,15 +236,10 @@ impl<B: Backend> Tensor<B> {
         Self,
         impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, TensorTangent<B>) + use<B>,
     ) {
-        let (y, logp, hot, scale) =
-            or_panic(self.labelled_nll(labels, "cross_entropy", |z| z.log_softmax(1)));
+        let (y, grad) = or_panic(self.cross_entropy_parts(labels, needs[0]));
         (y, move |d| {
-            (
-                slot(needs[0], &d, |d| {
-                    logp.exp().sub(&hot).mul(d).mul_scalar(scale)
-                }),
-                TensorTangent::Zero,
-            )
+            let z = grad.map_or(TensorTangent::Zero, |g| slot(true, &d, |d| g.mul(d)));
+            (z, TensorTangent::Zero)
         })
     }
 
@@ -350,6 +378,52 @@ mod tests {
         assert_eq!(z.softmax(1).to_vec_f64(), vec![0.5, 0.5, 0.5, 0.5]);
         let ce = z.cross_entropy(&Tensor::from_vec(vec![0_u32, 1], &[2]));
         assert!((ce.to_scalar() - std::f64::consts::LN_2).abs() < 1e-12);
+    }
+
+    /// Hand-computed: the rows `[0, ln 3]` (label 0) and `[ln 2, 0]` (label 1) have softmax
+    /// `[1/4, 3/4]` and `[2/3, 1/3]`, so the loss is `(ln 4 + ln 3) / 2` and its derivative
+    /// `(softmax − onehot) / 2`.
+    #[test]
+    fn cross_entropy_value_and_derivative_by_hand() {
+        let z = Tensor::from_vec(vec![0.0, 3.0_f64.ln(), 2.0_f64.ln(), 0.0], &[2, 2]);
+        let labels = Tensor::from_vec(vec![0_u32, 1], &[2]);
+        let (y, pb) = z.cross_entropy_vjp_full(&labels, [true, false]);
+        let g = pb(crate::tensor::TensorTangent::Dense(z.scalar_like(2.0))).0;
+        let want_y = 12.0_f64.ln() / 2.0;
+        // The seed 2 doubles the derivative.
+        let want_g = [-3.0 / 4.0, 3.0 / 4.0, 2.0 / 3.0, -2.0 / 3.0];
+        assert!((y.to_scalar() - want_y).abs() < 1e-15, "{}", y.to_scalar());
+        let g = g.dense().expect("a dense tangent").to_vec_f64();
+        for (g, w) in g.iter().zip(want_g) {
+            assert!((g - w).abs() < 1e-15, "{g} against {w}");
+        }
+    }
+
+    /// The backend's fused cross-entropy gives the composed ops' loss and derivative (within
+    /// rounding: the sums run in other orders), in f64 and f32, with a row whose scores are
+    /// far above the others' (the maximum keeps `exp` finite).
+    #[test]
+    fn fused_cross_entropy_matches_the_composed_ops() {
+        let mut data = rand(&[6, 11], 9).to_vec_f64();
+        data[14] = 300.0;
+        let labels = Tensor::from_vec(vec![3_u32, 0, 10, 4, 4, 1], &[6]);
+        for (dtype, tol) in [(crate::DType::F64, 1e-14), (crate::DType::F32, 2e-6)] {
+            let z = Tensor::from_vec(data.clone(), &[6, 11]).to_dtype(dtype);
+            let (y, g) = z.cross_entropy_parts(&labels, true).unwrap();
+            let (y0, g0) = z.cross_entropy_composed(&labels, true).unwrap();
+            let close = |a: f64, b: f64| (a - b).abs() <= tol * (1.0 + b.abs());
+            assert!(
+                close(y.to_scalar(), y0.to_scalar()),
+                "{dtype:?}: {y:?} {y0:?}"
+            );
+            let (g, g0) = (g.unwrap().to_vec_f64(), g0.unwrap().to_vec_f64());
+            for (i, (a, b)) in g.iter().zip(&g0).enumerate() {
+                assert!(close(*a, *b), "{dtype:?} element {i}: {a} against {b}");
+            }
+            let (y1, none) = z.cross_entropy_parts(&labels, false).unwrap();
+            assert!(none.is_none());
+            assert_eq!(y1.to_scalar(), y.to_scalar());
+        }
     }
 
     #[test]

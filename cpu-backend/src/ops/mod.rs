@@ -5,6 +5,7 @@ pub mod conv;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod conv_direct;
 pub mod conv_gemm;
+pub mod cross_entropy;
 mod dots;
 pub mod elementwise;
 mod float;
