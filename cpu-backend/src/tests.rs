@@ -486,6 +486,27 @@ fn broadcast_matches_a_naive_index_mapping() {
     }
 }
 
+/// A one-element operand broadcast over the other (a tangent times a rank-0 seed) takes the
+/// one-loop path; on either side, below and above the parallel threshold, it gives each
+/// element's `op.eval` exactly (a non-commutative op catches swapped operands).
+#[test]
+fn binary_with_a_one_element_operand_on_either_side() {
+    for (n, seed) in [(12_usize, 70_u64), (40_000, 71)] {
+        let shape = [4, n / 4];
+        let x = rand(n, seed);
+        let s = CpuStorage::F64(vec![0.75]);
+        let xv = x.to_f64();
+        for op in [BinaryOp::Sub, BinaryOp::Div] {
+            let right = Cpu::binary(op, (&x, &shape), (&s, &[1, 1]), &shape).to_f64();
+            let left = Cpu::binary(op, (&s, &[1, 1]), (&x, &shape), &shape).to_f64();
+            for (i, &v) in xv.iter().enumerate() {
+                assert_eq!(right[i], op.eval(v, 0.75), "{op:?} x·s, element {i}");
+                assert_eq!(left[i], op.eval(0.75, v), "{op:?} s·x, element {i}");
+            }
+        }
+    }
+}
+
 #[test]
 fn narrow_matches_a_naive_index_mapping() {
     let shape = [3, 4, 5];

@@ -424,6 +424,14 @@ mod tests {
             assert!(none.is_none());
             assert_eq!(y1.to_scalar(), y.to_scalar());
         }
+        // A NaN score makes the loss and its row's derivative NaN, and no other row's.
+        data[13] = f64::NAN;
+        let z = Tensor::from_vec(data, &[6, 11]).to_dtype(crate::DType::F32);
+        let (y, g) = z.cross_entropy_parts(&labels, true).unwrap();
+        assert!(y.to_scalar().is_nan());
+        let g = g.unwrap().to_vec_f64();
+        assert!(g[11..22].iter().all(|v| v.is_nan()), "{:?}", &g[11..22]);
+        assert!(g[..11].iter().chain(&g[22..]).all(|v| v.is_finite()));
     }
 
     #[test]

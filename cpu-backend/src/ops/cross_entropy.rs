@@ -11,7 +11,7 @@ use super::math::Elementary;
 use super::simd::wide;
 use crate::CpuStorage;
 use crate::storage::float_match;
-use adjoint_backend::{Real, ReduceOp};
+use adjoint_backend::Real;
 
 /// `loss = −(1/n) Σᵢ log softmax(zᵢ)[labelᵢ]` of the `[n, c]` scores `z` (rows of `c`)
 /// against `labels` (`n` ids below `c`, checked by the caller), as a one-element buffer,
@@ -57,10 +57,11 @@ fn typed<T: Real + Elementary>(
     // Σᵢ (zᵢₗ − mᵢ), taken before the shifted scores become their exponentials.
     let mut picked = T::zero();
     for (row, &label) in e.chunks_exact_mut(c).zip(labels) {
-        // `ReduceOp::Max`'s combine: a NaN wins, as in the composed softmax.
-        let m = row.iter().fold(ReduceOp::Max.identity(), |m, &x| {
-            ReduceOp::Max.combine(m, x)
-        });
+        // A NaN is passed over here (`ReduceOp::Max` would return it), but it reaches the
+        // loss and its row's derivative all the same, through `e^(NaN − m)` in the row's sum.
+        let m = row
+            .iter()
+            .fold(T::neg_infinity(), |m, &x| if x > m { x } else { m });
         for x in row.iter_mut() {
             *x = *x - m;
         }

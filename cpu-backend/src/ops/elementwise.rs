@@ -264,6 +264,24 @@ impl<T: Real + Send + Sync> Apply<T> for SameShape<'_, T> {
     }
 }
 
+/// A buffer and one element broadcast over it, as the right (`Right`) or the left operand: a
+/// tangent times a rank-0 seed, a tensor times a scalar tensor. One loop over the buffer, as a
+/// unary op's: through [`Strided`], a loop of one element per innermost row.
+enum WithScalar<'a, T> {
+    Right(&'a [T], T),
+    Left(T, &'a [T]),
+}
+
+impl<T: Real + Send + Sync> Apply<T> for WithScalar<'_, T> {
+    type Out = Vec<T>;
+    fn apply<F: Fn(T, T) -> T + Sync + Send>(self, f: F) -> Vec<T> {
+        match self {
+            WithScalar::Right(a, s) => map1(a, move |x| f(x, s)),
+            WithScalar::Left(s, b) => map1(b, move |y| f(s, y)),
+        }
+    }
+}
+
 /// Elements per block of an in-place op. Each block is computed into a stack buffer and then
 /// copied over the operand: written directly, an op that keeps some elements as they are
 /// (clamp's tangent `ȳ·𝟙(lo ≤ x ≤ hi)` keeps `ȳ` inside the range) compiles to AVX2 masked stores, which AMD's cores
@@ -502,6 +520,12 @@ fn zip2<T: Real + Send + Sync>(
     let same = |s: &[usize]| std::ptr::eq(s, out) || s == out;
     if same(ash) && same(bsh) {
         return dispatch(op, SameShape(a, b));
+    }
+    if b.len() == 1 && same(ash) {
+        return dispatch(op, WithScalar::Right(a, b[0]));
+    }
+    if a.len() == 1 && same(bsh) {
+        return dispatch(op, WithScalar::Left(a[0], b));
     }
     dispatch(
         op,
