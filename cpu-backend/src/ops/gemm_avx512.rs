@@ -571,8 +571,9 @@ unsafe fn block(
     add: bool,
     finish: Epilogue<f32>,
 ) {
-    // A transposed `A` (adjacent rows) is packed: each tile's `MR × kc` elements become one
-    // contiguous run, which the broadcasts read at constant offsets from one pointer. Read
+    // A transposed `A` (adjacent rows) that more than one panel reads is packed: each tile's
+    // `MR × kc` elements become one contiguous run, which the broadcasts read at constant
+    // offsets from one pointer. Read
     // in place, it touches a line per step for 32 of its 64 bytes: 171 and 136 GFLOP/s for
     // `784 × 128 × 512` and 1024³, 198 and 181 packed, on one core of a Xeon whose FMA peak
     // is 246. A row-major `A` is read in place: each tile's eight rows are eight pointers
@@ -583,7 +584,10 @@ unsafe fn block(
     // 1741–1754 (three alternating pairs, 22nd session).
     // Already packed (`a_packed`, by [`sgemm_chunks`]), tile `i` of `MR` rows is at
     // `a_packed + i·kc`.
-    let pack = a_packed.is_none() && kc > 0 && ar == 1;
+    // A block of one panel reads each tile's `A` once, in place: packing it would add a copy
+    // (the MNIST MLP's `W₃` tangent, `512 × 128 × 10`: 23.5 µs packed, 18.2 in place,
+    // medians of ~2000 steps alternated in one process, 26th session).
+    let pack = a_packed.is_none() && kc > 0 && ar == 1 && nc > NR;
     let run = |packed: *mut f32| {
         // SAFETY: every pointer formed below addresses an element of the caller's matrices
         // (rows `< m`, columns `< nc`, panels `< nc / NR` rounded up) or of the buffer (tiles
