@@ -442,8 +442,10 @@ unsafe impl<T> Sync for Shared<T> {}
 /// chunks share once ([`Gemm::shares_packing`]). One block per thread leaves a thread idle
 /// whenever the other runs slower: in the MNIST MLP step on a 2-vCPU Xeon, the two halves of
 /// each product took median times 1.25–1.48× apart, the slower half by turns on either
-/// thread (docs/tensors.md, 21st session).
-const CHUNKS_PER_THREAD: usize = 4;
+/// thread (docs/tensors.md, 21st session). Eight against four: the MNIST MLP step 8.9 µs
+/// faster (median of 40 paired in-process rounds, 32 of 40 faster), the CNN step equal
+/// (26.63 against 26.58 ms, 7 of 16), 26th session; six against four: equal.
+const CHUNKS_PER_THREAD: usize = 8;
 
 /// `C = act(A·B + β·C + bias)` as [`Gemm::gemm_epilogue`], split along rows (or columns, when
 /// `C` is wider than tall, so that only the smaller operand's packing is repeated, or when the
