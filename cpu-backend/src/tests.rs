@@ -1091,6 +1091,9 @@ fn softmax_matches_the_formula_along_every_axis() {
     let x = CpuStorage::F64(vec![1.0, f64::NAN, 2.0, f64::NEG_INFINITY, 5.0, 0.5]);
     let got = Cpu::softmax(&x, &[2, 3], 1, false).unwrap().to_f64();
     assert!(got[..3].iter().all(|g| g.is_nan()), "{got:?}");
+    let log = Cpu::softmax(&x, &[2, 3], 1, true).unwrap().to_f64();
+    assert!(log[..3].iter().all(|g| g.is_nan()), "{log:?}");
+    assert!(log[3..].iter().all(|g| !g.is_nan()), "{log:?}");
     assert_eq!(got[3], 0.0);
     close(
         &got[4..],

@@ -12,7 +12,7 @@ use super::math::Elementary;
 use super::simd::wide;
 use crate::CpuStorage;
 use crate::storage::float_match;
-use adjoint_backend::{Real, ReduceOp};
+use adjoint_backend::Real;
 use rayon::prelude::*;
 
 /// `softmax(x)` (or `log_softmax(x)` when `log`) along `axis` of `x` (of `shape`): with `m`
@@ -46,6 +46,15 @@ fn softmax_typed<T: Real + Send + Sync + Elementary>(
     out
 }
 
+/// The largest of `values` (−∞ for none), which the softmax subtracts from a slice before
+/// its exponentials. A NaN is passed over, where `ReduceOp::Max`'s combine (whose NaN check
+/// was most of a `[128, 10]` softmax's time) would return it: the NaN makes the slice's sum,
+/// and so every output of the slice, NaN all the same, as in the composed softmax.
+#[inline(always)]
+pub(super) fn shift<T: Real>(values: impl Iterator<Item = T>) -> T {
+    values.fold(T::neg_infinity(), |m, x| if x > m { x } else { m })
+}
+
 /// The softmax over the `len` elements `inner` apart of each slice of the blocks of `len ·
 /// inner` elements in `b`, in place. The slices' maxima, differences and sums are short
 /// strided loops; the exponentials, the expensive part, are one loop over the whole chunk,
@@ -57,10 +66,7 @@ fn chunk<T: Real + Elementary>(b: &mut [T], [len, inner]: [usize; 2], log: bool)
     let block = len * inner;
     for blk in b.chunks_exact_mut(block) {
         for j in 0..inner {
-            // `ReduceOp::Max`'s combine: a NaN wins, as in the composed softmax.
-            let m = (0..len).fold(ReduceOp::Max.identity(), |m, i| {
-                ReduceOp::Max.combine(m, blk[i * inner + j])
-            });
+            let m = shift((0..len).map(|i| blk[i * inner + j]));
             for i in 0..len {
                 blk[i * inner + j] = blk[i * inner + j] - m;
             }
