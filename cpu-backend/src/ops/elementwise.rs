@@ -265,8 +265,9 @@ impl<T: Real + Send + Sync> Apply<T> for SameShape<'_, T> {
 }
 
 /// A buffer and one element broadcast over it, as the right (`Right`) or the left operand: a
-/// tangent times a rank-0 seed, a tensor times a scalar tensor. One loop over the buffer, as a
-/// unary op's: through [`Strided`], a loop of one element per innermost row.
+/// tangent times a rank-0 seed, a tensor times a scalar tensor. One loop over the buffer, as
+/// a unary op's, where [`Strided`] would run a loop per innermost row (`[128, 10] × []`: 1.9
+/// µs strided, 0.22 as one loop).
 enum WithScalar<'a, T> {
     Right(&'a [T], T),
     Left(T, &'a [T]),

@@ -205,9 +205,15 @@ unsafe fn chunks(
         None
     };
     let mut buffer = cell.map(|cell| cell.take()).unwrap_or_default();
-    let mut base = line_start(&mut buffer);
+    // Where the shared operand is packed (nothing is, without one).
+    let base = if share_a {
+        grow_to(&mut buffer, m_tiles * k)
+    } else if share_b {
+        grow_to(&mut buffer, k * n.next_multiple_of(NR))
+    } else {
+        std::ptr::null_mut()
+    };
     if share_a {
-        base = grow_to(&mut buffer, m_tiles * k);
         // SAFETY: the CPU has AVX-512F; each block of `A` (rows `i0..`, inner indices
         // `p0..`) is the caller's, and its tiles go to `p0·m_tiles + i0·kc..` of the buffer,
         // inside its `m_tiles · k` elements.
@@ -222,8 +228,6 @@ unsafe fn chunks(
                 }
             }
         }
-    } else if share_b {
-        base = grow_to(&mut buffer, k * n.next_multiple_of(NR));
     }
     let mut fill = true;
     while let Some(chunk) = next() {
@@ -280,7 +284,7 @@ fn grow_to(buffer: &mut Vec<f32>, len: usize) -> *mut f32 {
 const LINE: usize = 16;
 
 /// The first element of `buffer` on a cache line: where its packed data starts (at most
-/// [`LINE`] − 1 elements in; past the end of an empty buffer, whose pointer is not read).
+/// [`LINE`] − 1 elements in, inside a buffer [`grow_to`] made).
 ///
 /// A tile loads its panel of `B` as whole vectors of 64 bytes; from the allocator's 16-byte
 /// alignment, every such load spanned two lines (a split load: two accesses of L1 each, at
@@ -573,10 +577,9 @@ unsafe fn block(
 ) {
     // A transposed `A` (adjacent rows) that more than one panel reads is packed: each tile's
     // `MR × kc` elements become one contiguous run, which the broadcasts read at constant
-    // offsets from one pointer. Read
-    // in place, it touches a line per step for 32 of its 64 bytes: 171 and 136 GFLOP/s for
-    // `784 × 128 × 512` and 1024³, 198 and 181 packed, on one core of a Xeon whose FMA peak
-    // is 246. A row-major `A` is read in place: each tile's eight rows are eight pointers
+    // offsets from one pointer. Read in place, it touches a line per step for 32 of its 64
+    // bytes: 171 and 136 GFLOP/s for `784 × 128 × 512` and 1024³, 198 and 181 packed, on one
+    // core of a Xeon whose FMA peak is 246. A row-major `A` is read in place: each tile's eight rows are eight pointers
     // and one offset, and each line it loads serves sixteen steps. Packed by `16 × 16`
     // transposes instead, one core of a Xeon (FMA peak 176) ran `128 × 784 × 512` at 145–148
     // GFLOP/s against 154–155 in place, `64 × 9216 × 128` at 74–109 against 124–125 and
@@ -716,10 +719,11 @@ unsafe fn product(
     // cache.
     let width = if in_place { n.max(1) } else { NC };
     PACKED.with_borrow_mut(|buffer| {
+        // Read only by the blocks that pack into this call's buffer.
         let dst = if own_buffer {
             grow_to(buffer, step * NC.min(n).next_multiple_of(NR))
         } else {
-            line_start(buffer)
+            std::ptr::null_mut()
         };
         for j0 in (0..n).step_by(width) {
             let nc = width.min(n - j0);

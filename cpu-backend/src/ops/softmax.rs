@@ -47,9 +47,10 @@ fn softmax_typed<T: Real + Send + Sync + Elementary>(
 }
 
 /// The largest of `values` (−∞ for none), which the softmax subtracts from a slice before
-/// its exponentials. A NaN is passed over, where `ReduceOp::Max`'s combine (whose NaN check
-/// was most of a `[128, 10]` softmax's time) would return it: the NaN makes the slice's sum,
-/// and so every output of the slice, NaN all the same, as in the composed softmax.
+/// its exponentials. A NaN is passed over, where `ReduceOp::Max`'s combine would return it
+/// (its NaN check took about a third of the fused loss's forward pass at `[128, 10]`: 3.7
+/// against 2.4 µs): the NaN makes the slice's sum, and so every output of the slice, NaN all
+/// the same, as in the composed softmax.
 #[inline(always)]
 pub(super) fn shift<T: Real>(values: impl Iterator<Item = T>) -> T {
     values.fold(T::neg_infinity(), |m, x| if x > m { x } else { m })
