@@ -12,7 +12,8 @@
 //!   hidden 32, input 16, 100 steps, batch 1 (502 tensor ops in the forward pass), and, to
 //!   see where its time goes, `rnn_value` (the function alone) and `rnn_recorded_forward`
 //!   (the forward pass of the gradient, its pullback dropped unused);
-//! * `rosen2` / `rosen100`: the 2-D and 100-D Rosenbrock gradients in f64, scalar code.
+//! * `rosen2` / `rosen100`: the 2-D and 100-D Rosenbrock gradients in f64, scalar code;
+//! * `sgemm1024` / `sgemm2048`: `n × n` `f32` products, the machine's SGEMM rate for the table.
 //!
 //! Before timing, the MLP and CNN steps print the bytes the forward pass keeps alive for the
 //! backward pass (measured by a counting global allocator: live heap bytes after `loss_vjp`
@@ -310,5 +311,28 @@ fn rosenbrock(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, model_steps, rnn, rosenbrock);
+// ---------------------------------------------------------------------------------------------
+// SGEMM: the machine's rate, for the table's "% SGEMM"
+// ---------------------------------------------------------------------------------------------
+
+/// `A·B` of two `n × n` `f32` matrices at n = 1024 and 2048 through `Tensor::matmul` (the
+/// result's allocation included), as `bench/steps_torch.py` times `a @ b`: `bench/table.py`
+/// takes the better of the two libraries' rates as the machine's SGEMM rate (PyTorch's MKL
+/// reached 209–213 GFLOP/s on a Zen 5 host where adjoint's MLP step ran at 424, so its rate
+/// alone did not bound what the machine does).
+fn sgemm(c: &mut Criterion) {
+    let mut group = c.benchmark_group("steps");
+    sample_like_python(&mut group, 10);
+    for n in [1024, 2048] {
+        let a = Tensor::rand_uniform(&[n, n], 0.0, 1.0, 1);
+        let b = Tensor::rand_uniform(&[n, n], 0.0, 1.0, 2);
+        group.throughput(Throughput::Elements(2 * (n as u64).pow(3)));
+        group.bench_function(format!("sgemm{n}"), |bench| {
+            bench.iter(|| black_box(a.matmul(black_box(&b))))
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, model_steps, rnn, rosenbrock, sgemm);
 criterion_main!(benches);
