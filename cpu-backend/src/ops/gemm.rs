@@ -141,6 +141,54 @@ impl<T: Gemm> Epilogue<T> {
     }
 }
 
+/// Where the runs of a row-major `A`'s rows break: element `(r, p)` lies at
+/// `r·ar + p·ac + ⌊p / every⌋·skip`. An image's unfolding at stride 1 has such rows without
+/// being copied out: row `(c, kᵢ, kⱼ)` restricted to output row `y` is `ow` adjacent
+/// elements of the image, and the next output row's start `W − ow` elements after its end
+/// (`W` the image's width), so the image itself, `every = ow` and `skip = W − ow`, is that
+/// row ([`Gemm::gemm_shared_b`]).
+#[derive(Clone, Copy)]
+pub(crate) struct Wrap {
+    /// Elements of a run (`usize::MAX`: one run).
+    pub(crate) every: usize,
+    /// How much further on than adjacent the next run starts.
+    pub(crate) skip: isize,
+    /// Steps before the first break, from where a block of the inner dimension starts.
+    pub(crate) first: usize,
+}
+
+impl Wrap {
+    /// Rows without breaks.
+    pub(crate) const NONE: Wrap = Wrap {
+        every: usize::MAX,
+        skip: 0,
+        first: usize::MAX,
+    };
+
+    /// A break after every `every` elements (at least 1), the next `skip` elements on.
+    pub(crate) fn every(every: usize, skip: isize) -> Wrap {
+        assert!(every > 0, "Wrap::every: runs of at least one element");
+        Wrap {
+            every,
+            skip,
+            first: every,
+        }
+    }
+
+    /// Whether the runs break at all.
+    pub(crate) fn breaks(self) -> bool {
+        self.every != usize::MAX
+    }
+
+    /// The offset of inner index `p` along a row (columns `ac` apart), and the breaks of a
+    /// block of the inner dimension that starts there.
+    pub(crate) fn at(self, p: usize, ac: isize) -> (isize, Wrap) {
+        let offset = p as isize * ac + (p / self.every) as isize * self.skip;
+        let first = self.every - p % self.every;
+        (offset, Wrap { first, ..self })
+    }
+}
+
 /// A float type with a GEMM kernel (the `gemm` crate's, or one of its own).
 pub(crate) trait Gemm: Real + Send + Sync + Elementary {
     /// `C = act(A·B + β·C + bias)` on the calling thread, `A` being `m × k`, `B` `k × n`, `C`
@@ -210,6 +258,23 @@ pub(crate) trait Gemm: Real + Send + Sync + Elementary {
         _a: (*const Self, isize),
         _b: (*const Self, isize),
         _c: *mut Self,
+    ) -> bool {
+        false
+    }
+
+    /// `Cₜ += Aₜ·B` for each pair `(Aₜ, Cₜ)` of `pairs`, on this thread, by a kernel of this
+    /// type that packs `B` once for all of them and reads each `Aₜ` (`m × k`, row-major, rows
+    /// `ar` apart) in place with its runs broken by `wrap`; `Cₜ` is `m × n` with rows `cr`
+    /// apart and contiguous columns. Returns whether it ran (`false`: no such kernel).
+    ///
+    /// # Safety
+    /// As [`Gemm::gemm`] for every pair; no pair's `C` overlaps another's or an operand.
+    unsafe fn gemm_shared_b(
+        _mkn: [usize; 3],
+        _pairs: &[(*const Self, *mut Self)],
+        _a: (isize, Wrap),
+        _b: Operand<Self>,
+        _cr: isize,
     ) -> bool {
         false
     }
@@ -414,6 +479,25 @@ gemm_impl!(
         #[cfg(not(target_arch = "x86_64"))]
         {
             let _ = (m, k, n, a, ar, b, bc, c);
+            false
+        }
+    },
+    #[inline]
+    unsafe fn gemm_shared_b(
+        mkn: [usize; 3],
+        pairs: &[(*const Self, *mut Self)],
+        a: (isize, Wrap),
+        b: Operand<Self>,
+        cr: isize,
+    ) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: forwarded from the caller, whose contract is the kernel's.
+            unsafe { super::gemm_avx512::sgemm_shared_b(mkn, pairs, a, b, cr) }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (mkn, pairs, a, b, cr);
             false
         }
     }

@@ -12,7 +12,8 @@
 //! [`narrow`]). A transposed `A` (adjacent rows) is packed, a block of
 //! `MC` rows at a time, into runs of `MR` rows, so that the broadcasts take constant offsets
 //! from one pointer; any other `A` is read in place under its strides (a broadcast reads one
-//! element wherever it lies; a row-major `A`'s lines each serve sixteen steps).
+//! element wherever it lies; a row-major `A`'s lines each serve sixteen steps), its rows'
+//! runs broken where [`sgemm_shared_b`]'s caller says (an image read as its unfolding).
 //!
 //! `matrixmultiply`, the backend's GEMM when this kernel was written, packs both operands for
 //! every product into its own layouts, with no choice by shape: in the MNIST MLP step (batch
@@ -40,7 +41,7 @@ use std::arch::x86_64::{
 use std::cell::RefCell;
 use std::ops::Range;
 
-use super::gemm::{Epilogue, Operand, Output};
+use super::gemm::{Epilogue, Operand, Output, Wrap};
 use adjoint_backend::{BinaryOp, UnaryOp};
 
 /// Rows of `C` per register tile.
@@ -252,12 +253,22 @@ unsafe fn chunks(
                 let c = c.offset(start * cr);
                 let a = (a.offset(start * ar), [ar, ac]);
                 let finish = in_tiles.at_row(chunk.start, cr);
-                product([len, k, n], a, (b, [br, bc]), (c, cr), add, finish, share);
+                product(
+                    [len, k, n],
+                    a,
+                    Wrap::NONE,
+                    (b, [br, bc]),
+                    (c, cr),
+                    add,
+                    finish,
+                    share,
+                );
                 after.at_row(chunk.start, cr).apply([len, n], c, cr);
             } else {
                 let (b, c) = ((b.offset(start * bc), [br, bc]), c.offset(start));
                 let finish = in_tiles.at_column(chunk.start);
-                product([m, k, len], (a, [ar, ac]), b, (c, cr), add, finish, share);
+                let a = (a, [ar, ac]);
+                product([m, k, len], a, Wrap::NONE, b, (c, cr), add, finish, share);
                 after.at_column(chunk.start).apply([m, len], c, cr);
             }
         }
@@ -312,6 +323,61 @@ enum Share {
     B { ptr: *mut f32, fill: bool },
 }
 
+/// `Cₜ += Aₜ·B` for each pair `(Aₜ, Cₜ)` of `pairs` in order, on this thread, `B` packed
+/// once for all of them (by the first product); returns whether it ran (the conditions of
+/// [`sgemm`] for this `B` and β = 1, and, where the runs break inside the `k` steps, rows of
+/// `A` not adjacent and a `B` whose columns are not (the tiles that read broken runs read
+/// neither a transposed `A` nor a row-major `B` they pack); else `false`: use another GEMM). Each `Aₜ` is `m × k`,
+/// row-major with rows `ar` apart and runs broken by `wrap`; each `Cₜ` is `m × n`, rows
+/// `cr` apart. The sums of each product are those of [`sgemm`] on the same `A` laid out
+/// without breaks, to the bit (the same blocks of the inner dimension, in the same order).
+///
+/// # Safety
+/// As [`sgemm`] for every pair: each `Aₜ` addresses its `m × k` elements under `ar` and
+/// `wrap`, `B` its `k × n` under its strides, each `Cₜ` `m × n` elements that no operand and
+/// no other pair's `C` overlaps.
+pub(crate) unsafe fn sgemm_shared_b(
+    [m, k, n]: [usize; 3],
+    pairs: &[(*const f32, *mut f32)],
+    (ar, wrap): (isize, Wrap),
+    b: Operand<f32>,
+    cr: isize,
+) -> bool {
+    let wrap = if wrap.every >= k { Wrap::NONE } else { wrap };
+    let [_, bc] = b.1;
+    if !handles(b, 1.0, (std::ptr::null_mut(), [cr, 1])) || wrap.breaks() && (ar == 1 || bc == 1) {
+        return false;
+    }
+    if k == 0 {
+        // Nothing to add to any `C`.
+        return true;
+    }
+    let mut buffer = PACKED.take();
+    let base = grow_to(&mut buffer, k * n.next_multiple_of(NR));
+    for (t, &(a, c)) in pairs.iter().enumerate() {
+        let share = Share::B {
+            ptr: base,
+            fill: t == 0,
+        };
+        // SAFETY: the CPU has AVX-512F (`handles`); the pair's operands are the caller's, and
+        // the buffer holds all `k` rows of `B`'s panels, packed by the first product.
+        unsafe {
+            product(
+                [m, k, n],
+                (a, [ar, 1]),
+                wrap,
+                b,
+                (c, cr),
+                true,
+                Epilogue::NONE,
+                share,
+            );
+        }
+    }
+    PACKED.set(buffer);
+    true
+}
+
 /// The masks of a tile's two vectors of columns when `cols` (≤ `NR`) of them are in `C`.
 #[inline(always)]
 fn column_masks(cols: usize) -> [__mmask16; 2] {
@@ -345,9 +411,11 @@ unsafe fn tile<
     const UNIT: bool,
     const MASKED: bool,
     const PACK: bool,
+    const WRAP: bool,
 >(
     kc: usize,
     (a, ar, ac): (*const f32, isize, isize),
+    wrap: Wrap,
     (b, br): (*const f32, isize),
     fill: *mut f32,
     masks: [__mmask16; 2],
@@ -375,6 +443,11 @@ unsafe fn tile<
         let ar = if UNIT { 1 } else { ar };
         let rows: [*const f32; R] = std::array::from_fn(|r| a.wrapping_offset(r as isize * ar));
         let (mut off, mut b, mut fill) = (0isize, b, fill);
+        // With `WRAP`, the steps to the next break of `A`'s runs, counted down in the one
+        // loop: the loop split at the breaks made LLVM keep the accumulators in memory,
+        // every product at a third of its speed; counted down in every tile, the MNIST MLP
+        // step ran 1.5–3% slower.
+        let mut run = wrap.first;
         for _ in 0..kc {
             // Unmasked for a full panel, and for a packed one (its columns beyond `C`'s are
             // zeros).
@@ -406,6 +479,13 @@ unsafe fn tile<
             }
             off += ac;
             b = b.offset(br);
+            if WRAP {
+                run -= 1;
+                if run == 0 {
+                    off += wrap.skip;
+                    run = wrap.every;
+                }
+            }
         }
         // The column sums, added to in row order as the rows are written.
         let mut sums = finish.sums.map(|sums| {
@@ -458,6 +538,7 @@ unsafe fn tiles(
     rows: usize,
     kc: usize,
     a: (*const f32, isize, isize),
+    wrap: Wrap,
     (b, br, masked): (*const f32, isize, bool),
     fill: Option<*mut f32>,
     masks: [__mmask16; 2],
@@ -470,30 +551,51 @@ unsafe fn tiles(
         let b = (b, br);
         let to = fill.unwrap_or(std::ptr::null_mut());
         macro_rules! by_rows {
-            ($v:literal, $unit:literal, $masked:literal, $pack:literal) => {
+            ($v:literal, $unit:literal, $masked:literal, $pack:literal, $wrap:literal) => {
                 match rows {
-                    8 => tile::<8, $v, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
-                    7 => tile::<7, $v, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
-                    6 => tile::<6, $v, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
-                    5 => tile::<5, $v, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
-                    4 => tile::<4, $v, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
-                    3 => tile::<3, $v, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
-                    2 => tile::<2, $v, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
-                    _ => tile::<1, $v, $unit, $masked, $pack>(kc, a, b, to, masks, c, add, finish),
+                    8 => tile::<8, $v, $unit, $masked, $pack, $wrap>(
+                        kc, a, wrap, b, to, masks, c, add, finish,
+                    ),
+                    7 => tile::<7, $v, $unit, $masked, $pack, $wrap>(
+                        kc, a, wrap, b, to, masks, c, add, finish,
+                    ),
+                    6 => tile::<6, $v, $unit, $masked, $pack, $wrap>(
+                        kc, a, wrap, b, to, masks, c, add, finish,
+                    ),
+                    5 => tile::<5, $v, $unit, $masked, $pack, $wrap>(
+                        kc, a, wrap, b, to, masks, c, add, finish,
+                    ),
+                    4 => tile::<4, $v, $unit, $masked, $pack, $wrap>(
+                        kc, a, wrap, b, to, masks, c, add, finish,
+                    ),
+                    3 => tile::<3, $v, $unit, $masked, $pack, $wrap>(
+                        kc, a, wrap, b, to, masks, c, add, finish,
+                    ),
+                    2 => tile::<2, $v, $unit, $masked, $pack, $wrap>(
+                        kc, a, wrap, b, to, masks, c, add, finish,
+                    ),
+                    _ => tile::<1, $v, $unit, $masked, $pack, $wrap>(
+                        kc, a, wrap, b, to, masks, c, add, finish,
+                    ),
                 }
             };
         }
         macro_rules! by_layout {
             ($v:literal) => {
-                match (a.1 == 1, masked, fill.is_some()) {
-                    (true, false, false) => by_rows!($v, true, false, false),
-                    (true, true, false) => by_rows!($v, true, true, false),
-                    (false, false, false) => by_rows!($v, false, false, false),
-                    (false, true, false) => by_rows!($v, false, true, false),
-                    (true, false, true) => by_rows!($v, true, false, true),
-                    (true, true, true) => by_rows!($v, true, true, true),
-                    (false, false, true) => by_rows!($v, false, false, true),
-                    (false, true, true) => by_rows!($v, false, true, true),
+                match (a.1 == 1, masked, fill.is_some(), wrap.breaks()) {
+                    (true, false, false, false) => by_rows!($v, true, false, false, false),
+                    (true, true, false, false) => by_rows!($v, true, true, false, false),
+                    (false, false, false, false) => by_rows!($v, false, false, false, false),
+                    (false, true, false, false) => by_rows!($v, false, true, false, false),
+                    (true, false, true, false) => by_rows!($v, true, false, true, false),
+                    (true, true, true, false) => by_rows!($v, true, true, true, false),
+                    (false, false, true, false) => by_rows!($v, false, false, true, false),
+                    (false, true, true, false) => by_rows!($v, false, true, true, false),
+                    // Breaks only in an `A` whose rows are not adjacent, read in place, with a
+                    // `B` packed beforehand ([`sgemm_shared_b`] declines the others).
+                    (false, false, false, true) => by_rows!($v, false, false, false, true),
+                    (false, true, false, true) => by_rows!($v, false, true, false, true),
+                    _ => unreachable!("breaks in the runs of a transposed A or a packing tile"),
                 }
             };
         }
@@ -566,9 +668,11 @@ impl Panels {
 /// # Safety
 /// AVX-512F; the pointers address matrices of these sizes, `C` overlaps neither operand.
 #[target_feature(enable = "avx512f")]
+#[allow(clippy::too_many_arguments)]
 unsafe fn block(
     [m, kc, nc]: [usize; 3],
     (a, ar, ac): (*const f32, isize, isize),
+    wrap: Wrap,
     a_packed: Option<*const f32>,
     panels: Panels,
     (c, cr): (*mut f32, isize),
@@ -590,7 +694,7 @@ unsafe fn block(
     // A block of one panel reads each tile's `A` once, in place: packing it would add a copy
     // (the MNIST MLP's `W₃` tangent, `512 × 128 × 10`: 23.5 µs packed, 18.2 in place,
     // medians of ~2000 steps alternated in one process, 26th session).
-    let pack = a_packed.is_none() && kc > 0 && ar == 1 && nc > NR;
+    let pack = a_packed.is_none() && kc > 0 && ar == 1 && nc > NR && !wrap.breaks();
     let run = |packed: *mut f32| {
         // SAFETY: every pointer formed below addresses an element of the caller's matrices
         // (rows `< m`, columns `< nc`, panels `< nc / NR` rounded up) or of the buffer (tiles
@@ -630,7 +734,7 @@ unsafe fn block(
                         };
                         let c = (c.offset(i as isize * cr).add(j), cr);
                         let finish = finish.at_row(i, cr);
-                        tiles(rows, kc, a, panel, fill, masks, c, add, finish);
+                        tiles(rows, kc, a, wrap, panel, fill, masks, c, add, finish);
                         i += rows;
                     }
                 }
@@ -693,9 +797,11 @@ unsafe fn pack_a([rows, kc]: [usize; 2], (a, ac): (*const f32, isize), dst: *mut
 ///
 /// # Safety
 /// AVX-512F, and the pointers as for [`sgemm`].
+#[allow(clippy::too_many_arguments)]
 unsafe fn product(
     [m, k, n]: [usize; 3],
     (a, [ar, ac]): Operand<f32>,
+    wrap: Wrap,
     (b, [br, bc]): Operand<f32>,
     (c, cr): (*mut f32, isize),
     add: bool,
@@ -708,7 +814,8 @@ unsafe fn product(
         let empty = std::ptr::NonNull::<f32>::dangling().as_ptr();
         // SAFETY: no element of `A` or `B` is read; `C` is the caller's.
         let panels = Panels::packed(empty, 0);
-        return unsafe { block([m, 0, n], (empty, 0, 0), None, panels, (c, cr), add, finish) };
+        let a = (empty.cast_const(), 0, 0);
+        return unsafe { block([m, 0, n], a, Wrap::NONE, None, panels, (c, cr), add, finish) };
     }
     let step = inner_step(k);
     // A shared `B` is never read in place, nor packed into this call's buffer.
@@ -753,7 +860,8 @@ unsafe fn product(
                         _ if in_place => Panels::in_place(src, br),
                         _ => packing([kc, nc], (src, [br, bc]), dst, kc),
                     };
-                    let a = (a.offset(p0 as isize * ac), ar, ac);
+                    let (at, wrap) = wrap.at(p0, ac);
+                    let a = (a.offset(at), ar, ac);
                     let a_packed = match share {
                         Share::A { ptr, rows } => Some(ptr.add(p0 * rows)),
                         _ => None,
@@ -761,6 +869,7 @@ unsafe fn product(
                     block(
                         [m, kc, nc],
                         a,
+                        wrap,
                         a_packed,
                         panels,
                         (c.add(j0), cr),
