@@ -414,8 +414,7 @@ unsafe fn tile<
     const WRAP: bool,
 >(
     kc: usize,
-    (a, ar, ac): (*const f32, isize, isize),
-    wrap: Wrap,
+    (a, ar, ac, wrap): (*const f32, isize, isize, Wrap),
     (b, br): (*const f32, isize),
     fill: *mut f32,
     masks: [__mmask16; 2],
@@ -550,33 +549,21 @@ unsafe fn tiles(
     unsafe {
         let b = (b, br);
         let to = fill.unwrap_or(std::ptr::null_mut());
+        // `A` with its breaks, as the tile takes it.
+        let a = (a.0, a.1, a.2, wrap);
+        // The tile of `rows` rows with `$v` vectors per row and the layout flags `UNIT`,
+        // `MASKED`, `PACK` and `WRAP` (`$u`, `$m`, `$p`, `$w`).
         macro_rules! by_rows {
-            ($v:literal, $unit:literal, $masked:literal, $pack:literal, $wrap:literal) => {
+            ($v:literal, $u:literal, $m:literal, $p:literal, $w:literal) => {
                 match rows {
-                    8 => tile::<8, $v, $unit, $masked, $pack, $wrap>(
-                        kc, a, wrap, b, to, masks, c, add, finish,
-                    ),
-                    7 => tile::<7, $v, $unit, $masked, $pack, $wrap>(
-                        kc, a, wrap, b, to, masks, c, add, finish,
-                    ),
-                    6 => tile::<6, $v, $unit, $masked, $pack, $wrap>(
-                        kc, a, wrap, b, to, masks, c, add, finish,
-                    ),
-                    5 => tile::<5, $v, $unit, $masked, $pack, $wrap>(
-                        kc, a, wrap, b, to, masks, c, add, finish,
-                    ),
-                    4 => tile::<4, $v, $unit, $masked, $pack, $wrap>(
-                        kc, a, wrap, b, to, masks, c, add, finish,
-                    ),
-                    3 => tile::<3, $v, $unit, $masked, $pack, $wrap>(
-                        kc, a, wrap, b, to, masks, c, add, finish,
-                    ),
-                    2 => tile::<2, $v, $unit, $masked, $pack, $wrap>(
-                        kc, a, wrap, b, to, masks, c, add, finish,
-                    ),
-                    _ => tile::<1, $v, $unit, $masked, $pack, $wrap>(
-                        kc, a, wrap, b, to, masks, c, add, finish,
-                    ),
+                    8 => tile::<8, $v, $u, $m, $p, $w>(kc, a, b, to, masks, c, add, finish),
+                    7 => tile::<7, $v, $u, $m, $p, $w>(kc, a, b, to, masks, c, add, finish),
+                    6 => tile::<6, $v, $u, $m, $p, $w>(kc, a, b, to, masks, c, add, finish),
+                    5 => tile::<5, $v, $u, $m, $p, $w>(kc, a, b, to, masks, c, add, finish),
+                    4 => tile::<4, $v, $u, $m, $p, $w>(kc, a, b, to, masks, c, add, finish),
+                    3 => tile::<3, $v, $u, $m, $p, $w>(kc, a, b, to, masks, c, add, finish),
+                    2 => tile::<2, $v, $u, $m, $p, $w>(kc, a, b, to, masks, c, add, finish),
+                    _ => tile::<1, $v, $u, $m, $p, $w>(kc, a, b, to, masks, c, add, finish),
                 }
             };
         }
