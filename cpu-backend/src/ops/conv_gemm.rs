@@ -219,7 +219,7 @@ fn backward_input<T: Gemm>(dy: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
 /// Both products contract the pixels, contiguous in both operands, so the GEMM transposes its
 /// right operand into panels; the second form transposes `Ȳ_g` (`og × l`) instead of
 /// `cols_g` (`ck × l`): 4.5 times fewer elements per image there, and at stride 1 its
-/// `cols_g` is read from the image itself ([`weight_tangent_from_image`]) where the GEMM can.
+/// `cols_g` is read from the image itself ([`ImageRows`]) where the GEMM can.
 fn backward_weight<T: Gemm>(x: &[T], dy: &[T], s: &Conv2dSpec) -> Vec<T> {
     weight_tangent(x, dy, s, true)
 }
@@ -230,20 +230,23 @@ fn weight_tangent<T: Gemm>(x: &[T], dy: &[T], s: &Conv2dSpec, from_images: bool)
     let d = dims(s);
     let (og, ck) = (d.og, d.ck);
     let transposed = og < ck;
+    let image_rows = (from_images && transposed)
+        .then(|| ImageRows::new(s, og))
+        .flatten();
     let partial = |images: Range<usize>, serial: bool| {
         let mut dw = vec![T::zero(); s.out_channels * ck];
         // Allocated when an image is first unfolded (with its padding zeros).
         let mut cols = Vec::new();
-        // The rows of the unfolding read from the image, while the GEMM takes them.
-        let mut from_image = from_images && transposed && serial;
+        // Read from the images until the GEMM declines (then for none of them).
+        let mut image_rows = image_rows.as_ref().filter(|_| serial);
         let mut padded = Vec::new();
         for n in images {
             let (x, dy) = (&x[n * d.image..][..d.image], &dy[n * d.out..][..d.out]);
-            if from_image {
-                from_image = weight_tangent_from_image(x, dy, &mut dw, &mut padded, s, &d);
-                if from_image {
+            if let Some(rows) = image_rows {
+                if rows.add_weight_tangent(x, dy, &mut dw, &mut padded, s, &d) {
                     continue;
                 }
+                image_rows = None;
             }
             if cols.is_empty() {
                 cols = vec![T::zero(); d.cols];
@@ -293,80 +296,103 @@ fn weight_tangent<T: Gemm>(x: &[T], dy: &[T], s: &Conv2dSpec, from_images: bool)
         .collect()
 }
 
-/// `W̄_gᵀ += cols_g · Ȳ_gᵀ` for one image `x` and its output tangent `dy`, every group, with
-/// the rows of `cols_g` read from the image instead of an unfolding: at stride 1 the rows of
-/// tap `(kᵢ, kⱼ)` for the group's channels are the (zero-padded, `Hp × Wp`) image from
-/// `kᵢ·d₀·Wp + kⱼ·d₁` on, channels `Hp·Wp` apart, in runs of `ow` pixels `Wp` apart
-/// ([`Wrap`]); their products with `Ȳ_gᵀ`, packed once for all taps, go to the rows of
-/// `W̄_gᵀ` of that tap, `kh·kw` rows apart. The sums are the unfolded form's to the bit (the
-/// same products, in the same order). Returns whether it ran: `false` (nothing added) for
-/// a stride other than 1 or a type or CPU without such a GEMM ([`Gemm::gemm_shared_b`]).
+/// The rows of an image's unfolding read from the image itself, for `W̄_gᵀ += cols_g · Ȳ_gᵀ`.
+/// At stride 1 the rows of tap `(kᵢ, kⱼ)` for a group's channels are the (zero-padded,
+/// `Hp × Wp`) image from `kᵢ·d₀·Wp + kⱼ·d₁` on, channels `Hp·Wp` apart, in runs of `ow`
+/// pixels `Wp` apart ([`Wrap`]); their products with `Ȳ_gᵀ`, packed once for all taps, go
+/// to the rows of `W̄_gᵀ` of that tap, `kh·kw` rows apart. The sums are the unfolded form's
+/// to the bit (the same products, in the same order).
 ///
 /// In the MNIST CNN step, skipping the second unfolding of each image (its values aside)
 /// took 0.91 ms off 17.1 (16 of 16 paired in-process rounds, 27th session).
-fn weight_tangent_from_image<T: Gemm>(
-    x: &[T],
-    dy: &[T],
-    dw: &mut [T],
-    padded: &mut Vec<T>,
-    s: &Conv2dSpec,
-    d: &Dims,
-) -> bool {
-    let g = &s.geometry;
-    let [oh, ow] = g.output().expect("validated by the caller");
-    if g.stride != [1, 1] || oh == 0 || ow == 0 {
-        return false;
-    }
-    let ([h, w], [p0, p1]) = (g.input, g.padding);
-    let (hp, wp) = (h + 2 * p0, w + 2 * p1);
-    let image: &[T] = if p0 == 0 && p1 == 0 {
-        x
-    } else {
-        // The padding stays zero from one image to the next: only the interior is copied.
-        padded.resize(g.channels * hp * wp, T::zero());
-        for (plane, from) in padded.chunks_mut(hp * wp).zip(x.chunks(h * w)) {
-            for (row, from) in plane[p0 * wp..].chunks_mut(wp).zip(from.chunks(w)) {
-                row[p1..p1 + w].copy_from_slice(from);
-            }
+struct ImageRows {
+    /// The padded image's height and width.
+    padded: [usize; 2],
+    /// The breaks between output rows.
+    wrap: Wrap,
+    /// Per tap, where its rows start in a group's image and in the group's `W̄_gᵀ`.
+    taps: Vec<(usize, usize)>,
+}
+
+impl ImageRows {
+    /// The taps of the convolution `s` with `og` output channels per group; `None` at a
+    /// stride other than 1 or for an empty output.
+    fn new(s: &Conv2dSpec, og: usize) -> Option<ImageRows> {
+        let g = &s.geometry;
+        let [oh, ow] = g.output().expect("validated by the caller");
+        if g.stride != [1, 1] || oh == 0 || ow == 0 {
+            return None;
         }
-        padded
-    };
-    let (og, ck, taps) = (d.og, d.ck, g.kernel[0] * g.kernel[1]);
-    let channels = g.channels / s.groups;
-    let wrap = Wrap::every(ow, (wp - ow) as isize);
-    for grp in 0..s.groups {
-        let image = image[grp * channels * hp * wp..].as_ptr();
-        let dw_g = dw[grp * og * ck..].as_mut_ptr();
-        let pairs: Vec<_> = (0..taps)
+        let [hp, wp] = [0, 1].map(|i| g.input[i] + 2 * g.padding[i]);
+        let taps = (0..g.kernel[0] * g.kernel[1])
             .map(|t| {
                 let (ki, kj) = (t / g.kernel[1], t % g.kernel[1]);
-                let at = ki * g.dilation[0] * wp + kj * g.dilation[1];
-                (image.wrapping_add(at), dw_g.wrapping_add(t * og))
+                (ki * g.dilation[0] * wp + kj * g.dilation[1], t * og)
             })
             .collect();
-        let dy_g = (dy[grp * og * d.l..].as_ptr(), [1, d.l as isize]);
-        // SAFETY: tap `(kᵢ, kⱼ)` reads channel `c < channels` of the group at
-        // `c·Hp·Wp + at + y·Wp + x` for output pixels `y < oh`, `x < ow`; at stride 1,
-        // `oh − 1 + (kh − 1)·d₀ = Hp − 1` and `ow − 1 + (kw − 1)·d₁ = Wp − 1`, so every
-        // read lies in the group's planes. `Ȳ_gᵀ` is `l × og` (the group's `og × l` block,
-        // transposed). The tap's rows of `W̄_gᵀ` (`ck × og`, row `c·taps + t`) are `channels`
-        // rows `taps·og` apart from `t·og`: disjoint between taps, inside the group's block.
-        let ran = unsafe {
-            T::gemm_shared_b(
-                [channels, d.l, og],
-                &pairs,
-                ((hp * wp) as isize, wrap),
-                dy_g,
-                (taps * og) as isize,
-            )
-        };
-        if !ran {
-            // The GEMM declines by type and CPU, the same for every group.
-            debug_assert_eq!(grp, 0, "a group's weight tangent was left half added");
-            return false;
-        }
+        Some(ImageRows {
+            padded: [hp, wp],
+            wrap: Wrap::every(ow, (wp - ow) as isize),
+            taps,
+        })
     }
-    true
+
+    /// Adds image `x`'s weight tangent with its output tangent `dy` to `dw` (`W̄ᵀ` of every
+    /// group), padding `x` into `padded` if the convolution pads; returns whether it ran:
+    /// `false` (nothing added) for a type or CPU without the GEMM ([`Gemm::gemm_shared_b`]).
+    fn add_weight_tangent<T: Gemm>(
+        &self,
+        x: &[T],
+        dy: &[T],
+        dw: &mut [T],
+        padded: &mut Vec<T>,
+        s: &Conv2dSpec,
+        d: &Dims,
+    ) -> bool {
+        let g = &s.geometry;
+        let ([h, w], [p0, p1], [hp, wp]) = (g.input, g.padding, self.padded);
+        let image: &[T] = if p0 == 0 && p1 == 0 {
+            x
+        } else {
+            // The padding stays zero from one image to the next: only the interior is copied.
+            padded.resize(g.channels * hp * wp, T::zero());
+            for (plane, from) in padded.chunks_mut(hp * wp).zip(x.chunks(h * w)) {
+                for (row, from) in plane[p0 * wp..].chunks_mut(wp).zip(from.chunks(w)) {
+                    row[p1..p1 + w].copy_from_slice(from);
+                }
+            }
+            padded
+        };
+        let (og, ck, taps) = (d.og, d.ck, self.taps.len());
+        let channels = g.channels / s.groups;
+        for grp in 0..s.groups {
+            let a = image[grp * channels * hp * wp..].as_ptr();
+            let dy_g = (dy[grp * og * d.l..].as_ptr(), [1, d.l as isize]);
+            let dw_g = dw[grp * og * ck..].as_mut_ptr();
+            // SAFETY: tap `(kᵢ, kⱼ)` reads channel `c < channels` of the group at
+            // `c·Hp·Wp + kᵢ·d₀·Wp + kⱼ·d₁ + y·Wp + x` for output pixels `y < oh`, `x < ow`; at
+            // stride 1, `oh − 1 + (kh − 1)·d₀ = Hp − 1` and `ow − 1 + (kw − 1)·d₁ = Wp − 1`,
+            // so every read lies in the group's planes. `Ȳ_gᵀ` is `l × og` (the group's
+            // `og × l` block, transposed). The tap's rows of `W̄_gᵀ` (`ck × og`, row
+            // `c·taps + t`) are `channels` rows `taps·og` apart from `t·og`: disjoint between
+            // taps, inside the group's block.
+            let ran = unsafe {
+                T::gemm_shared_b(
+                    [channels, d.l, og],
+                    (a, (hp * wp) as isize, self.wrap),
+                    dy_g,
+                    (dw_g, (taps * og) as isize),
+                    &self.taps,
+                )
+            };
+            if !ran {
+                // The GEMM declines by type, CPU and layout, the same for every group.
+                debug_assert_eq!(grp, 0, "a group's weight tangent was left half added");
+                return false;
+            }
+        }
+        true
+    }
 }
 
 macro_rules! dispatch {
@@ -460,7 +486,7 @@ pub fn conv2d_backward_weight(x: &CpuStorage, dy: &CpuStorage, s: &Conv2dSpec) -
 
 #[cfg(test)]
 mod tests {
-    use super::{dims, weight_tangent, weight_tangent_from_image};
+    use super::{ImageRows, dims, weight_tangent};
     use crate::{Conv2dGeometry, Conv2dSpec};
 
     /// The weight tangent with the unfolding's rows read from the images is the unfolded
@@ -512,14 +538,8 @@ mod tests {
                 let mut dw = vec![0.0; s.out_channels * d.ck];
                 let image = &x[..d.image];
                 let dy = &dy[..d.out];
-                assert!(weight_tangent_from_image(
-                    image,
-                    dy,
-                    &mut dw,
-                    &mut Vec::new(),
-                    &s,
-                    &d
-                ));
+                let rows = ImageRows::new(&s, d.og).expect("stride 1");
+                assert!(rows.add_weight_tangent(image, dy, &mut dw, &mut Vec::new(), &s, &d));
             } else {
                 println!("no AVX-512F: both forms unfolded the images");
             }

@@ -262,19 +262,20 @@ pub(crate) trait Gemm: Real + Send + Sync + Elementary {
         false
     }
 
-    /// `Cₜ += Aₜ·B` for each pair `(Aₜ, Cₜ)` of `pairs`, on this thread, by a kernel of this
-    /// type that packs `B` once for all of them and reads each `Aₜ` (`m × k`, row-major, rows
-    /// `ar` apart) in place with its runs broken by `wrap`; `Cₜ` is `m × n` with rows `cr`
-    /// apart and contiguous columns. Returns whether it ran (`false`: no such kernel).
+    /// `C[cₜ..] += A[aₜ..]·B` for each pair of element offsets `(aₜ, cₜ)` of `at`, on this
+    /// thread, by a kernel of this type that packs `B` once for all of them and reads each
+    /// `A[aₜ..]` (`m × k`, row-major, rows `ar` apart) in place with its runs broken by
+    /// `wrap`; each `C[cₜ..]` is `m × n` with rows `cr` apart and contiguous columns. Returns
+    /// whether it ran (`false`: no such kernel).
     ///
     /// # Safety
     /// As [`Gemm::gemm`] for every pair; no pair's `C` overlaps another's or an operand.
     unsafe fn gemm_shared_b(
         _mkn: [usize; 3],
-        _pairs: &[(*const Self, *mut Self)],
-        _a: (isize, Wrap),
+        _a: (*const Self, isize, Wrap),
         _b: Operand<Self>,
-        _cr: isize,
+        _c: (*mut Self, isize),
+        _at: &[(usize, usize)],
     ) -> bool {
         false
     }
@@ -485,19 +486,19 @@ gemm_impl!(
     #[inline]
     unsafe fn gemm_shared_b(
         mkn: [usize; 3],
-        pairs: &[(*const Self, *mut Self)],
-        a: (isize, Wrap),
+        a: (*const Self, isize, Wrap),
         b: Operand<Self>,
-        cr: isize,
+        c: (*mut Self, isize),
+        at: &[(usize, usize)],
     ) -> bool {
         #[cfg(target_arch = "x86_64")]
         {
             // SAFETY: forwarded from the caller, whose contract is the kernel's.
-            unsafe { super::gemm_avx512::sgemm_shared_b(mkn, pairs, a, b, cr) }
+            unsafe { super::gemm_avx512::sgemm_shared_b(mkn, a, b, c, at) }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
-            let _ = (mkn, pairs, a, b, cr);
+            let _ = (mkn, a, b, c, at);
             false
         }
     }

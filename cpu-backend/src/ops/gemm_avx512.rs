@@ -323,29 +323,30 @@ enum Share {
     B { ptr: *mut f32, fill: bool },
 }
 
-/// `Cₜ += Aₜ·B` for each pair `(Aₜ, Cₜ)` of `pairs` in order, on this thread, `B` packed
-/// once for all of them (by the first product); returns whether it ran (the conditions of
-/// [`sgemm`] for this `B` and β = 1, and, where the runs break inside the `k` steps, rows of
-/// `A` not adjacent and a `B` whose columns are not (the tiles that read broken runs read
-/// neither a transposed `A` nor a row-major `B` they pack); else `false`: use another GEMM). Each `Aₜ` is `m × k`,
-/// row-major with rows `ar` apart and runs broken by `wrap`; each `Cₜ` is `m × n`, rows
-/// `cr` apart. The sums of each product are those of [`sgemm`] on the same `A` laid out
-/// without breaks, to the bit (the same blocks of the inner dimension, in the same order).
+/// [`Gemm::gemm_shared_b`](super::gemm::Gemm::gemm_shared_b) for `f32`: `C[cₜ..] +=
+/// A[aₜ..]·B` for each pair of offsets of `at` in order, on this thread, `B` packed once for
+/// all of them (by the first product). Returns whether it ran: it does under the conditions
+/// of [`sgemm`] for this `B` and β = 1 and, where the runs break inside the `k` steps, for
+/// rows of `A` that are not adjacent and a `B` whose columns are not (the tiles that read
+/// broken runs read neither a transposed `A` nor a row-major `B` that they pack). The sums
+/// of each product are those of [`sgemm`] on the same `A` laid out without breaks, to the
+/// bit (the same blocks of the inner dimension, in the same order).
 ///
 /// # Safety
-/// As [`sgemm`] for every pair: each `Aₜ` addresses its `m × k` elements under `ar` and
-/// `wrap`, `B` its `k × n` under its strides, each `Cₜ` `m × n` elements that no operand and
-/// no other pair's `C` overlaps.
+/// As [`sgemm`] for every pair: each `A[aₜ..]` addresses its `m × k` elements under `ar` and
+/// `wrap`, `B` its `k × n` under its strides, each `C[cₜ..]` `m × n` elements that no operand
+/// and no other pair's `C` overlaps.
 pub(crate) unsafe fn sgemm_shared_b(
     [m, k, n]: [usize; 3],
-    pairs: &[(*const f32, *mut f32)],
-    (ar, wrap): (isize, Wrap),
+    (a, ar, wrap): (*const f32, isize, Wrap),
     b: Operand<f32>,
-    cr: isize,
+    (c, cr): (*mut f32, isize),
+    at: &[(usize, usize)],
 ) -> bool {
     let wrap = if wrap.every >= k { Wrap::NONE } else { wrap };
     let [_, bc] = b.1;
-    if !handles(b, 1.0, (std::ptr::null_mut(), [cr, 1])) || wrap.breaks() && (ar == 1 || bc == 1) {
+    let declined = wrap.breaks() && (ar == 1 || bc == 1);
+    if declined || !handles(b, 1.0, (c, [cr, 1])) {
         return false;
     }
     if k == 0 {
@@ -354,7 +355,7 @@ pub(crate) unsafe fn sgemm_shared_b(
     }
     let mut buffer = PACKED.take();
     let base = grow_to(&mut buffer, k * n.next_multiple_of(NR));
-    for (t, &(a, c)) in pairs.iter().enumerate() {
+    for (t, &(a_at, c_at)) in at.iter().enumerate() {
         let share = Share::B {
             ptr: base,
             fill: t == 0,
@@ -362,16 +363,8 @@ pub(crate) unsafe fn sgemm_shared_b(
         // SAFETY: the CPU has AVX-512F (`handles`); the pair's operands are the caller's, and
         // the buffer holds all `k` rows of `B`'s panels, packed by the first product.
         unsafe {
-            product(
-                [m, k, n],
-                (a, [ar, 1]),
-                wrap,
-                b,
-                (c, cr),
-                true,
-                Epilogue::NONE,
-                share,
-            );
+            let (a, c) = ((a.add(a_at), [ar, 1]), (c.add(c_at), cr));
+            product([m, k, n], a, wrap, b, c, true, Epilogue::NONE, share);
         }
     }
     PACKED.set(buffer);
@@ -443,9 +436,9 @@ unsafe fn tile<
         let rows: [*const f32; R] = std::array::from_fn(|r| a.wrapping_offset(r as isize * ar));
         let (mut off, mut b, mut fill) = (0isize, b, fill);
         // With `WRAP`, the steps to the next break of `A`'s runs, counted down in the one
-        // loop: the loop split at the breaks made LLVM keep the accumulators in memory,
-        // every product at a third of its speed; counted down in every tile, the MNIST MLP
-        // step ran 1.5–3% slower.
+        // loop. With the loop split at the breaks instead, the MNIST MLP step took 2.5–3.0
+        // ms against 0.93–1.17 (four alternations, 27th session); counted down in every
+        // tile, not only in this variant, 0.7–4.1% longer (median 1.6%, 9 of 10 slower).
         let mut run = wrap.first;
         for _ in 0..kc {
             // Unmasked for a full panel, and for a packed one (its columns beyond `C`'s are
