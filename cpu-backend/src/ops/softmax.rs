@@ -46,14 +46,26 @@ fn softmax_typed<T: Real + Send + Sync + Elementary>(
     out
 }
 
-/// The largest of `values` (−∞ for none), which the softmax subtracts from a slice before
-/// its exponentials. A NaN is passed over, where `ReduceOp::Max`'s combine would return it
-/// (its NaN check took about a third of the fused loss's forward pass at `[128, 10]`: 3.7
-/// against 2.4 µs): the NaN makes the slice's sum, and so every output of the slice, NaN all
-/// the same, as in the composed softmax.
+/// Subtracts from each slice of `len` elements `inner` apart, in each block of `len · inner`
+/// elements of `b`, its largest element (−∞ for none): what the softmax and the fused
+/// cross-entropy ([`super::cross_entropy`]) take before their exponentials. A NaN is passed
+/// over by the maximum, where `ReduceOp::Max`'s combine would return it (its NaN check took
+/// about a third of the fused loss's forward pass at `[128, 10]`: 3.7 against 2.4 µs): the
+/// NaN makes the slice's sum, and so every output of the slice, NaN all the same, as in the
+/// composed softmax.
 #[inline(always)]
-pub(super) fn shift<T: Real>(values: impl Iterator<Item = T>) -> T {
-    values.fold(T::neg_infinity(), |m, x| if x > m { x } else { m })
+pub(super) fn shift_slices<T: Real>(b: &mut [T], [len, inner]: [usize; 2]) {
+    for blk in b.chunks_exact_mut(len * inner) {
+        for j in 0..inner {
+            let m = (0..len).fold(T::neg_infinity(), |m, i| {
+                let x = blk[i * inner + j];
+                if x > m { x } else { m }
+            });
+            for i in 0..len {
+                blk[i * inner + j] = blk[i * inner + j] - m;
+            }
+        }
+    }
 }
 
 /// The softmax over the `len` elements `inner` apart of each slice of the blocks of `len ·
@@ -65,14 +77,7 @@ pub(super) fn shift<T: Real>(values: impl Iterator<Item = T>) -> T {
 #[inline(always)]
 fn chunk<T: Real + Elementary>(b: &mut [T], [len, inner]: [usize; 2], log: bool) {
     let block = len * inner;
-    for blk in b.chunks_exact_mut(block) {
-        for j in 0..inner {
-            let m = shift((0..len).map(|i| blk[i * inner + j]));
-            for i in 0..len {
-                blk[i * inner + j] = blk[i * inner + j] - m;
-            }
-        }
-    }
+    shift_slices(b, [len, inner]);
     // The sum of slice `j` of a block.
     let sum = |e: &[T], j: usize| (0..len).fold(T::zero(), |sum, i| sum + e[i * inner + j]);
     if log {
