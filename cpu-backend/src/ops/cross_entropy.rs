@@ -11,7 +11,7 @@
 
 use super::math::Elementary;
 use super::simd::wide;
-use super::softmax::shift_slices;
+use super::softmax::shift_row;
 use crate::CpuStorage;
 use crate::storage::float_match;
 use adjoint_backend::Real;
@@ -57,10 +57,13 @@ fn typed<T: Real + Elementary>(
         return (T::zero(), grad.then(Vec::new));
     }
     let mut e = z.to_vec();
-    shift_slices(&mut e, [c, 1]);
-    // Σᵢ (zᵢₗ − mᵢ), taken before the shifted scores become their exponentials.
-    let picked = (e.chunks_exact(c).zip(labels))
-        .fold(T::zero(), |sum, (row, &label)| sum + row[label as usize]);
+    // Σᵢ (zᵢₗ − mᵢ), taken before the shifted scores become their exponentials (in the same
+    // pass: as a pass of its own, the fused loss at `[128, 10]` took 2.15 µs against 1.89).
+    let mut picked = T::zero();
+    for (row, &label) in e.chunks_exact_mut(c).zip(labels) {
+        shift_row(row);
+        picked = picked + row[label as usize];
+    }
     // One loop over all the rows, which vectorizes (rows of ten scores would not).
     wide(|| {
         for x in e.iter_mut() {

@@ -46,21 +46,36 @@ fn softmax_typed<T: Real + Send + Sync + Elementary>(
     out
 }
 
-/// Subtracts from each slice of `len` elements `inner` apart, in each block of `len · inner`
-/// elements of `b`, its largest element (−∞ for none): what the softmax and the fused
-/// cross-entropy ([`super::cross_entropy`]) take before their exponentials. A NaN is passed
-/// over by the maximum, where `ReduceOp::Max`'s combine would return it (its NaN check took
-/// about a third of the fused loss's forward pass at `[128, 10]`: 3.7 against 2.4 µs): the
-/// NaN makes the slice's sum, and so every output of the slice, NaN all the same, as in the
-/// composed softmax.
+/// The larger of `m` and `x`, passing a NaN `x` over: the maximum that [`shift_row`] and
+/// [`shift_slices`] subtract. `ReduceOp::Max`'s combine returns a NaN instead, and its check
+/// took about a third of the fused loss's forward pass at `[128, 10]` (3.7 against 2.4 µs);
+/// the NaN makes the slice's sum, and so every output of the slice, NaN all the same, as in
+/// the composed softmax.
 #[inline(always)]
-pub(super) fn shift_slices<T: Real>(b: &mut [T], [len, inner]: [usize; 2]) {
+fn max<T: Real>(m: T, x: T) -> T {
+    if x > m { x } else { m }
+}
+
+/// Subtracts from `row` its largest element (−∞ for none): what the softmax and the fused
+/// cross-entropy ([`super::cross_entropy`]) take before their exponentials.
+#[inline(always)]
+pub(super) fn shift_row<T: Real>(row: &mut [T]) {
+    let m = row.iter().copied().fold(T::neg_infinity(), max);
+    for x in row.iter_mut() {
+        *x = *x - m;
+    }
+}
+
+/// [`shift_row`] for each slice of `len` elements `inner` apart, in each block of
+/// `len · inner` elements of `b`.
+#[inline(always)]
+fn shift_slices<T: Real>(b: &mut [T], [len, inner]: [usize; 2]) {
+    if inner == 1 {
+        return b.chunks_exact_mut(len).for_each(shift_row);
+    }
     for blk in b.chunks_exact_mut(len * inner) {
         for j in 0..inner {
-            let m = (0..len).fold(T::neg_infinity(), |m, i| {
-                let x = blk[i * inner + j];
-                if x > m { x } else { m }
-            });
+            let m = (0..len).fold(T::neg_infinity(), |m, i| max(m, blk[i * inner + j]));
             for i in 0..len {
                 blk[i * inner + j] = blk[i * inner + j] - m;
             }
