@@ -16,6 +16,8 @@ mod blocks;
 mod branch;
 mod cache;
 mod calls;
+#[cfg(test)]
+mod corpus;
 mod derivative_of;
 mod derive;
 mod diag;
