@@ -66,7 +66,7 @@ fn expand(item: &syn::Item) -> Option<TokenStream> {
         _ => TokenStream::new(),
     };
     Some(match macro_of(&attr)? {
-        Macro::Differentiable => crate::emit::differentiable(args, item.to_token_stream()),
+        Macro::Differentiable => crate::expand::differentiable(args, item.to_token_stream()),
         Macro::DerivativeOf => crate::derivative_of::expand(args, item.to_token_stream()),
         Macro::Derive => {
             attrs_mut(&mut item)?.insert(at, attr);

@@ -2,15 +2,15 @@
 //!
 //! The rule keeps its name; the macro adds what generated code calls for `f`: the public name
 //! `f_vjp` (a forwarding function when the rule is named differently) and the uniform companion
-//! `f_vjp::__full` wrapping the rule (see [`crate::names`]). A second rule for the same `f` in the same module defines
+//! `f_vjp::__full` wrapping the rule (see [`crate::emit::names`]). A second rule for the same `f` in the same module defines
 //! `f_vjp` twice, which rustc rejects. A check function coerces `f` to a function pointer with
 //! the rule's parameter types and value type, so a mismatched signature fails to compile.
 
-use crate::attr::DiffArgs;
 use crate::diag::Errors;
-use crate::item::FnItem;
-use crate::names;
-use crate::signature::{self, FnSignature};
+use crate::emit::names;
+use crate::parse::attr::DiffArgs;
+use crate::parse::item::FnItem;
+use crate::parse::signature::{self, FnSignature};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;

@@ -12,7 +12,7 @@
 //!   the rule of reading `mlp.w` (its pullback puts the field's tangent into an otherwise
 //!   zero `MlpTangent`); for a tuple struct, `Component<I>` on the tangent, the rule of `t.0`.
 
-use crate::names;
+use crate::emit::names;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use syn::spanned::Spanned;

@@ -10,41 +10,27 @@
 
 #![warn(missing_docs)]
 
-mod activity;
-mod attr;
-mod blocks;
-mod branch;
-mod cache;
-mod calls;
 #[cfg(test)]
 mod corpus;
 mod derivative_of;
 mod derive;
 mod diag;
-mod elements;
 mod emit;
-mod fusion;
-mod graph;
-mod item;
+mod expand;
+mod ir;
 mod lower;
-mod mutation;
-mod names;
 mod normalize;
-mod recurrence;
-mod region;
-mod reverse;
-mod scan;
-mod signature;
+mod parse;
+mod patterns;
 #[cfg(test)]
 mod snapshots;
-mod unsupported;
 
 use proc_macro::TokenStream;
 
 /// Generates the reverse-mode derivative of a function: see the `adjoint` crate documentation.
 #[proc_macro_attribute]
 pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
-    emit::differentiable(args.into(), input.into()).into()
+    expand::differentiable(args.into(), input.into()).into()
 }
 
 /// Registers a hand-written derivative (a VJP) of a function: see the `adjoint` crate

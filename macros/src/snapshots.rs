@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 /// The expansion of `#[differentiable(args)] item`, pretty-printed.
 fn expand(args: TokenStream, item: TokenStream) -> String {
-    let out = crate::emit::differentiable(args, item);
+    let out = crate::expand::differentiable(args, item);
     match syn::parse2::<syn::File>(out.clone()) {
         Ok(file) => prettyplease::unparse(&file),
         Err(e) => panic!("the expansion does not parse as items ({e}):\n{out}"),

@@ -4,8 +4,8 @@
 //! arguments. Without it a method's pullback keeps its receiver borrowed (Rust 2024 captures
 //! every lifetime in scope, and a precise capture list must name the impl's parameters).
 
-use crate::attr::DiffArgs;
 use crate::diag::Errors;
+use crate::parse::attr::DiffArgs;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use syn::{Attribute, GenericParam, Generics, ImplItem, ItemImpl, ItemTrait, TraitItem};
@@ -115,7 +115,7 @@ fn parameters(generics: &Generics, with_self: bool) -> Vec<TokenStream> {
 
 /// One method: its `#[differentiable(..)]` attribute is taken off and applied here.
 fn expand(method: TokenStream, enclosing: &[TokenStream]) -> TokenStream {
-    let mut item: crate::item::FnItem = match syn::parse2(method) {
+    let mut item: crate::parse::item::FnItem = match syn::parse2(method) {
         Ok(item) => item,
         Err(e) => return e.to_compile_error(),
     };
@@ -142,5 +142,5 @@ fn expand(method: TokenStream, enclosing: &[TokenStream]) -> TokenStream {
         }
     };
     args.enclosing = Some(enclosing.to_vec());
-    crate::emit::function(args, item.to_token_stream(), errors)
+    crate::expand::function(args, item.to_token_stream(), errors)
 }

@@ -18,12 +18,12 @@
 //!
 //! [`Branch`]: https://docs.rs/adjoint
 
-use crate::activity;
 use crate::diag::Errors;
-use crate::graph::{Act, Graph, NodeKind};
+use crate::emit::reverse::{self, Reverse, Sink};
+use crate::ir::activity;
+use crate::ir::graph::{Act, Graph, NodeKind};
 use crate::lower::{Lowering, is_active};
-use crate::reverse::{self, Reverse, Sink};
-use crate::scan;
+use crate::patterns::scan;
 use proc_macro2::{Delimiter, Ident, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote};
 use syn::{Block, Expr, Stmt, parse_quote};
@@ -387,8 +387,14 @@ impl Lowering<'_> {
         // The expensive calls such a loop makes once per iteration are recorded rather than
         // made again: the pullback's run differentiates them from their recorded values.
         let cache = recomputed.and_then(|_| {
-            let (plain, sites) = crate::cache::cache_calls(body, true);
-            (sites > 0).then(|| (plain, crate::cache::cache_calls(body, false).0, sites))
+            let (plain, sites) = crate::lower::cache::cache_calls(body, true);
+            (sites > 0).then(|| {
+                (
+                    plain,
+                    crate::lower::cache::cache_calls(body, false).0,
+                    sites,
+                )
+            })
         });
         let (arm, analysed) = match &cache {
             Some((_, given, _)) => {
@@ -801,7 +807,7 @@ struct Rerun<'a> {
     /// Whether it walks the iterations backwards (a loop with element writes).
     backwards: bool,
     /// The body whose expensive calls are recorded, and how many sites it has
-    /// ([`crate::cache`]).
+    /// ([`crate::lower::cache`]).
     recorded: Option<(Block, usize)>,
 }
 

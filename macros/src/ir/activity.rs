@@ -2,7 +2,7 @@
 //! first half, *varied*, is decided while lowering: a node exists only if it depends on a
 //! differentiated input.) Only nodes that are both get a pullback.
 
-use crate::graph::{Act, Graph};
+use crate::ir::graph::{Act, Graph};
 
 /// Marks the nodes whose value flows into any of `roots`.
 pub fn useful_from(graph: &Graph, roots: &[Act]) -> Vec<bool> {
@@ -25,7 +25,7 @@ pub fn useful_from(graph: &Graph, roots: &[Act]) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::NodeKind;
+    use crate::ir::graph::NodeKind;
     use quote::format_ident;
 
     #[test]

@@ -2,18 +2,20 @@
 //!
 //! * `f_vjp(args) -> (R, impl FnOnce(R::Tangent) -> tangents)`: the public companion, whose
 //!   pullback returns the tangent of each `wrt` parameter (the tangent itself for one);
-//! * the uniform companion (`f_vjp::__full` or `f_vjp_full`, see [`crate::names`]) that
+//! * the uniform companion (`f_vjp::__full` or `f_vjp_full`, see [`crate::emit::names`]) that
 //!   generated code calls: one extra argument `needs: [bool; N]` says which parameters' tangents
 //!   the caller needs, and its pullback returns one slot per parameter.
 
-use crate::activity;
-use crate::attr::DiffArgs;
+mod blocks;
+
 use crate::diag::Errors;
-use crate::item::FnItem;
+use crate::emit::names;
+use crate::emit::reverse::{self, Reverse, Sink};
+use crate::ir::activity;
 use crate::lower::{self, Lowered};
-use crate::names;
-use crate::reverse::{self, Reverse, Sink};
-use crate::signature::{self, FnSignature};
+use crate::parse::attr::DiffArgs;
+use crate::parse::item::FnItem;
+use crate::parse::signature::{self, FnSignature};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -23,10 +25,10 @@ use syn::{parse_quote, parse_quote_spanned};
 /// whose `#[differentiable]` methods then get pullbacks that borrow nothing.
 pub fn differentiable(args: TokenStream, input: TokenStream) -> TokenStream {
     if let Ok(block) = syn::parse2::<syn::ItemImpl>(input.clone()) {
-        return crate::blocks::impl_block(args, block);
+        return crate::expand::blocks::impl_block(args, block);
     }
     if let Ok(block) = syn::parse2::<syn::ItemTrait>(input.clone()) {
-        return crate::blocks::trait_block(args, block);
+        return crate::expand::blocks::trait_block(args, block);
     }
     let mut errors = Errors::default();
     let args = syn::parse2::<DiffArgs>(args).unwrap_or_else(|e| {
@@ -444,7 +446,7 @@ fn where_with_self(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> TokenSt
     // A bound on a type that involves a generic parameter would shadow the impls rustc uses to
     // normalise its tangent (`<[T; 2] as Differentiable>::Tangent`); the user's bounds cover it.
     let mentions_generic = |ty: &syn::Type| {
-        crate::scan::idents(ty.to_token_stream())
+        crate::patterns::scan::idents(ty.to_token_stream())
             .iter()
             .any(|i| generic_names.contains(&i.to_string()) || i == "Self")
     };
@@ -455,7 +457,7 @@ fn where_with_self(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> TokenSt
         .enclosing
         .as_ref()
         .is_some_and(|e| e.first().is_none_or(|s| s.to_string() != "Self"));
-    let receiver = |p: &&crate::signature::Param| p.name == "self" && !in_impl;
+    let receiver = |p: &&crate::parse::signature::Param| p.name == "self" && !in_impl;
     for p in sig
         .params
         .iter()

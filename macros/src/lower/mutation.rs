@@ -1,7 +1,7 @@
 //! Mutation: assignment, compound assignment, element writes `v[i] = e` and `v.push(e)`.
 //! Each creates a new version of the variable in the adjoint graph and rebinds its name.
 
-use crate::graph::{Act, NodeKind};
+use crate::ir::graph::{Act, NodeKind};
 use crate::lower::{Lowering, is_active, is_inactive};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};

@@ -1,9 +1,9 @@
 //! Constructs the lowering does not walk: fine on data, an error where an active value goes
 //! through them into the result; and early exits the normalization could not remove.
 
-use crate::graph::Act;
+use crate::ir::graph::Act;
 use crate::lower::{Lowering, is_inactive};
-use crate::scan;
+use crate::patterns::scan;
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::visit::Visit;

@@ -1,7 +1,7 @@
 //! Which parameters are differentiated, and the types of their tangents.
 
-use crate::attr::DiffArgs;
 use crate::diag::Errors;
+use crate::parse::attr::DiffArgs;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;

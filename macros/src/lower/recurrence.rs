@@ -19,10 +19,10 @@
 //! (`core/src/__private/recurrence.rs`) where method lookup picks the tensor op, or, for other
 //! types, the loop of the step's unfused rules, which the macro writes out here.
 
-use crate::fusion::{Affine, Position, affine, bare};
-use crate::graph::Act;
+use crate::ir::graph::Act;
+use crate::lower::fusion::{Affine, Position, affine, bare};
 use crate::lower::{Lowering, is_inactive};
-use crate::scan;
+use crate::patterns::scan;
 use proc_macro2::{Ident, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;

@@ -7,7 +7,7 @@
 //! element read `x[i]`, a branch or loop that accumulates into the adjoints of the values it
 //! captured) goes into a `let mut` accumulator, created at the first such contribution.
 
-use crate::graph::{Act, Graph, NodeId, NodeKind};
+use crate::ir::graph::{Act, Graph, NodeId, NodeKind};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 

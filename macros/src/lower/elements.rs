@@ -1,6 +1,6 @@
 //! Element reads of active collections: `x[i]`, `m[i][j]`, and `for x in xs.iter()` over them.
 
-use crate::graph::{Act, NodeId, NodeKind};
+use crate::ir::graph::{Act, NodeId, NodeKind};
 use crate::lower::{Lowering, is_active};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};

@@ -1,10 +1,10 @@
 //! Calls: method calls, function calls and `as` casts of active values.
 
-use crate::graph::{Act, NodeKind};
+use crate::emit::names;
+use crate::ir::graph::{Act, NodeKind};
+use crate::lower::mutation::local_name;
 use crate::lower::{Lowering, is_inactive};
-use crate::mutation::local_name;
-use crate::names;
-use crate::signature::obviously_non_differentiable;
+use crate::parse::signature::obviously_non_differentiable;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -65,7 +65,7 @@ impl Lowering<'_> {
         if m.method == "clone" && m.args.is_empty() {
             return (rebuilt, ra);
         }
-        if let Some(cached) = crate::cache::given_method(&m.method) {
+        if let Some(cached) = crate::lower::cache::given_method(&m.method) {
             // A call recorded by the forward pass of a recomputed loop (`cache.rs`): its value
             // is the recorded one (`args[0]`); its rule is the method's from that value where
             // the receiver's type has one, else the method's own rule (method lookup picks:

@@ -203,7 +203,7 @@ impl Lowering<'_> {
 
     /// Lowers an [`affine`] expression: one rule over its leaves, whose call is the fused
     /// site with the unfused rules as its fallback.
-    pub(crate) fn affine(&mut self, pattern: Affine<'_>) -> (Expr, crate::graph::Act) {
+    pub(crate) fn affine(&mut self, pattern: Affine<'_>) -> (Expr, crate::ir::graph::Act) {
         let (mut leaves, mut acts, mut spans) = (Vec::new(), Vec::new(), Vec::new());
         let mut lowered = Vec::new();
         for (position, e) in pattern.leaves() {
@@ -236,7 +236,7 @@ impl Lowering<'_> {
             None => parse_quote!(#sum),
         };
         if acts.iter().all(is_inactive) {
-            return (rebuilt, crate::graph::Act::Inactive);
+            return (rebuilt, crate::ir::graph::Act::Inactive);
         }
         let span = pattern.span();
         let count = pattern.products.len();
@@ -254,7 +254,7 @@ impl Lowering<'_> {
             })
         });
         // Both pullbacks of the fused site settle their seed themselves (`plain_rules`).
-        if let crate::graph::Act::Active(id) = act
+        if let crate::ir::graph::Act::Active(id) = act
             && id == first
         {
             self.graph.nodes[id].takes_products = true;
@@ -324,7 +324,7 @@ fn plain_rules(
     let all = needs(0..leaves);
     let result = match act {
         Some(method) => {
-            let rule = crate::names::full_method(method);
+            let rule = crate::emit::names::full_method(method);
             forward.push(quote!(let (__y, __ra) = __s.#rule([#all]);));
             let d = flow(&quote!(__d));
             backward.push(quote!(let (__d,) = __ra(__d); let __d = #d;));

@@ -4,17 +4,27 @@
 //! call to its rule, whose pullback is stored in a hoisted `__pbN` variable.
 //!
 //! The walk runs twice with identical numbering: the first pass (`useful: None`) only builds
-//! the graph; [`crate::activity::useful`] then decides which nodes reach the result, and the
+//! the graph; [`crate::ir::activity::useful`] then decides which nodes reach the result, and the
 //! second pass rewrites exactly those and reports the errors that matter.
 
+mod branch;
+mod cache;
+mod calls;
+mod elements;
+mod fusion;
+mod mutation;
+mod recurrence;
+pub mod region;
+mod unsupported;
+
 use crate::diag::Errors;
-use crate::elements::over_indices;
-use crate::graph::{Act, Graph, NodeId, NodeKind};
-use crate::mutation::compound_rule;
-use crate::names;
-use crate::scan;
-use crate::signature::FnSignature;
-use crate::unsupported::early_exit_in;
+use crate::emit::names;
+use crate::ir::graph::{Act, Graph, NodeId, NodeKind};
+use crate::lower::elements::over_indices;
+use crate::lower::mutation::compound_rule;
+use crate::lower::unsupported::early_exit_in;
+use crate::parse::signature::FnSignature;
+use crate::patterns::scan;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -82,12 +92,12 @@ pub fn lower(
         .filter(|p| p.by_ref)
         .map(|p| p.name.clone())
         .collect();
-    let shareable: Vec<&crate::signature::Param> =
+    let shareable: Vec<&crate::parse::signature::Param> =
         sig.params.iter().filter(|p| shareable(p)).collect();
     l.shared = shareable.iter().map(|p| p.name.clone()).collect();
     let (mut block, result) = l.block(body, true);
     // The cells of the parameters that recomputed loops actually share.
-    let mentioned = crate::scan::idents(block.to_token_stream());
+    let mentioned = crate::patterns::scan::idents(block.to_token_stream());
     for p in shareable {
         let (cell, ty) = (format_ident!("__shared_{}", p.name), &p.value_ty);
         if mentioned.contains(&cell) {
@@ -125,7 +135,7 @@ pub fn lower(
 /// Whether a parameter keeps its value for the whole body, so that recomputed loops may share
 /// one copy of it: passed by value, bound by name and not `mut` (re-binding it is seen during
 /// lowering, which stops the sharing from there on).
-fn shareable(p: &crate::signature::Param) -> bool {
+fn shareable(p: &crate::parse::signature::Param) -> bool {
     !p.inout
         && !p.by_ref
         && p.pattern.is_none()
@@ -490,7 +500,7 @@ impl<'u> Lowering<'u> {
     }
 
     pub(crate) fn expr(&mut self, e: &Expr) -> (Expr, Act) {
-        if let Some(pattern) = crate::fusion::affine(e) {
+        if let Some(pattern) = crate::lower::fusion::affine(e) {
             return self.affine(pattern);
         }
         match e {
@@ -531,7 +541,9 @@ impl<'u> Lowering<'u> {
             Expr::If(i) => self.if_else(i),
             Expr::Match(m) => self.match_arms(m),
             Expr::ForLoop(f) if f.label.is_none() => self.for_loop(f, e),
-            Expr::Loop(l) if l.label.is_none() && crate::region::ends_with_break_check(&l.body) => {
+            Expr::Loop(l)
+                if l.label.is_none() && crate::lower::region::ends_with_break_check(&l.body) =>
+            {
                 self.lower_loop(
                     &l.body,
                     Vec::new(),
@@ -583,7 +595,7 @@ impl<'u> Lowering<'u> {
             };
         }
         // A loop that is one recurrence is one rule (`recurrence.rs`).
-        if let Some(r) = crate::recurrence::recurrence(f).filter(|_| f.attrs.is_empty())
+        if let Some(r) = crate::lower::recurrence::recurrence(f).filter(|_| f.attrs.is_empty())
             && let Some(lowered) = self.recurrence(r, f, &iter)
         {
             return lowered;
@@ -600,7 +612,7 @@ impl<'u> Lowering<'u> {
         if let (Pat::Ident(p), true) = (&*f.pat, iterates_by_reference(&f.expr)) {
             self.ref_names.push(p.ident.to_string());
         }
-        let replay = matches!(&*f.expr, Expr::Range(_)).then(|| crate::region::Replay {
+        let replay = matches!(&*f.expr, Expr::Range(_)).then(|| crate::lower::region::Replay {
             pattern: quote!(#(#attrs)* #pat),
             pat: quote!(#pat),
             range: iter.clone(),

@@ -1,9 +1,9 @@
-//! `if`/`else if`/`else`, `if let` and `match` as regions (see [`crate::region`]): the arms,
+//! `if`/`else if`/`else`, `if let` and `match` as regions (see [`crate::lower::region`]): the arms,
 //! what their patterns bind, and the construct rebuilt around the rewritten arm bodies.
 
-use crate::graph::Act;
+use crate::ir::graph::Act;
+use crate::lower::region::Arm;
 use crate::lower::{Lowering, pattern_names};
-use crate::region::Arm;
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Expr, parse_quote};
@@ -32,7 +32,7 @@ impl Lowering<'_> {
                 _ => (Vec::new(), None, current.cond.clone()),
             };
             conds.push(cond);
-            arms.push(crate::region::Arm {
+            arms.push(crate::lower::region::Arm {
                 block: current.then_branch.clone(),
                 bound,
                 payload,
@@ -42,7 +42,7 @@ impl Lowering<'_> {
             match current.else_branch.as_ref().map(|(_, b)| &**b) {
                 Some(Expr::If(next)) => current = next,
                 Some(Expr::Block(b)) => {
-                    arms.push(crate::region::Arm {
+                    arms.push(crate::lower::region::Arm {
                         block: b.block.clone(),
                         bound: Vec::new(),
                         payload: None,
@@ -53,7 +53,7 @@ impl Lowering<'_> {
                 }
                 Some(_) => return self.opaque(&Expr::If(e.clone())),
                 None => {
-                    arms.push(crate::region::Arm {
+                    arms.push(crate::lower::region::Arm {
                         block: parse_quote!({}),
                         bound: Vec::new(),
                         payload: None,

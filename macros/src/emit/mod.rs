@@ -1,0 +1,4 @@
+//! Emission: the code the macro writes, from the lowered body and its graph.
+
+pub mod names;
+pub mod reverse;

@@ -1,0 +1,4 @@
+//! Pure recognizers of syntax: what a piece of the user's code is, decided from its tokens
+//! alone, with no lowering state. Each is unit-tested on its own.
+
+pub mod scan;
