@@ -22,6 +22,7 @@ mod lower;
 mod normalize;
 mod parse;
 mod patterns;
+mod pipeline;
 #[cfg(test)]
 mod snapshots;
 

@@ -24,6 +24,7 @@
 //! (reported by the lowering): labelled `break`/`continue`, `break value`, and exits inside
 //! `let` initialisers other than `?`.
 
+use crate::patterns::loops::{Loop, is_loop};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use syn::visit::Visit;
@@ -253,13 +254,12 @@ impl Normalizer {
 
     /// A loop whose body uses `break`/`continue`/`return`: its body without them, and the flag.
     fn rewrite_loop(&mut self, e: &Expr) -> Option<(Ident, Expr)> {
-        let (label, body) = match e {
-            Expr::ForLoop(f) => (&f.label, &f.body),
-            Expr::While(w) => (&w.label, &w.body),
-            Expr::Loop(l) => (&l.label, &l.body),
-            _ => return None,
-        };
-        if label.is_some() || !exits(body.to_token_stream(), true) || breaks_with_value(body) {
+        let the_loop = Loop::of(e)?;
+        let body = the_loop.body();
+        if the_loop.label().is_some()
+            || !exits(body.to_token_stream(), true)
+            || breaks_with_value(body)
+        {
             return None;
         }
         let flag = format_ident!("{}{}", BREAK_FLAG, self.fresh);
@@ -274,13 +274,7 @@ impl Normalizer {
             brace_token: body.brace_token,
             stmts,
         };
-        let new = match e {
-            Expr::ForLoop(f) => Expr::ForLoop(syn::ExprForLoop { body, ..f.clone() }),
-            Expr::While(w) => Expr::While(syn::ExprWhile { body, ..w.clone() }),
-            Expr::Loop(l) => Expr::Loop(syn::ExprLoop { body, ..l.clone() }),
-            _ => unreachable!("matched above"),
-        };
-        Some((flag, new))
+        Some((flag, the_loop.with_body(body)))
     }
 }
 
@@ -325,8 +319,7 @@ fn breaks_with_value(body: &Block) -> bool {
 
 /// Whether `e` is a loop with a `return` inside.
 fn returns_inside_loop(e: &Expr) -> bool {
-    matches!(e, Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_))
-        && exits(e.to_token_stream(), false)
+    is_loop(e) && exits(e.to_token_stream(), false)
 }
 
 /// Rewrites loops wherever they appear in a statement (not inside closures or items).
@@ -388,21 +381,15 @@ fn exits(tokens: TokenStream, in_loop: bool) -> bool {
                 self.found.get_or_insert(c.continue_token.span);
             }
         }
-        fn visit_expr_for_loop(&mut self, f: &'a syn::ExprForLoop) {
-            self.visit_expr(&f.expr);
+        fn visit_expr(&mut self, e: &'a Expr) {
+            let Some(lp) = Loop::of(e) else {
+                return syn::visit::visit_expr(self, e);
+            };
+            if let Some(head) = lp.head() {
+                self.visit_expr(head);
+            }
             self.depth += 1;
-            self.visit_block(&f.body);
-            self.depth -= 1;
-        }
-        fn visit_expr_while(&mut self, w: &'a syn::ExprWhile) {
-            self.visit_expr(&w.cond);
-            self.depth += 1;
-            self.visit_block(&w.body);
-            self.depth -= 1;
-        }
-        fn visit_expr_loop(&mut self, l: &'a syn::ExprLoop) {
-            self.depth += 1;
-            self.visit_block(&l.body);
+            self.visit_block(lp.body());
             self.depth -= 1;
         }
         fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}

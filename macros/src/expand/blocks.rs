@@ -10,8 +10,11 @@ use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use syn::{Attribute, GenericParam, Generics, ImplItem, ItemImpl, ItemTrait, TraitItem};
 
-/// Expands `#[differentiable] impl .. { .. }`.
-pub fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
+/// How one marked method is expanded: the driver's function expansion.
+pub type ExpandFn = fn(DiffArgs, TokenStream, Errors) -> TokenStream;
+
+/// Expands `#[differentiable] impl .. { .. }`, each marked method by `function`.
+pub fn impl_block(args: TokenStream, mut block: ItemImpl, function: ExpandFn) -> TokenStream {
     if let Some(e) = no_arguments(args) {
         return quote!(#e #block);
     }
@@ -19,7 +22,7 @@ pub fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
     let mut expanded = Vec::new();
     block.items.retain(|item| match item {
         ImplItem::Fn(f) if marked(&f.attrs) => {
-            expanded.push(expand(f.to_token_stream(), &enclosing));
+            expanded.push(expand(f.to_token_stream(), &enclosing, function));
             false
         }
         _ => true,
@@ -46,8 +49,8 @@ pub fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
     }
 }
 
-/// Expands `#[differentiable] trait .. { .. }`.
-pub fn trait_block(args: TokenStream, mut block: ItemTrait) -> TokenStream {
+/// Expands `#[differentiable] trait .. { .. }`, each marked method by `function`.
+pub fn trait_block(args: TokenStream, mut block: ItemTrait, function: ExpandFn) -> TokenStream {
     if let Some(e) = no_arguments(args) {
         return quote!(#e #block);
     }
@@ -55,7 +58,7 @@ pub fn trait_block(args: TokenStream, mut block: ItemTrait) -> TokenStream {
     let mut expanded = Vec::new();
     block.items.retain(|item| match item {
         TraitItem::Fn(f) if marked(&f.attrs) => {
-            expanded.push(expand(f.to_token_stream(), &enclosing));
+            expanded.push(expand(f.to_token_stream(), &enclosing, function));
             false
         }
         _ => true,
@@ -114,7 +117,7 @@ fn parameters(generics: &Generics, with_self: bool) -> Vec<TokenStream> {
 }
 
 /// One method: its `#[differentiable(..)]` attribute is taken off and applied here.
-fn expand(method: TokenStream, enclosing: &[TokenStream]) -> TokenStream {
+fn expand(method: TokenStream, enclosing: &[TokenStream], function: ExpandFn) -> TokenStream {
     let mut item: crate::parse::item::FnItem = match syn::parse2(method) {
         Ok(item) => item,
         Err(e) => return e.to_compile_error(),
@@ -142,5 +145,5 @@ fn expand(method: TokenStream, enclosing: &[TokenStream]) -> TokenStream {
         }
     };
     args.enclosing = Some(enclosing.to_vec());
-    crate::expand::function(args, item.to_token_stream(), errors)
+    function(args, item.to_token_stream(), errors)
 }

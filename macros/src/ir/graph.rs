@@ -146,3 +146,13 @@ impl Graph {
         self.nodes.len() - 1
     }
 }
+
+/// Whether a value carries a derivative.
+pub fn is_active(act: &Act) -> bool {
+    matches!(act, Act::Active(_))
+}
+
+/// Whether a value is plain data.
+pub fn is_inactive(act: &Act) -> bool {
+    matches!(act, Act::Inactive)
+}

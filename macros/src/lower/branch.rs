@@ -2,8 +2,10 @@
 //! what their patterns bind, and the construct rebuilt around the rewritten arm bodies.
 
 use crate::ir::graph::Act;
+use crate::lower::Lowering;
 use crate::lower::region::Arm;
-use crate::lower::{Lowering, pattern_names};
+use crate::patterns::bindings::pattern_names;
+use crate::patterns::bindings::payload_pattern;
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Expr, parse_quote};
@@ -89,7 +91,7 @@ impl Lowering<'_> {
             if let Some((name, _)) = &payload
                 && self
                     .lookup(name)
-                    .is_some_and(|a| !crate::lower::is_inactive(a))
+                    .is_some_and(|a| !crate::ir::graph::is_inactive(a))
             {
                 return self.opaque(&Expr::Match(m.clone()));
             }
@@ -125,26 +127,5 @@ pub(crate) fn poisoned(act: &Act) -> Act {
     match act {
         Act::Poison(..) => act.clone(),
         _ => Act::Inactive,
-    }
-}
-
-/// The arms a `match` on an active `Option`/`Result` may have: `Some(v)`/`Ok(v)` bind the
-/// payload (`Some(Some(v))`), `None`, `Err(..)` and `_` bind nothing active (`Some(None)`).
-pub(crate) fn payload_pattern(pat: &syn::Pat) -> Option<Option<String>> {
-    match pat {
-        syn::Pat::TupleStruct(t) => {
-            let last = t.path.segments.last()?.ident.to_string();
-            match (last.as_str(), t.elems.len(), t.elems.first()) {
-                ("Some" | "Ok", 1, Some(syn::Pat::Ident(i))) if i.subpat.is_none() => {
-                    Some(Some(i.ident.to_string()))
-                }
-                ("Some" | "Ok", 1, Some(syn::Pat::Wild(_))) | ("Err", _, _) => Some(None),
-                _ => None,
-            }
-        }
-        syn::Pat::Ident(i) if i.ident == "None" => Some(None),
-        syn::Pat::Path(p) if p.path.is_ident("None") => Some(None),
-        syn::Pat::Wild(_) => Some(None),
-        _ => None,
     }
 }

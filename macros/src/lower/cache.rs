@@ -19,6 +19,7 @@
 //! The pullback reads `__adjoint_cachedK` from the cache at the start of each iteration, in
 //! the order it runs them.
 
+use crate::patterns::loops::is_loop;
 use proc_macro2::Span;
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, Ident, parse_quote};
@@ -61,13 +62,8 @@ impl VisitMut for Sites {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
         match e {
             // Code that may run any number of times per iteration, or not at all.
-            Expr::ForLoop(_)
-            | Expr::While(_)
-            | Expr::Loop(_)
-            | Expr::If(_)
-            | Expr::Match(_)
-            | Expr::Closure(_)
-            | Expr::Async(_) => {}
+            _ if is_loop(e) => {}
+            Expr::If(_) | Expr::Match(_) | Expr::Closure(_) | Expr::Async(_) => {}
             Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_) | syn::BinOp::Or(_)) => {
                 self.visit_expr_mut(&mut b.left);
             }

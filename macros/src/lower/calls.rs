@@ -1,10 +1,11 @@
 //! Calls: method calls, function calls and `as` casts of active values.
 
 use crate::emit::names;
+use crate::ir::graph::is_inactive;
 use crate::ir::graph::{Act, NodeKind};
-use crate::lower::mutation::local_name;
-use crate::lower::{Lowering, is_inactive};
+use crate::lower::Lowering;
 use crate::parse::signature::obviously_non_differentiable;
+use crate::patterns::bindings::local_name;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -144,7 +145,7 @@ impl Lowering<'_> {
             .to_string()
             .starts_with(|ch: char| ch.is_ascii_uppercase())
         {
-            if acts.iter().all(crate::lower::is_inactive) {
+            if acts.iter().all(crate::ir::graph::is_inactive) {
                 return (rebuilt, Act::Inactive);
             }
             let segments = &path.path.segments;

@@ -1,11 +1,12 @@
 //! Element reads of active collections: `x[i]`, `m[i][j]`, and `for x in xs.iter()` over them.
 
+use crate::ir::graph::is_active;
 use crate::ir::graph::{Act, NodeId, NodeKind};
-use crate::lower::{Lowering, is_active};
+use crate::lower::Lowering;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::spanned::Spanned;
-use syn::{Expr, Pat, parse_quote, parse_quote_spanned};
+use syn::{Expr, parse_quote, parse_quote_spanned};
 
 impl Lowering<'_> {
     /// `base[i]` with an active `base`: the element's adjoint is added in place.
@@ -75,31 +76,4 @@ impl Lowering<'_> {
         }));
         (expr, Act::Active(id))
     }
-}
-
-/// `for x in xs.iter()` / `for x in &xs` / `for x in xs` over an active collection, as a loop
-/// over indices that reads `&xs[i]` (element reads are differentiable, iterators are not).
-pub(crate) fn over_indices(f: &syn::ExprForLoop) -> Option<syn::ExprForLoop> {
-    let collection = match &*f.expr {
-        Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => (*m.receiver).clone(),
-        Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
-        Expr::Path(p) if p.path.get_ident().is_some() => Expr::Path(p.clone()),
-        _ => return None,
-    };
-    let (pat, stmts) = (&f.pat, &f.body.stmts);
-    // A reference pattern (`for &x in xs.iter()`) reads references; any other pattern reads the
-    // element by value (operators on `&f64` would make pullbacks borrow the element), so the
-    // body writes `x * w`, not `*x * w`.
-    let by_value = !matches!(&*f.pat, Pat::Reference(_));
-    let element = if by_value {
-        quote!(#collection[__adjoint_index].clone())
-    } else {
-        quote!(&#collection[__adjoint_index])
-    };
-    Some(parse_quote! {
-        for __adjoint_index in 0..#collection.len() {
-            let #pat = #element;
-            #(#stmts)*
-        }
-    })
 }

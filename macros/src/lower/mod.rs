@@ -12,40 +12,29 @@ mod cache;
 mod calls;
 mod elements;
 mod fusion;
+mod loops;
 mod mutation;
 mod recurrence;
-pub mod region;
+mod region;
+pub mod strategy;
 mod unsupported;
 
 use crate::diag::Errors;
 use crate::emit::names;
+use crate::ir::Lowered;
 use crate::ir::graph::{Act, Graph, NodeId, NodeKind};
-use crate::lower::elements::over_indices;
-use crate::lower::mutation::compound_rule;
-use crate::lower::unsupported::early_exit_in;
+use crate::ir::graph::{is_active, is_inactive};
 use crate::parse::signature::FnSignature;
-use crate::patterns::scan;
+use crate::patterns::bindings::pattern_names;
+use crate::patterns::exits::early_exit_in;
+use crate::patterns::loops::Loop;
+use crate::patterns::operators::{arithmetic_rule, compound_rule, is_comparison};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::visit::Visit;
 use syn::{
-    BinOp, Block, Expr, Ident, Local, LocalInit, Member, Pat, Stmt, UnOp, parse_quote,
-    parse_quote_spanned,
+    Block, Expr, Ident, Local, LocalInit, Member, Pat, Stmt, UnOp, parse_quote, parse_quote_spanned,
 };
-
-/// The result of one lowering pass.
-pub struct Lowered {
-    pub graph: Graph,
-    pub body: Block,
-    pub result: Act,
-    /// Variables declared at the start of the body and assigned during the forward pass:
-    /// pullbacks (`__pbN`) and index records (`__ixN`).
-    pub hoisted: Vec<Ident>,
-    pub errors: Errors,
-    /// The final values of the inout parameters, in parameter order.
-    pub finals: Vec<Act>,
-}
 
 /// Lowers the body of a function with signature `sig`.
 pub fn lower(
@@ -171,16 +160,6 @@ pub struct Lowering<'u> {
     /// element, in a body the pullback runs again: their writes keep only their pullbacks
     /// ([`index_rewrite`](../../adjoint_core/__private/fn.index_rewrite.html)).
     pub write_only: Vec<String>,
-}
-
-/// Whether a value carries a derivative.
-pub fn is_active(act: &Act) -> bool {
-    matches!(act, Act::Active(_))
-}
-
-/// Whether a value is plain data.
-pub fn is_inactive(act: &Act) -> bool {
-    matches!(act, Act::Inactive)
 }
 
 impl<'u> Lowering<'u> {
@@ -500,8 +479,11 @@ impl<'u> Lowering<'u> {
     }
 
     pub(crate) fn expr(&mut self, e: &Expr) -> (Expr, Act) {
-        if let Some(pattern) = crate::lower::fusion::affine(e) {
+        if let Some(pattern) = crate::patterns::affine::affine(e) {
             return self.affine(pattern);
+        }
+        if let Some(lowered) = Loop::of(e).and_then(|l| self.loop_expr(l, e)) {
+            return lowered;
         }
         match e {
             Expr::Lit(_) => (e.clone(), Act::Inactive),
@@ -540,30 +522,6 @@ impl<'u> Lowering<'u> {
             }
             Expr::If(i) => self.if_else(i),
             Expr::Match(m) => self.match_arms(m),
-            Expr::ForLoop(f) if f.label.is_none() => self.for_loop(f, e),
-            Expr::Loop(l)
-                if l.label.is_none() && crate::lower::region::ends_with_break_check(&l.body) =>
-            {
-                self.lower_loop(
-                    &l.body,
-                    Vec::new(),
-                    e.clone(),
-                    quote!(loop),
-                    quote!(let mut __tape = ::adjoint::__private::tape(0);),
-                    None,
-                )
-            }
-            Expr::While(w) if w.label.is_none() && !matches!(&*w.cond, Expr::Let(_)) => {
-                let cond = &w.cond;
-                self.lower_loop(
-                    &w.body,
-                    Vec::new(),
-                    e.clone(),
-                    quote!(while #cond),
-                    quote!(let mut __tape = ::adjoint::__private::tape(0);),
-                    None,
-                )
-            }
             Expr::Block(b) if b.label.is_none() => {
                 let (block, act) = self.block(&b.block, false);
                 let mut out = b.clone();
@@ -571,81 +529,6 @@ impl<'u> Lowering<'u> {
                 (Expr::Block(out), act)
             }
             other => self.opaque(other),
-        }
-    }
-
-    /// `for pat in iter { body }`: a loop over indices when `iter` is an active collection
-    /// that can be indexed, else a taped loop (replayed when `iter` is a range; see
-    /// [`Lowering::lower_loop`]).
-    fn for_loop(&mut self, f: &syn::ExprForLoop, e: &Expr) -> (Expr, Act) {
-        let (iter, act) = self.expr(&f.expr);
-        if is_active(&act) {
-            return match over_indices(f) {
-                Some(indexed) => self.expr(&Expr::ForLoop(indexed)),
-                None => {
-                    let message = "this `for` loop over an active collection is not supported: write `for x in xs.iter()`, `for x in &xs`, or loop over indices and read `xs[i]`";
-                    for name in scan::assigned(f.body.to_token_stream()) {
-                        self.assign(
-                            &name.to_string(),
-                            Act::Poison(f.expr.span(), message.into()),
-                        );
-                    }
-                    (e.clone(), Act::Poison(f.expr.span(), message.into()))
-                }
-            };
-        }
-        // A loop that is one recurrence is one rule (`recurrence.rs`).
-        if let Some(r) = crate::lower::recurrence::recurrence(f).filter(|_| f.attrs.is_empty())
-            && let Some(lowered) = self.recurrence(r, f, &iter)
-        {
-            return lowered;
-        }
-        let (attrs, pat) = (&f.attrs, &f.pat);
-        // The tape is allocated once, with the iterator's length when it is known.
-        let setup = quote! {
-            let __adjoint_iter = ::core::iter::IntoIterator::into_iter(#iter);
-            let mut __tape = ::adjoint::__private::tape(::core::iter::Iterator::size_hint(&__adjoint_iter).0);
-        };
-        let header = quote!(#(#attrs)* for #pat in __adjoint_iter);
-        // `for w in ws.iter()` / `for w in &ws` over data binds references.
-        let saved = self.ref_names.clone();
-        if let (Pat::Ident(p), true) = (&*f.pat, iterates_by_reference(&f.expr)) {
-            self.ref_names.push(p.ident.to_string());
-        }
-        let replay = matches!(&*f.expr, Expr::Range(_)).then(|| crate::lower::region::Replay {
-            pattern: quote!(#(#attrs)* #pat),
-            pat: quote!(#pat),
-            range: iter.clone(),
-            constant: self.is_constant(&f.expr)
-                && !mentions_any(&f.expr, &scan::assigned(f.body.to_token_stream())),
-        });
-        let bound = pattern_names(&f.pat);
-        let lowered = self.lower_loop(&f.body, bound, e.clone(), header, setup, replay);
-        self.ref_names = saved;
-        lowered
-    }
-
-    /// Whether `e` is built only from literals and paths that name no local variable (constants,
-    /// const generics), by operators, casts, parentheses and ranges: an expression that gives
-    /// the same value wherever in the function it is evaluated, so a pullback can evaluate it
-    /// again instead of capturing its value (no calls: they could have effects).
-    fn is_constant(&self, e: &Expr) -> bool {
-        let constant = |e: &Option<Box<Expr>>| e.as_deref().is_none_or(|e| self.is_constant(e));
-        match e {
-            Expr::Lit(_) => true,
-            Expr::Path(p) => {
-                p.qself.is_none()
-                    && p.path
-                        .get_ident()
-                        .is_none_or(|name| self.lookup(&name.to_string()).is_none())
-            }
-            Expr::Range(r) => constant(&r.start) && constant(&r.end),
-            Expr::Binary(b) => self.is_constant(&b.left) && self.is_constant(&b.right),
-            Expr::Unary(u) => !matches!(u.op, syn::UnOp::Deref(_)) && self.is_constant(&u.expr),
-            Expr::Paren(p) => self.is_constant(&p.expr),
-            Expr::Group(g) => self.is_constant(&g.expr),
-            Expr::Cast(c) => self.is_constant(&c.expr),
-            _ => false,
         }
     }
 
@@ -761,39 +644,6 @@ impl<'u> Lowering<'u> {
     }
 }
 
-fn arithmetic_rule(op: &BinOp) -> Option<(Ident, Ident)> {
-    let (tr, method) = match op {
-        BinOp::Add(_) => ("AddRule", "add_vjp"),
-        BinOp::Sub(_) => ("SubRule", "sub_vjp"),
-        BinOp::Mul(_) => ("MulRule", "mul_vjp"),
-        BinOp::Div(_) => ("DivRule", "div_vjp"),
-        BinOp::Rem(_) => ("RemRule", "rem_vjp"),
-        _ => return None,
-    };
-    Some((Ident::new(tr, op.span()), Ident::new(method, op.span())))
-}
-
-fn is_comparison(op: &BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::Eq(_)
-            | BinOp::Ne(_)
-            | BinOp::Lt(_)
-            | BinOp::Le(_)
-            | BinOp::Gt(_)
-            | BinOp::Ge(_)
-            | BinOp::And(_)
-            | BinOp::Or(_)
-    )
-}
-
-/// Whether `e` mentions any of `names`.
-fn mentions_any(e: &Expr, names: &[Ident]) -> bool {
-    scan::idents(e.to_token_stream())
-        .iter()
-        .any(|id| names.contains(id))
-}
-
 /// Whether a call passes some argument as `&mut` (its effect is the mutation, so its result
 /// may be discarded).
 fn passes_mut(e: &Expr) -> bool {
@@ -804,27 +654,4 @@ fn passes_mut(e: &Expr) -> bool {
     };
     args.iter()
         .any(|a| matches!(a, Expr::Reference(r) if r.mutability.is_some()))
-}
-
-/// Whether a loop's iterator yields references: `xs.iter()` or `&xs`.
-fn iterates_by_reference(iter: &Expr) -> bool {
-    match iter {
-        Expr::MethodCall(m) => m.method == "iter" && m.args.is_empty(),
-        Expr::Reference(r) => r.mutability.is_none(),
-        _ => false,
-    }
-}
-
-/// The names a pattern binds.
-pub fn pattern_names(pat: &Pat) -> Vec<Ident> {
-    struct Names(Vec<Ident>);
-    impl<'a> Visit<'a> for Names {
-        fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
-            self.0.push(p.ident.clone());
-            syn::visit::visit_pat_ident(self, p);
-        }
-    }
-    let mut names = Names(Vec::new());
-    names.visit_pat(pat);
-    names.0
 }

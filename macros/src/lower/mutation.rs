@@ -2,7 +2,9 @@
 //! Each creates a new version of the variable in the adjoint graph and rebinds its name.
 
 use crate::ir::graph::{Act, NodeKind};
-use crate::lower::{Lowering, is_active, is_inactive};
+use crate::ir::graph::{is_active, is_inactive};
+use crate::lower::Lowering;
+use crate::patterns::bindings::local_name;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -231,25 +233,4 @@ fn plain_op(op: &BinOp) -> TokenStream {
         BinOp::RemAssign(_) => quote!(%),
         other => other.to_token_stream(),
     }
-}
-
-pub(crate) fn local_name(e: &Expr) -> Option<&Ident> {
-    match e {
-        Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
-        // `*x = e` through an inout (`&mut`) parameter writes a new version of `x`.
-        Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => local_name(&u.expr),
-        _ => None,
-    }
-}
-
-pub(crate) fn compound_rule(op: &BinOp) -> Option<(Ident, Ident)> {
-    let (tr, method) = match op {
-        BinOp::AddAssign(_) => ("AddRule", "add_vjp"),
-        BinOp::SubAssign(_) => ("SubRule", "sub_vjp"),
-        BinOp::MulAssign(_) => ("MulRule", "mul_vjp"),
-        BinOp::DivAssign(_) => ("DivRule", "div_vjp"),
-        BinOp::RemAssign(_) => ("RemRule", "rem_vjp"),
-        _ => return None,
-    };
-    Some((Ident::new(tr, op.span()), Ident::new(method, op.span())))
 }

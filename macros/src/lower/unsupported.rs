@@ -2,12 +2,13 @@
 //! through them into the result; and early exits the normalization could not remove.
 
 use crate::ir::graph::Act;
-use crate::lower::{Lowering, is_inactive};
+use crate::ir::graph::is_inactive;
+use crate::lower::Lowering;
+use crate::patterns::exits::early_exit;
+use crate::patterns::loops::Loop;
 use crate::patterns::scan;
-use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
-use syn::visit::Visit;
-use syn::{Block, Expr, Stmt};
+use syn::Expr;
 
 impl Lowering<'_> {
     /// A construct the lowering does not walk yet: fine on data, an error where an active value
@@ -61,11 +62,12 @@ impl Lowering<'_> {
 }
 
 pub(crate) fn construct_name(e: &Expr) -> String {
+    if let Some(lp) = Loop::of(e) {
+        return lp.unsupported_name().into();
+    }
     match e {
         Expr::If(_) => "`if`".into(),
         Expr::Match(_) => "`match`".into(),
-        Expr::Loop(_) => "a `loop` left with `break value` or a labelled `break`".into(),
-        Expr::ForLoop(_) | Expr::While(_) => "a labelled loop".into(),
         Expr::Closure(_) => "a closure".into(),
         Expr::Macro(m) => format!("macro `{}!`", m.mac.path.to_token_stream()),
         Expr::Index(_) => "indexing".into(),
@@ -77,44 +79,4 @@ pub(crate) fn construct_name(e: &Expr) -> String {
         Expr::Range(_) => "a range".into(),
         _ => "this expression".into(),
     }
-}
-
-/// Whether tokens contain `return` or `?` (outside closures is approximated by the caller).
-/// The first `return` or `?` of the function itself (not of its closures or nested items),
-/// other than a `return` in last position.
-pub(crate) fn early_exit_in(body: &Block) -> Option<Span> {
-    struct Exits(Option<Span>);
-    impl<'a> Visit<'a> for Exits {
-        fn visit_expr_return(&mut self, r: &'a syn::ExprReturn) {
-            self.0.get_or_insert(r.return_token.span);
-        }
-        fn visit_expr_try(&mut self, t: &'a syn::ExprTry) {
-            self.0.get_or_insert(t.question_token.span);
-        }
-        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
-        fn visit_item(&mut self, _: &'a syn::Item) {}
-    }
-    let mut exits = Exits(None);
-    let last = body.stmts.len().saturating_sub(1);
-    for (i, stmt) in body.stmts.iter().enumerate() {
-        match stmt {
-            Stmt::Expr(Expr::Return(r), _) if i == last => {
-                if let Some(e) = &r.expr {
-                    exits.visit_expr(e);
-                }
-            }
-            other => exits.visit_stmt(other),
-        }
-    }
-    exits.0
-}
-
-/// The span of the first `return` or `?` in `tokens`.
-pub(crate) fn early_exit(tokens: TokenStream) -> Option<Span> {
-    tokens.into_iter().find_map(|tt| match tt {
-        proc_macro2::TokenTree::Ident(id) if id == "return" => Some(id.span()),
-        proc_macro2::TokenTree::Punct(p) if p.as_char() == '?' => Some(p.span()),
-        proc_macro2::TokenTree::Group(g) => early_exit(g.stream()),
-        _ => None,
-    })
 }

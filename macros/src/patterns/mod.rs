@@ -1,4 +1,10 @@
 //! Pure recognizers of syntax: what a piece of the user's code is, decided from its tokens
 //! alone, with no lowering state. Each is unit-tested on its own.
 
+pub mod affine;
+pub mod bindings;
+pub mod exits;
+pub mod loops;
+pub mod operators;
+pub mod recurrence;
 pub mod scan;

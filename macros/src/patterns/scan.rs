@@ -192,12 +192,7 @@ pub fn borrows(body: &syn::Block) -> bool {
 
 /// Whether `body` contains a loop (`for`, `while`, `loop`).
 pub fn has_loop(body: &syn::Block) -> bool {
-    contains(body, false, |e| {
-        matches!(
-            e,
-            syn::Expr::ForLoop(_) | syn::Expr::While(_) | syn::Expr::Loop(_)
-        )
-    })
+    contains(body, false, crate::patterns::loops::is_loop)
 }
 
 /// Whether some expression of `body` satisfies `hit` (or, with `statements`, whether the body
@@ -232,6 +227,25 @@ fn contains(body: &syn::Block, statements: bool, hit: impl Fn(&syn::Expr) -> boo
     };
     syn::visit::Visit::visit_block(&mut find, body);
     find.found
+}
+
+/// Whether the body calls the function itself (`f(..)`, `Self::f(..)`, `self.f(..)`): its
+/// pullback then contains itself, so the uniform companion returns it boxed.
+pub fn calls_itself(name: &syn::Ident, tokens: TokenStream) -> bool {
+    let tts: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+    tts.iter().enumerate().any(|(i, tt)| match tt {
+        proc_macro2::TokenTree::Ident(id) if id == name => matches!(
+            tts.get(i + 1),
+            Some(proc_macro2::TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis
+        ) || matches!(
+            (tts.get(i + 1), tts.get(i + 2)),
+            // `f::<T>(..)`; a single `:` (a field initialiser, a type ascription) is not a call
+            (Some(proc_macro2::TokenTree::Punct(a)), Some(proc_macro2::TokenTree::Punct(b)))
+                if a.as_char() == ':' && a.spacing() == proc_macro2::Spacing::Joint && b.as_char() == ':'
+        ),
+        proc_macro2::TokenTree::Group(g) => calls_itself(name, g.stream()),
+        _ => false,
+    })
 }
 
 #[cfg(test)]

@@ -1,0 +1,520 @@
+//! Loops: `for`, `while` and `loop` bodies as regions whose carried variables flow from one
+//! iteration to the next. The strategy of a loop's pullback is decided by
+//! [`loop_strategy`](crate::lower::strategy::loop_strategy) and written by `emit::loops`.
+
+use crate::emit::loops::{Capture, LoopCode, Replay, Rerun};
+use crate::emit::region::{acc_type, closure};
+use crate::emit::reverse::Sink;
+use crate::ir::graph::{Act, NodeKind, is_active};
+use crate::lower::Lowering;
+use crate::lower::cache::cache_calls;
+use crate::lower::region::{Arm, Child, Input, accumulators};
+use crate::lower::strategy::{LoopFacts, Strategy, loop_strategy};
+use crate::patterns::bindings::pattern_names;
+use crate::patterns::loops::{
+    Loop, ends_with_break_check, iterates_by_reference, over_indices, split_break_check,
+};
+use crate::patterns::scan;
+use crate::pipeline::compile_body;
+use proc_macro2::{Delimiter, Ident, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote};
+use syn::spanned::Spanned;
+use syn::{Block, Expr, Pat, Stmt};
+
+impl Lowering<'_> {
+    /// A loop the lowering walks: an unlabelled `for`, a `while` that is not `while let`, or
+    /// a `loop` whose only way out is normalization's break check; `None` for the others,
+    /// which are opaque.
+    pub(crate) fn loop_expr(&mut self, lp: Loop<'_>, e: &Expr) -> Option<(Expr, Act)> {
+        if lp.label().is_some() {
+            return None;
+        }
+        let tape = quote!(let mut __tape = ::adjoint::__private::tape(0););
+        match lp {
+            Loop::For(f) => Some(self.for_loop(f, e)),
+            Loop::Plain(l) if ends_with_break_check(&l.body) => {
+                Some(self.lower_loop(&l.body, Vec::new(), e.clone(), quote!(loop), tape, None))
+            }
+            Loop::While(w) if !matches!(&*w.cond, Expr::Let(_)) => {
+                let cond = &w.cond;
+                Some(self.lower_loop(
+                    &w.body,
+                    Vec::new(),
+                    e.clone(),
+                    quote!(while #cond),
+                    tape,
+                    None,
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// `for pat in iter { body }`: a loop over indices when `iter` is an active collection
+    /// that can be indexed, else a taped loop (replayed when `iter` is a range; see
+    /// [`Lowering::lower_loop`]).
+    fn for_loop(&mut self, f: &syn::ExprForLoop, e: &Expr) -> (Expr, Act) {
+        let (iter, act) = self.expr(&f.expr);
+        if is_active(&act) {
+            return match over_indices(f) {
+                Some(indexed) => self.expr(&Expr::ForLoop(indexed)),
+                None => {
+                    let message = "this `for` loop over an active collection is not supported: write `for x in xs.iter()`, `for x in &xs`, or loop over indices and read `xs[i]`";
+                    for name in scan::assigned(f.body.to_token_stream()) {
+                        self.assign(
+                            &name.to_string(),
+                            Act::Poison(f.expr.span(), message.into()),
+                        );
+                    }
+                    (e.clone(), Act::Poison(f.expr.span(), message.into()))
+                }
+            };
+        }
+        // A loop that is one recurrence is one rule (`recurrence.rs`).
+        if let Some(r) = crate::patterns::recurrence::recurrence(f).filter(|_| f.attrs.is_empty())
+            && let Some(lowered) = self.recurrence(r, f, &iter)
+        {
+            return lowered;
+        }
+        let (attrs, pat) = (&f.attrs, &f.pat);
+        // The tape is allocated once, with the iterator's length when it is known.
+        let setup = quote! {
+            let __adjoint_iter = ::core::iter::IntoIterator::into_iter(#iter);
+            let mut __tape = ::adjoint::__private::tape(::core::iter::Iterator::size_hint(&__adjoint_iter).0);
+        };
+        let header = quote!(#(#attrs)* for #pat in __adjoint_iter);
+        // `for w in ws.iter()` / `for w in &ws` over data binds references.
+        let saved = self.ref_names.clone();
+        if let (Pat::Ident(p), true) = (&*f.pat, iterates_by_reference(&f.expr)) {
+            self.ref_names.push(p.ident.to_string());
+        }
+        let replay = matches!(&*f.expr, Expr::Range(_)).then(|| Replay {
+            pattern: quote!(#(#attrs)* #pat),
+            pat: quote!(#pat),
+            range: iter.clone(),
+            constant: self.is_constant(&f.expr)
+                && !mentions_any(&f.expr, &scan::assigned(f.body.to_token_stream())),
+        });
+        let bound = pattern_names(&f.pat);
+        let lowered = self.lower_loop(&f.body, bound, e.clone(), header, setup, replay);
+        self.ref_names = saved;
+        lowered
+    }
+
+    /// Whether `e` is built only from literals and paths that name no local variable (constants,
+    /// const generics), by operators, casts, parentheses and ranges: an expression that gives
+    /// the same value wherever in the function it is evaluated, so a pullback can evaluate it
+    /// again instead of capturing its value (no calls: they could have effects).
+    fn is_constant(&self, e: &Expr) -> bool {
+        let constant = |e: &Option<Box<Expr>>| e.as_deref().is_none_or(|e| self.is_constant(e));
+        match e {
+            Expr::Lit(_) => true,
+            Expr::Path(p) => {
+                p.qself.is_none()
+                    && p.path
+                        .get_ident()
+                        .is_none_or(|name| self.lookup(&name.to_string()).is_none())
+            }
+            Expr::Range(r) => constant(&r.start) && constant(&r.end),
+            Expr::Binary(b) => self.is_constant(&b.left) && self.is_constant(&b.right),
+            Expr::Unary(u) => !matches!(u.op, syn::UnOp::Deref(_)) && self.is_constant(&u.expr),
+            Expr::Paren(p) => self.is_constant(&p.expr),
+            Expr::Group(g) => self.is_constant(&g.expr),
+            Expr::Cast(c) => self.is_constant(&c.expr),
+            _ => false,
+        }
+    }
+
+    /// Lowers `for pat in iter { body }` or `while cond { body }` (`header` is everything
+    /// before the body, already rewritten).
+    pub fn lower_loop(
+        &mut self,
+        body: &Block,
+        bound: Vec<Ident>,
+        original: Expr,
+        header: TokenStream,
+        setup: TokenStream,
+        replay: Option<Replay>,
+    ) -> (Expr, Act) {
+        let (body, exit_check) = split_break_check(body);
+        let body = &body;
+        let tokens = body.to_token_stream();
+        let (vars, initially) = self.loop_vars(tokens.clone());
+        let arm = Arm {
+            block: body.clone(),
+            bound,
+            payload: None,
+            bound_as: Act::Inactive,
+            looping: true,
+        };
+        let (carried, analysed) = self.settle_carried(&arm, &vars, initially);
+        if carried.is_empty() {
+            for (j, name) in vars.assigned.iter().enumerate() {
+                let act = analysed.finals[j].clone();
+                self.assign(name, if is_active(&act) { Act::Inactive } else { act });
+            }
+            let inputs = vars.inputs(&carried, self);
+            self.check_escapes(&arm, &inputs, &vars.assigned, analysed.graph.nodes.len());
+            return (original, Act::Inactive);
+        }
+        if scan::has_loop_exit(tokens) {
+            let message = "this loop exits with a labelled `break`/`continue` or `break value`, which is not supported over active values yet: use a flag and plain `break`";
+            let poison = Act::Poison(body.brace_token.span.join(), message.into());
+            for name in &vars.assigned {
+                self.assign(name, poison.clone());
+            }
+            return (original, poison);
+        }
+        let carried_names: Vec<&String> = carried.iter().map(|&j| &vars.assigned[j]).collect();
+        let data = self.data_read(body, &vars.assigned);
+        let captured: Vec<&String> = carried_names
+            .iter()
+            .copied()
+            .chain(vars.free.iter().map(|i| &i.name))
+            .chain(&data)
+            .collect();
+        let facts = self.loop_facts(body, &exit_check, &replay, &vars, &carried, &captured);
+        let strategy = loop_strategy(&facts);
+        // A recomputed loop only writes the collections it writes element by element: its
+        // pullback keeps no copy of them and runs only the pullbacks of their writes.
+        let write_only: Vec<String> = match strategy {
+            Strategy::Replayed { .. } => {
+                let written = scan::element_written(body.to_token_stream());
+                carried_names
+                    .iter()
+                    .filter(|c| written.iter().any(|w| w == c.as_str()))
+                    .map(|c| c.to_string())
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let recomputed = matches!(strategy, Strategy::Replayed { .. });
+        // The expensive calls such a loop makes once per iteration are recorded rather than
+        // made again: the pullback's run differentiates them from their recorded values.
+        let cache = recomputed
+            .then(|| cache_calls(body, true))
+            .and_then(|(plain, sites)| {
+                (sites > 0).then(|| (plain, cache_calls(body, false).0, sites))
+            });
+        let (arm, analysed) = match &cache {
+            Some((_, given, _)) => {
+                let arm = Arm {
+                    block: given.clone(),
+                    ..arm
+                };
+                let (_, analysed) = self.settle_carried(&arm, &vars, carried.clone());
+                (arm, analysed)
+            }
+            None => (arm, analysed),
+        };
+        let rerun = (recomputed, write_only.as_slice());
+        let Some(code) = self.loop_region(&arm, &vars, &carried, &analysed, rerun) else {
+            return (original, Act::Inactive);
+        };
+        let pullback = code.pullback.clone();
+        let expr = match (strategy, replay) {
+            (Strategy::Replayed { backwards }, Some(replay)) => {
+                let how = self.capture_modes(body, &captured, &carried_names, &write_only);
+                let recorded = cache.map(|(plain, _, sites)| (plain, sites));
+                let rerun = Rerun {
+                    captured: &captured,
+                    how,
+                    backwards,
+                    recorded,
+                };
+                code.replayed(replay, body, rerun)
+            }
+            (Strategy::Checkpointed, Some(replay)) => {
+                let free_names: Vec<&String> =
+                    vars.free.iter().map(|i| &i.name).chain(&data).collect();
+                let shared = self.capture_modes(body, &free_names, &carried_names, &[]);
+                code.checkpointed(replay, body, &carried_names, &free_names, &shared)
+            }
+            _ => code.taped(setup, header, exit_check),
+        };
+        self.hoisted.push(pullback);
+        (expr, Act::Inactive)
+    }
+
+    /// The outer variables the loop body `tokens` assigns and the active ones it only reads,
+    /// and which of the assigned ones are active before the loop.
+    fn loop_vars(&self, tokens: TokenStream) -> (LoopVars, Vec<usize>) {
+        let assigned = self.assigned_outer(tokens.clone());
+        let free = self.inputs_of(tokens, &assigned);
+        let initially: Vec<usize> = (0..assigned.len())
+            .filter(|&j| self.lookup(&assigned[j]).is_some_and(is_active))
+            .collect();
+        let all_deps = free.iter().map(|i| i.deps).fold(0, |a, d| a | d)
+            | initially
+                .iter()
+                .fold(0, |a, &j| a | self.deps_of(&assigned[j]));
+        let vars = LoopVars {
+            assigned,
+            free,
+            all_deps,
+        };
+        (vars, initially)
+    }
+
+    /// The inactive variables the body reads and does not assign: a loop run again in the
+    /// pullback reads its own copies (the `move` closure would otherwise take the variables
+    /// themselves, and code after the loop could no longer use them).
+    fn data_read(&self, body: &Block, assigned: &[String]) -> Vec<String> {
+        let mut data: Vec<String> = Vec::new();
+        for name in scan::idents(body.to_token_stream()) {
+            let name = name.to_string();
+            let inactive = matches!(self.lookup(&name), Some(a) if !is_active(a));
+            if inactive && !assigned.contains(&name) && !data.contains(&name) {
+                data.push(name);
+            }
+        }
+        data
+    }
+
+    /// What decides the loop's [`Strategy`] ([`loop_strategy`]).
+    fn loop_facts(
+        &self,
+        body: &Block,
+        exit_check: &TokenStream,
+        replay: &Option<Replay>,
+        vars: &LoopVars,
+        carried: &[usize],
+        captured: &[&String],
+    ) -> LoopFacts {
+        let carried_names: Vec<&String> = carried.iter().map(|&j| &vars.assigned[j]).collect();
+        let written = scan::element_written(body.to_token_stream());
+        LoopFacts {
+            over_range: replay.is_some(),
+            exits_early: !exit_check.is_empty(),
+            all_carried: carried.len() == vars.assigned.len(),
+            replayable_body: scan::replayable(body),
+            captures_uncopyable: captured.iter().any(|n| *n == "self")
+                || (!self.refs_capturable && captured.iter().any(|n| self.ref_names.contains(n))),
+            only_accumulates: changes_only_by(body, &carried_names),
+            writes_carried_elements: written
+                .iter()
+                .any(|w| carried_names.iter().any(|c| w == c.as_str())),
+            nested_loop: scan::has_loop(body),
+            borrows: scan::borrows(body),
+        }
+    }
+
+    /// The loop as a region node with the carried variables as its outputs, and the lowered
+    /// body with its reverse step, when the node is useful. `rerun` says whether the pullback
+    /// runs the body again, and which collections it then only writes.
+    fn loop_region(
+        &mut self,
+        arm: &Arm,
+        vars: &LoopVars,
+        carried: &[usize],
+        analysed: &Child,
+        rerun: (bool, &[String]),
+    ) -> Option<LoopCode> {
+        let inputs = vars.inputs(carried, self);
+        let pullback = format_ident!("__pb{}", self.graph.nodes.len());
+        let (accumulated, acc_slots) = accumulators(&vars.free);
+        let acc_count = accumulated.len();
+        let kind = NodeKind::Region {
+            pullback: pullback.clone(),
+            accumulated,
+            carried: inputs[..carried.len()].iter().map(|i| i.outer).collect(),
+        };
+        let id = self.graph.add(kind);
+        for (j, name) in vars.assigned.iter().enumerate() {
+            let act = match carried.iter().position(|&c| c == j) {
+                Some(k) => self.component(id, k),
+                None => analysed.finals[j].clone(),
+            };
+            self.assign(name, act);
+        }
+        if !self.is_useful(id) {
+            return None;
+        }
+        let roots: Vec<Act> = carried
+            .iter()
+            .map(|&j| analysed.finals[j].clone())
+            .collect();
+        let (recomputed, write_only) = rerun;
+        let compiled = compile_body(analysed, &roots, |useful| {
+            self.run_child_of(
+                arm,
+                &inputs,
+                &vars.assigned,
+                Some(useful),
+                recomputed,
+                write_only,
+            )
+        });
+        self.absorb(&compiled.pass, &roots);
+        let sinks: Vec<Sink> = (0..carried.len())
+            .map(Sink::Return)
+            .chain(acc_slots.iter().map(|&a| Sink::Accumulate(a)))
+            .collect();
+        let step = closure(&compiled, &roots, &sinks, acc_count, carried.len());
+        let Child { hoisted, block, .. } = compiled.pass;
+        Some(LoopCode {
+            pullback,
+            step,
+            ins: (0..acc_count).map(|i| format_ident!("__in{}", i)).collect(),
+            hoisted,
+            stmts: block.stmts,
+            acc_ty: acc_type(acc_count),
+        })
+    }
+
+    /// How a recomputed loop's pullback gets each name it reads ([`Capture`]): only the type
+    /// of a collection the loop only writes (`write_only`); a reference when the loop is nested
+    /// in code that a pullback runs again and only indexes the value (never a carried variable,
+    /// which the body changes); a handle on the function's shared copy of an unchanging
+    /// parameter read only by indexing, which pays for its `Rc` only when the loop runs more
+    /// than once per call, inside another loop; else a copy.
+    fn capture_modes(
+        &self,
+        body: &Block,
+        names: &[&String],
+        carried: &[&String],
+        write_only: &[String],
+    ) -> Vec<Capture> {
+        names
+            .iter()
+            .map(|n| {
+                let indexed = only_indexed(body.to_token_stream(), n);
+                if write_only.contains(n) {
+                    Capture::Witness
+                } else if self.rerun && indexed && !carried.contains(n) {
+                    Capture::Borrow
+                } else if self.in_loop && self.shared.contains(*n) && indexed {
+                    Capture::Share
+                } else {
+                    Capture::Clone
+                }
+            })
+            .collect()
+    }
+
+    /// Grows the carried set from the variables active before the loop until a lowering of
+    /// the body makes no further assigned variable active (a variable becomes active in one
+    /// iteration and is read in the next); returns the set and that lowering.
+    fn settle_carried(
+        &self,
+        arm: &Arm,
+        vars: &LoopVars,
+        mut carried: Vec<usize>,
+    ) -> (Vec<usize>, Child) {
+        loop {
+            let inputs = vars.inputs(&carried, self);
+            let child = self.run_child(arm, &inputs, &vars.assigned, None);
+            let grown: Vec<usize> = (0..vars.assigned.len())
+                .filter(|j| is_active(&child.finals[*j]) && !carried.contains(j))
+                .collect();
+            if grown.is_empty() {
+                return (carried, child);
+            }
+            carried.extend(grown);
+            carried.sort_unstable();
+        }
+    }
+
+    fn deps_of(&self, name: &str) -> u128 {
+        match self.lookup(name) {
+            Some(Act::Active(id)) => self.graph.nodes[*id].deps,
+            _ => 0,
+        }
+    }
+}
+
+/// The outer variables a loop body assigns and the active ones it only reads.
+struct LoopVars {
+    assigned: Vec<String>,
+    free: Vec<Input>,
+    /// What every carried variable may depend on: the union over all inputs, since an
+    /// iteration can mix them into any carried variable.
+    all_deps: u128,
+}
+
+impl LoopVars {
+    /// The region's inputs: the `carried` assigned variables first, then the free ones.
+    fn inputs(&self, carried: &[usize], lowering: &Lowering) -> Vec<Input> {
+        let mut inputs: Vec<Input> = carried
+            .iter()
+            .map(|&j| Input {
+                name: self.assigned[j].clone(),
+                outer: match lowering.lookup(&self.assigned[j]) {
+                    Some(Act::Active(id)) => Some(*id),
+                    _ => None,
+                },
+                deps: self.all_deps,
+            })
+            .collect();
+        inputs.extend(self.free.iter().cloned());
+        inputs
+    }
+}
+
+/// Whether `e` mentions any of `names`.
+fn mentions_any(e: &Expr, names: &[Ident]) -> bool {
+    scan::idents(e.to_token_stream())
+        .iter()
+        .any(|id| names.contains(id))
+}
+
+/// Whether the body changes the carried variables only by `v += e` / `v -= e` and element
+/// writes `v[i] = e`, `v[i][j] = e`, with `e` and the indices not reading any of them, as
+/// top-level statements, and mentions them nowhere else. The iterations then do not read what
+/// another one wrote.
+fn changes_only_by(body: &Block, carried: &[&String]) -> bool {
+    let mentions = |tokens: TokenStream| {
+        scan::idents(tokens)
+            .iter()
+            .any(|i| carried.iter().any(|c| i == c.as_str()))
+    };
+    let is_carried = |e: &Expr| matches!(e, Expr::Path(p) if p.path.get_ident().is_some_and(|i| carried.iter().any(|c| i == c.as_str())));
+    // `v[i]`, `v[i][j]`, ... with `v` carried and indices that do not read carried variables.
+    fn element_of(
+        e: &Expr,
+        is_carried: &dyn Fn(&Expr) -> bool,
+        mentions: &dyn Fn(TokenStream) -> bool,
+    ) -> bool {
+        match e {
+            Expr::Index(ix) => {
+                !mentions(ix.index.to_token_stream())
+                    && (is_carried(&ix.expr) || element_of(&ix.expr, is_carried, mentions))
+            }
+            _ => false,
+        }
+    }
+    body.stmts.iter().all(|stmt| match stmt {
+        Stmt::Expr(Expr::Binary(b), _)
+            if matches!(b.op, syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)) =>
+        {
+            (is_carried(&b.left) || !mentions(b.left.to_token_stream()))
+                && !mentions(b.right.to_token_stream())
+        }
+        Stmt::Expr(Expr::Assign(a), _) if element_of(&a.left, &is_carried, &mentions) => {
+            !mentions(a.right.to_token_stream())
+        }
+        other => !mentions(other.to_token_stream()),
+    })
+}
+
+/// Whether every mention of `name` in `tokens` is indexed (`name[..]`), so that the loop reads
+/// it only through element reads, which work the same on a reference.
+fn only_indexed(tokens: TokenStream, name: &str) -> bool {
+    let mut trees = tokens.into_iter().peekable();
+    while let Some(tree) = trees.next() {
+        match tree {
+            TokenTree::Ident(i) if i == name => {
+                let indexed = matches!(
+                    trees.peek(),
+                    Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Bracket
+                );
+                if !indexed {
+                    return false;
+                }
+            }
+            TokenTree::Group(g) if !only_indexed(g.stream(), name) => return false,
+            _ => {}
+        }
+    }
+    true
+}

@@ -1,0 +1,136 @@
+//! The syntax of loops: the one place that matches `for`, `while` and `loop`.
+
+use proc_macro2::TokenStream;
+use quote::{ToTokens, quote};
+use syn::{Block, Expr, Pat, Stmt, parse_quote};
+
+/// A loop expression of any of the three kinds.
+#[derive(Clone, Copy)]
+pub enum Loop<'a> {
+    /// `for pat in iter { body }`.
+    For(&'a syn::ExprForLoop),
+    /// `while cond { body }` (also `while let`).
+    While(&'a syn::ExprWhile),
+    /// `loop { body }`.
+    Plain(&'a syn::ExprLoop),
+}
+
+impl<'a> Loop<'a> {
+    /// The loop `e` is, if it is one.
+    pub fn of(e: &'a Expr) -> Option<Self> {
+        match e {
+            Expr::ForLoop(f) => Some(Loop::For(f)),
+            Expr::While(w) => Some(Loop::While(w)),
+            Expr::Loop(l) => Some(Loop::Plain(l)),
+            _ => None,
+        }
+    }
+
+    /// Its label (`'outer: for ..`).
+    pub fn label(self) -> Option<&'a syn::Label> {
+        match self {
+            Loop::For(f) => f.label.as_ref(),
+            Loop::While(w) => w.label.as_ref(),
+            Loop::Plain(l) => l.label.as_ref(),
+        }
+    }
+
+    /// Its body.
+    pub fn body(self) -> &'a Block {
+        match self {
+            Loop::For(f) => &f.body,
+            Loop::While(w) => &w.body,
+            Loop::Plain(l) => &l.body,
+        }
+    }
+
+    /// What is evaluated before the body: the iterator of a `for`, the condition of a
+    /// `while`.
+    pub fn head(self) -> Option<&'a Expr> {
+        match self {
+            Loop::For(f) => Some(&f.expr),
+            Loop::While(w) => Some(&w.cond),
+            Loop::Plain(_) => None,
+        }
+    }
+
+    /// The same loop with another body.
+    pub fn with_body(self, body: Block) -> Expr {
+        match self {
+            Loop::For(f) => Expr::ForLoop(syn::ExprForLoop { body, ..f.clone() }),
+            Loop::While(w) => Expr::While(syn::ExprWhile { body, ..w.clone() }),
+            Loop::Plain(l) => Expr::Loop(syn::ExprLoop { body, ..l.clone() }),
+        }
+    }
+
+    /// What the lowering calls a loop it does not walk, in error messages.
+    pub fn unsupported_name(self) -> &'static str {
+        match self {
+            Loop::Plain(_) => "a `loop` left with `break value` or a labelled `break`",
+            Loop::For(_) | Loop::While(_) => "a labelled loop",
+        }
+    }
+}
+
+/// Whether `e` is a loop.
+pub fn is_loop(e: &Expr) -> bool {
+    Loop::of(e).is_some()
+}
+
+/// `for x in xs.iter()` / `for x in &xs` / `for x in xs` over an active collection, as a loop
+/// over indices that reads `&xs[i]` (element reads are differentiable, iterators are not).
+pub fn over_indices(f: &syn::ExprForLoop) -> Option<syn::ExprForLoop> {
+    let collection = match &*f.expr {
+        Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => (*m.receiver).clone(),
+        Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
+        Expr::Path(p) if p.path.get_ident().is_some() => Expr::Path(p.clone()),
+        _ => return None,
+    };
+    let (pat, stmts) = (&f.pat, &f.body.stmts);
+    // A reference pattern (`for &x in xs.iter()`) reads references; any other pattern reads the
+    // element by value (operators on `&f64` would make pullbacks borrow the element), so the
+    // body writes `x * w`, not `*x * w`.
+    let by_value = !matches!(&*f.pat, Pat::Reference(_));
+    let element = if by_value {
+        quote!(#collection[__adjoint_index].clone())
+    } else {
+        quote!(&#collection[__adjoint_index])
+    };
+    Some(parse_quote! {
+        for __adjoint_index in 0..#collection.len() {
+            let #pat = #element;
+            #(#stmts)*
+        }
+    })
+}
+
+/// Whether a loop's iterator yields references: `xs.iter()` or `&xs`.
+pub fn iterates_by_reference(iter: &Expr) -> bool {
+    match iter {
+        Expr::MethodCall(m) => m.method == "iter" && m.args.is_empty(),
+        Expr::Reference(r) => r.mutability.is_none(),
+        _ => false,
+    }
+}
+
+/// Whether a `loop` body ends with the break check of normalization (its only way out).
+pub fn ends_with_break_check(body: &Block) -> bool {
+    !split_break_check(body).1.is_empty()
+}
+
+/// Splits the `if flag { break; }` that normalization put at the end of a loop body off the
+/// body: it runs after the iteration's pullback is recorded.
+pub fn split_break_check(body: &Block) -> (Block, TokenStream) {
+    let mut body = body.clone();
+    if let Some(Stmt::Expr(Expr::If(check), _)) = body.stmts.last()
+        && let Expr::Path(p) = &*check.cond
+        && p.path
+            .get_ident()
+            .is_some_and(|i| i.to_string().starts_with(crate::normalize::BREAK_FLAG))
+    {
+        let check = check.to_token_stream();
+        body.stmts.pop();
+        return (body, check);
+    }
+    (body, TokenStream::new())
+}
