@@ -24,15 +24,12 @@
 //! (reported by the lowering): labelled `break`/`continue`, `break value`, and exits inside
 //! `let` initialisers other than `?`.
 
-use crate::patterns::loops::{Loop, is_loop};
+use crate::patterns::loops::{BREAK_FLAG, Loop, is_loop};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
 use syn::{Block, Expr, ExprIf, Ident, ReturnType, Stmt, Type, parse_quote};
-
-/// The name prefix of break flags.
-pub const BREAK_FLAG: &str = "__adjoint_break";
 
 /// What `?` means in the function: its return type's family.
 #[derive(Clone, Copy, PartialEq)]

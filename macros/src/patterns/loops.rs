@@ -4,6 +4,10 @@ use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use syn::{Block, Expr, Pat, Stmt, parse_quote};
 
+/// The name prefix of the flags that normalization gives loops left by `break`, `continue` or
+/// `return` (`__adjoint_break0`, ...): each such body ends with `if flag { break; }`.
+pub const BREAK_FLAG: &str = "__adjoint_break";
+
 /// A loop expression of any of the three kinds.
 #[derive(Clone, Copy)]
 pub enum Loop<'a> {
@@ -126,7 +130,7 @@ pub fn split_break_check(body: &Block) -> (Block, TokenStream) {
         && let Expr::Path(p) = &*check.cond
         && p.path
             .get_ident()
-            .is_some_and(|i| i.to_string().starts_with(crate::normalize::BREAK_FLAG))
+            .is_some_and(|i| i.to_string().starts_with(BREAK_FLAG))
     {
         let check = check.to_token_stream();
         body.stmts.pop();
