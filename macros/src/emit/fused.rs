@@ -1,6 +1,6 @@
 //! The fallback of a fused site: the rules an affine expression would have had unfused.
 
-use crate::patterns::affine::Affine;
+use crate::patterns::affine::{Affine, Product};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use syn::Ident;
@@ -15,12 +15,6 @@ pub fn plain_rules(affine: &Affine<'_>) -> TokenStream {
     let act = affine.act.map(|(m, _)| m);
     let leaves = 2 * products.len() + biases;
     let l: Vec<Ident> = (0..leaves).map(|i| format_ident!("__l{}", i)).collect();
-    // A callee's tangent slot as the next rule's input, as `reverse.rs` passes it.
-    let flow = |t: &dyn quote::ToTokens| quote!(::adjoint::__private::settled(::adjoint::__private::arg_tangent(#t)));
-    let needs = |range: std::ops::Range<usize>| {
-        let flags = range.map(|i| quote!(__n[#i]));
-        quote!((false #(|| #flags)*))
-    };
     let mut forward = Vec::new();
     let mut backward = Vec::new();
     // Each term's value and the leaves it covers.
@@ -78,8 +72,28 @@ pub fn plain_rules(affine: &Affine<'_>) -> TokenStream {
     }
     let t0 = &t[0];
     backward.push(quote!(let #t0 = __d;));
+    let out = leaf_tangents(products, &t, &mut backward);
+    quote!(|(#(#l,)*), __n: [bool; #leaves]| {
+        #(#forward)*
+        (#result, move |__d| {
+            // The seed as the fused site received it (a product not yet computed, say).
+            let __d = ::adjoint::__private::settled(__d);
+            #(#backward)*
+            (#(#out,)*)
+        })
+    })
+}
+
+/// The tangents of the leaves from the terms' tangents `t`: a product's pullback gives its
+/// two factors' (through the rule of `t` for a transposed one), another term's is its own.
+/// Appends the pullback calls to `backward`.
+fn leaf_tangents(
+    products: &[Product<'_>],
+    t: &[Ident],
+    backward: &mut Vec<TokenStream>,
+) -> Vec<TokenStream> {
     let mut out: Vec<TokenStream> = Vec::new();
-    for (k, (ti, _)) in t.iter().zip(&terms).enumerate() {
+    for (k, ti) in t.iter().enumerate() {
         if k < products.len() {
             let q = format_ident!("__q{}", k);
             let (ga, gb) = (
@@ -97,13 +111,16 @@ pub fn plain_rules(affine: &Affine<'_>) -> TokenStream {
             out.push(quote!(#ti));
         }
     }
-    quote!(|(#(#l,)*), __n: [bool; #leaves]| {
-        #(#forward)*
-        (#result, move |__d| {
-            // The seed as the fused site received it (a product not yet computed, say).
-            let __d = ::adjoint::__private::settled(__d);
-            #(#backward)*
-            (#(#out,)*)
-        })
-    })
+    out
+}
+
+/// A callee's tangent slot as the next rule's input, as `reverse.rs` passes it.
+fn flow(t: &dyn quote::ToTokens) -> TokenStream {
+    quote!(::adjoint::__private::settled(::adjoint::__private::arg_tangent(#t)))
+}
+
+/// Whether any leaf in `range` needs its tangent: `(false || __n[i] || ..)`.
+fn needs(range: std::ops::Range<usize>) -> TokenStream {
+    let flags = range.map(|i| quote!(__n[#i]));
+    quote!((false #(|| #flags)*))
 }

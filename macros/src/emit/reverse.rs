@@ -8,7 +8,7 @@
 //! captured) goes into a `let mut` accumulator, created at the first such contribution.
 
 use crate::ir::graph::{Act, Graph, NodeId, NodeKind};
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
 /// Where the adjoint of an input (a `Param` node) goes once complete.
@@ -156,21 +156,7 @@ impl Writer<'_> {
                 self.code.extend(quote!(let [#(#names,)*] = #source;));
                 self.hand_out(&names, parts);
             }
-            NodeKind::TupleStruct { parts } => {
-                self.code.extend(quote!(let mut #adjoint = #adjoint;));
-                let names: Vec<TokenStream> = parts
-                    .iter()
-                    .enumerate()
-                    .map(|(i, part)| {
-                        let name = format_ident!("__c{}_{}", id, i);
-                        if part.is_some() {
-                            self.code.extend(quote!(let #name = ::adjoint::__private::take_component::<#i, _>(&mut #adjoint);));
-                        }
-                        quote!(#name)
-                    })
-                    .collect();
-                self.hand_out(&names, parts);
-            }
+            NodeKind::TupleStruct { parts } => self.tuple_struct(id, &adjoint, parts),
             NodeKind::Struct {
                 path,
                 fields,
@@ -201,15 +187,42 @@ impl Writer<'_> {
                 pullback,
                 accumulated,
                 carried,
-            } => {
-                let accs: Vec<TokenStream> =
-                    accumulated.iter().map(|&a| self.accumulator(a)).collect();
-                let names = slot_names("__r", id, carried);
-                self.code
-                    .extend(quote!(let (#(#names,)*) = #pullback(#adjoint, (#(#accs,)*));));
-                self.hand_out(&names, carried);
-            }
+            } => self.region(id, &adjoint, pullback, accumulated, carried),
         }
+    }
+
+    /// A tuple struct's adjoint, taken apart component by component.
+    fn tuple_struct(&mut self, id: NodeId, adjoint: &Ident, parts: &[Option<NodeId>]) {
+        self.code.extend(quote!(let mut #adjoint = #adjoint;));
+        let names: Vec<TokenStream> = parts
+            .iter()
+            .enumerate()
+            .map(|(i, part)| {
+                let name = format_ident!("__c{}_{}", id, i);
+                if part.is_some() {
+                    self.code.extend(quote!(let #name = ::adjoint::__private::take_component::<#i, _>(&mut #adjoint);));
+                }
+                quote!(#name)
+            })
+            .collect();
+        self.hand_out(&names, parts);
+    }
+
+    /// A region's pullback, called with its outputs' adjoint and its inputs' accumulators;
+    /// it returns the adjoints of the carried variables' initial values.
+    fn region(
+        &mut self,
+        id: NodeId,
+        adjoint: &Ident,
+        pullback: &Ident,
+        accumulated: &[NodeId],
+        carried: &[Option<NodeId>],
+    ) {
+        let accs: Vec<TokenStream> = accumulated.iter().map(|&a| self.accumulator(a)).collect();
+        let names = slot_names("__r", id, carried);
+        self.code
+            .extend(quote!(let (#(#names,)*) = #pullback(#adjoint, (#(#accs,)*));));
+        self.hand_out(&names, carried);
     }
 
     /// Gives each part its adjoint, named in `names`, as a partial.

@@ -149,12 +149,7 @@ impl Lowering<'_> {
         };
         let (carried, analysed) = self.settle_carried(&arm, &vars, initially);
         if carried.is_empty() {
-            for (j, name) in vars.assigned.iter().enumerate() {
-                let act = analysed.finals[j].clone();
-                self.assign(name, if is_active(&act) { Act::Inactive } else { act });
-            }
-            let inputs = vars.inputs(&carried, self);
-            self.check_escapes(&arm, &inputs, &vars.assigned, analysed.graph.nodes.len());
+            self.loop_on_data(&arm, &vars, &analysed);
             return (original, Act::Inactive);
         }
         if scan::has_loop_exit(tokens) {
@@ -177,34 +172,15 @@ impl Lowering<'_> {
         let strategy = loop_strategy(&facts);
         // A recomputed loop only writes the collections it writes element by element: its
         // pullback keeps no copy of them and runs only the pullbacks of their writes.
-        let write_only: Vec<String> = match strategy {
-            Strategy::Replayed { .. } => {
-                let written = scan::element_written(body.to_token_stream());
-                carried_names
-                    .iter()
-                    .filter(|c| written.iter().any(|w| w == c.as_str()))
-                    .map(|c| c.to_string())
-                    .collect()
-            }
-            _ => Vec::new(),
-        };
         let recomputed = matches!(strategy, Strategy::Replayed { .. });
-        // The expensive calls such a loop makes once per iteration are recorded rather than
-        // made again: the pullback's run differentiates them from their recorded values.
-        let cache = recomputed
-            .then(|| cache_calls(body, true))
-            .and_then(|(plain, sites)| {
-                (sites > 0).then(|| (plain, cache_calls(body, false).0, sites))
-            });
+        let write_only = if recomputed {
+            element_written(body, &carried_names)
+        } else {
+            Vec::new()
+        };
+        let cache = recomputed.then(|| recorded_calls(body)).flatten();
         let (arm, analysed) = match &cache {
-            Some((_, given, _)) => {
-                let arm = Arm {
-                    block: given.clone(),
-                    ..arm
-                };
-                let (_, analysed) = self.settle_carried(&arm, &vars, carried.clone());
-                (arm, analysed)
-            }
+            Some((_, given, _)) => self.reading_recorded(arm, given, &vars, &carried),
             None => (arm, analysed),
         };
         let rerun = (recomputed, write_only.as_slice());
@@ -234,6 +210,34 @@ impl Lowering<'_> {
         };
         self.hoisted.push(pullback);
         (expr, Act::Inactive)
+    }
+
+    /// The loop's body `arm` with its expensive calls reading their recorded values
+    /// (`given`), lowered again with the same carried variables.
+    fn reading_recorded(
+        &self,
+        arm: Arm,
+        given: &Block,
+        vars: &LoopVars,
+        carried: &[usize],
+    ) -> (Arm, Child) {
+        let arm = Arm {
+            block: given.clone(),
+            ..arm
+        };
+        let (_, analysed) = self.settle_carried(&arm, vars, carried.to_vec());
+        (arm, analysed)
+    }
+
+    /// A loop with no active carried variable runs as written: what it assigns is data (or
+    /// poisoned), and active values leaving it another way are reported.
+    fn loop_on_data(&mut self, arm: &Arm, vars: &LoopVars, analysed: &Child) {
+        for (j, name) in vars.assigned.iter().enumerate() {
+            let act = analysed.finals[j].clone();
+            self.assign(name, if is_active(&act) { Act::Inactive } else { act });
+        }
+        let inputs = vars.inputs(&[], self);
+        self.check_escapes(arm, &inputs, &vars.assigned, analysed.graph.nodes.len());
     }
 
     /// The outer variables the loop body `tokens` assigns and the active ones it only reads,
@@ -421,6 +425,24 @@ impl Lowering<'_> {
             _ => 0,
         }
     }
+}
+
+/// The carried collections the body writes element by element (`y[i] = ..`), in carried order.
+fn element_written(body: &Block, carried: &[&String]) -> Vec<String> {
+    let written = scan::element_written(body.to_token_stream());
+    carried
+        .iter()
+        .filter(|c| written.iter().any(|w| w == c.as_str()))
+        .map(|c| c.to_string())
+        .collect()
+}
+
+/// The expensive calls a recomputed loop makes once per iteration are recorded rather than made
+/// again: the pullback's run differentiates them from their recorded values. The body that
+/// records them, the body that reads them, and how many there are; `None` without any.
+fn recorded_calls(body: &Block) -> Option<(Block, Block, usize)> {
+    let (plain, sites) = cache_calls(body, true);
+    (sites > 0).then(|| (plain, cache_calls(body, false).0, sites))
 }
 
 /// The outer variables a loop body assigns and the active ones it only reads.
