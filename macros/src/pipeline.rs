@@ -5,24 +5,13 @@
 //! analysis pass); the activity analysis keeps the nodes that reach the body's outputs (its
 //! *roots*); the second pass, with identical numbering, rewrites exactly those nodes and
 //! reports the errors that matter; the reverse pass writes the pullback code over the useful
-//! nodes. A region's analysis pass may run more than once before its roots are known (a loop's
+//! nodes (`emit::reverse::pullback`). A region's analysis pass may run more than once before its roots are known (a loop's
 //! carried variables grow until they settle), so [`compile_body`] takes the analysis pass
 //! already done.
 
-use crate::emit::reverse::{self, Reverse, Sink};
-use crate::ir::Pass;
 use crate::ir::activity;
 use crate::ir::graph::Act;
-use proc_macro2::TokenStream;
-
-/// A body through the pipeline: its final lowering pass and which of its nodes are useful.
-pub struct Compiled<P> {
-    /// The second lowering pass.
-    pub pass: P,
-    /// Whether each node of the analysis pass's graph (numbered as the second pass's) reaches
-    /// a root.
-    pub useful: Vec<bool>,
-}
+use crate::ir::{Compiled, Pass};
 
 /// Runs the activity analysis over the analysis pass `first` from its outputs `roots`, then the
 /// final lowering pass `again`, which is given the useful nodes.
@@ -34,12 +23,4 @@ pub fn compile_body<P: Pass>(
     let useful = activity::useful_from(first.graph(), roots);
     let pass = again(&useful);
     Compiled { pass, useful }
-}
-
-impl<P: Pass> Compiled<P> {
-    /// The reverse pass: the pullback code from the adjoints `seeds` of the roots to the
-    /// `sinks` of the body's inputs (see [`reverse::reverse`]).
-    pub fn reverse(&self, seeds: &[(Act, TokenStream)], sinks: &[Sink], carried: usize) -> Reverse {
-        reverse::reverse(self.pass.graph(), &self.useful, seeds, sinks, carried)
-    }
 }

@@ -5,13 +5,12 @@
 //! which parameters' tangents the caller needs, and its pullback returns one slot per parameter.
 
 use crate::emit::names;
-use crate::emit::reverse::{Reverse, Sink};
-use crate::ir::Lowered;
+use crate::emit::reverse::{self, Reverse, Sink};
+use crate::ir::{Compiled, Lowered};
 use crate::parse::attr::DiffArgs;
 use crate::parse::item::FnItem;
 use crate::parse::signature::FnSignature;
 use crate::patterns::scan::calls_itself;
-use crate::pipeline::Compiled;
 use proc_macro2::TokenStream;
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -41,7 +40,7 @@ pub fn full_body(sig: &FnSignature, compiled: &Compiled<Lowered>, recursive: boo
             .zip(&io)
             .map(|(f, io)| (f.clone(), quote!(::adjoint::__private::take(#io)))),
     );
-    let Reverse { code, returns } = compiled.reverse(&seeds, &sinks, sig.params.len());
+    let Reverse { code, returns } = reverse::pullback(compiled, &seeds, &sinks, sig.params.len());
     let mut write_back = Vec::new();
     let mut ios = io.iter();
     let outputs: Vec<TokenStream> = sig

@@ -1,10 +1,9 @@
 //! The reverse closures of regions (branch arms and loop bodies) and the nested `Branch`
 //! values that hold the closure of the arm taken.
 
-use crate::emit::reverse::{Reverse, Sink};
-use crate::ir::Pass;
+use crate::emit::reverse::{self, Reverse, Sink};
 use crate::ir::graph::Act;
-use crate::pipeline::Compiled;
+use crate::ir::{Compiled, Pass};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
@@ -26,7 +25,7 @@ pub fn closure<P: Pass>(
         .zip(&outs)
         .map(|(r, o)| (r.clone(), quote!(#o)))
         .collect();
-    let Reverse { code, returns } = compiled.reverse(&seeds, sinks, carried);
+    let Reverse { code, returns } = reverse::pullback(compiled, &seeds, sinks, carried);
     let acc_ty = acc_type(free);
     quote!(move |__seed, __acc: #acc_ty| {
         let (#(#outs,)*) = __seed;

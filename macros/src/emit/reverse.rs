@@ -8,6 +8,7 @@
 //! captured) goes into a `let mut` accumulator, created at the first such contribution.
 
 use crate::ir::graph::{Act, Graph, NodeId, NodeKind};
+use crate::ir::{Compiled, Pass};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 
@@ -27,10 +28,27 @@ pub struct Reverse {
     pub returns: Vec<TokenStream>,
 }
 
+/// The reverse pass over a body compiled by the pipeline ([`crate::pipeline::compile_body`]):
+/// [`reverse`] over its final pass's graph and useful nodes.
+pub fn pullback<P: Pass>(
+    compiled: &Compiled<P>,
+    seeds: &[(Act, TokenStream)],
+    sinks: &[Sink],
+    carried: usize,
+) -> Reverse {
+    reverse(
+        compiled.pass.graph(),
+        &compiled.useful,
+        seeds,
+        sinks,
+        carried,
+    )
+}
+
 /// Writes the reverse pass. `seeds` gives, for each root, the expression of its adjoint;
 /// `sinks[k]` says where the adjoint of input `k` goes; `returns` is the number of
 /// [`Sink::Return`] slots.
-pub fn reverse(
+fn reverse(
     graph: &Graph,
     useful: &[bool],
     seeds: &[(Act, TokenStream)],

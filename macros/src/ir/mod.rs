@@ -14,6 +14,15 @@ pub trait Pass {
     fn graph(&self) -> &Graph;
 }
 
+/// A body through the pipeline: its final lowering pass and which of its nodes are useful.
+pub struct Compiled<P> {
+    /// The second lowering pass.
+    pub pass: P,
+    /// Whether each node of the analysis pass's graph (numbered as the second pass's) reaches
+    /// a root.
+    pub useful: Vec<bool>,
+}
+
 /// The result of one lowering pass.
 pub struct Lowered {
     pub graph: Graph,
