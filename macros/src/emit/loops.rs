@@ -5,7 +5,7 @@
 
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
-use syn::{Block, Expr, Stmt, parse_quote};
+use syn::{Block, Expr, Stmt};
 
 /// A `for` loop over a range, which the pullback can run again.
 pub struct Replay {
@@ -55,7 +55,7 @@ impl LoopCode {
             stmts,
             acc_ty,
         } = self;
-        parse_quote!(({
+        Expr::Verbatim(quote!(({
             #setup
             #header {
                 #(let #hoisted;)*
@@ -71,7 +71,7 @@ impl LoopCode {
                 }
                 __carry
             };
-        }))
+        })))
     }
 
     /// Recomputation: the loop only adds into its carried variables, so their adjoints are the
@@ -115,7 +115,7 @@ impl LoopCode {
         } else {
             quote!(next_value)
         };
-        parse_quote!(({
+        Expr::Verbatim(quote!(({
             let __adjoint_range = #range;
             #(#capture)*
             #(let mut #caches = ::adjoint::__private::Cached::with_capacity(
@@ -134,7 +134,7 @@ impl LoopCode {
                 }
                 __carry
             };
-        }))
+        })))
     }
 
     /// Checkpointing: a loop with a recurrence (`x = r * x * (1.0 - x)`) whose body can be run
@@ -168,7 +168,7 @@ impl LoopCode {
         let (capture, restore) = captures(free, shared);
         let iteration = differentiated_iteration(&hoisted, &stmts, &step, &ins);
         let carried: Vec<Ident> = carried.iter().map(|n| format_ident!("{}", n)).collect();
-        parse_quote!(({
+        Expr::Verbatim(quote!(({
             let __adjoint_range = #range;
             #(#capture)*
             let mut __tape = ::adjoint::__private::tape(
@@ -194,7 +194,7 @@ impl LoopCode {
                 }
                 __carry
             };
-        }))
+        })))
     }
 }
 

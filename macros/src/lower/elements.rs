@@ -4,9 +4,9 @@ use crate::ir::graph::is_active;
 use crate::ir::graph::{Act, NodeId, NodeKind};
 use crate::lower::Lowering;
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Expr, parse_quote, parse_quote_spanned};
+use syn::{Expr, parse_quote};
 
 impl Lowering<'_> {
     /// `base[i]` with an active `base`: the element's adjoint is added in place.
@@ -69,11 +69,11 @@ impl Lowering<'_> {
             return (rebuilt, Act::Active(id));
         }
         self.hoisted.push(record.clone());
-        let expr = parse_quote_spanned!(span=> ({
+        let expr = Expr::Verbatim(quote_spanned!(span=> ({
             let (__value, __record) = #read;
             #record = __record;
             __value
-        }));
+        })));
         (expr, Act::Active(id))
     }
 }

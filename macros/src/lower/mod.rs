@@ -27,7 +27,7 @@ use crate::parse::signature::FnSignature;
 use crate::patterns::exits::early_exit_in;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
-use syn::{Block, Expr, Ident, parse_quote, parse_quote_spanned};
+use syn::{Block, Expr, Ident, parse_quote};
 
 /// Lowers the body of a function with signature `sig`.
 pub fn lower(
@@ -317,12 +317,12 @@ impl<'u> Lowering<'u> {
         } else {
             quote_spanned!(span=> (__value, (#(#news,)*)))
         };
-        let expr = parse_quote_spanned!(span=> ({
+        let expr = Expr::Verbatim(quote_spanned!(span=> ({
             let (#receive, __pullback) = #call;
             #(#names = #news;)*
             #pullback = __pullback;
             __value
-        }));
+        })));
         (expr, Act::Active(id))
     }
 

@@ -30,7 +30,7 @@ use crate::patterns::scan;
 use crate::pipeline::compile_body;
 use proc_macro2::{Ident, TokenStream};
 use quote::{ToTokens, format_ident, quote};
-use syn::{Block, Expr, parse_quote};
+use syn::{Block, Expr};
 
 /// One arm: its body and the names its pattern binds (data).
 pub struct Arm {
@@ -247,11 +247,11 @@ impl Lowering<'_> {
         let construct = rebuild(bodies);
         let dispatch = dispatch(count);
         let acc_ty = acc_type(acc_count);
-        let expr = parse_quote!(({
+        let expr = Expr::Verbatim(quote!(({
             let (__value, __pullback) = #construct;
             #pullback = move |__seed, __acc: #acc_ty| { let __p = __pullback; #dispatch };
             __value
-        }));
+        })));
         self.hoisted.push(pullback);
         (expr, result)
     }
