@@ -58,7 +58,7 @@ fn logistic_grad_by_hand(r: f64, x0: f64) -> (f64, f64) {
     (dr, dx)
 }
 
-/// The RNN, its hand-written gradient and the problem, shared with `tests/control_flow.rs`.
+/// The RNN, its hand-written gradient and the problem, shared with `tests/control_flow/rnn.rs`.
 #[path = "../tests/common/elman.rs"]
 mod elman;
 

@@ -25,7 +25,6 @@
 //! `bench/steps_torch.py --device cuda`; `ADJOINT_BENCH_TF32=1` lets their products use TF32
 //! tensor cores (`steps_torch.py --tf32` likewise). The other workloads always run on the CPU.
 
-use adjoint::cuda::{Cuda, CudaDevice};
 use adjoint::optim::{Optimizer, Sgd};
 use adjoint::prelude::*;
 use criterion::measurement::WallTime;
@@ -168,7 +167,9 @@ fn model_steps(c: &mut Criterion) {
 }
 
 /// The MLP and CNN steps on GPU 0.
+#[cfg(feature = "cuda")]
 fn model_steps_on_cuda(c: &mut Criterion) {
+    use adjoint::cuda::{Cuda, CudaDevice};
     let device = CudaDevice::new(0).unwrap_or_else(|e| panic!("ADJOINT_BENCH_DEVICE=cuda: {e}"));
     // `ADJOINT_BENCH_TF32=1`: products on TF32 tensor cores (`CudaDevice::set_tf32`), as
     // PyTorch's convolutions run by default (`torch.backends.cudnn.allow_tf32`).
@@ -178,6 +179,12 @@ fn model_steps_on_cuda(c: &mut Criterion) {
             .unwrap_or_else(|e| panic!("ADJOINT_BENCH_TF32=1: {e}"));
     }
     model_steps_on::<Cuda>(c, &device);
+}
+
+/// Without the `cuda` feature there is no GPU to time the steps on.
+#[cfg(not(feature = "cuda"))]
+fn model_steps_on_cuda(_: &mut Criterion) {
+    panic!("ADJOINT_BENCH_DEVICE=cuda: CUDA support was not compiled in (the `cuda` feature)");
 }
 
 /// Prints the heap bytes the MLP and CNN forward passes keep for their backward passes, on

@@ -159,7 +159,9 @@ pub mod data;
 /// The CUDA backend ([`adjoint_cuda`]): `Tensor<Cuda>` lives on an NVIDIA GPU.
 ///
 /// Nothing of CUDA is needed to build: the driver, cuBLAS and NVRTC load when a device is
-/// opened, and [`CudaDevice::new`](cuda::CudaDevice::new) says what is missing.
+/// opened, and [`CudaDevice::new`](cuda::CudaDevice::new) says what is missing. The module
+/// exists with the `cuda` feature, on by default; `default-features = false` leaves the CUDA
+/// crate out.
 ///
 /// ```no_run
 /// use adjoint::cuda::{Cuda, CudaDevice};
@@ -172,6 +174,7 @@ pub mod data;
 /// let back: Tensor = y.to_device(&Cpu);
 /// # Ok::<(), adjoint::cuda::CudaError>(())
 /// ```
+#[cfg(feature = "cuda")]
 pub mod cuda {
     pub use adjoint_cuda::{Cuda, CudaDevice, CudaError, CudaStorage, host_waits};
 }

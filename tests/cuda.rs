@@ -4,7 +4,10 @@
 //! them; the RNN's loop accumulates weight tangents as sums of products). Tolerances: 1e-9
 //! relative in `f64`, 1e-4 in `f32` (summation orders differ).
 //!
-//! Without a GPU each test prints `skipped: no CUDA device (<reason>)` and passes.
+//! Without a GPU each test prints `skipped: no CUDA device (<reason>)` and passes; without the
+//! `cuda` feature (on by default) there are no tests here.
+
+#![cfg(feature = "cuda")]
 
 use adjoint::cuda::{Cuda, CudaDevice};
 use adjoint::optim::{Optimizer, Sgd};

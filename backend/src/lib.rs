@@ -148,7 +148,7 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
     /// op. Until `f` returns, the other workers poll for work instead of sleeping between
     /// the ops, as OpenMP's threads spin between parallel regions. `benches/steps.rs` times
     /// the MNIST MLP step both ways (`steps/mlp` against `steps/mlp_on_caller`; the ratios
-    /// measured are in `docs/tensors.md`).
+    /// measured are in `docs/perf-log.md`, from its 15th session on).
     fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
         f()
     }

@@ -71,7 +71,7 @@ pub trait Parameters<B: Backend = Cpu>: Differentiable {
     /// product with it, and the first layer's weight last, just before the next forward pass
     /// reads it first. The MNIST MLP step on the CPU took 1751–1758 µs against 1789–1790 in
     /// the forward order (medians of eight rounds, the two orders alternated in one process;
-    /// the CNN step was unchanged), docs/tensors.md.
+    /// the CNN step was unchanged), docs/perf-log.md (25th session).
     fn visit_mut(&mut self, grad: &Self::Tangent, path: &mut ParamPath, f: &mut GradVisitor<'_, B>);
 
     /// Calls `f(name, parameter)` for every parameter tensor, mutably: what loading uses.

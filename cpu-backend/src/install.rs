@@ -15,7 +15,7 @@ thread_local! {
 /// A step is a chain of short parallel ops (the MNIST MLP's products, large elementwise ops
 /// and update, in about 4 ms). Between two of them a sleeping worker has to be woken by a
 /// futex, a system call on each side; a polling one takes its share of the next op as soon
-/// as it is pushed (the idle and system time saved: `docs/tensors.md`). This is
+/// as it is pushed (the idle and system time saved: `docs/perf-log.md`, 16th session). This is
 /// OpenMP's spin-wait, which PyTorch's ops get from their runtime, confined to the step:
 /// outside `install` the workers sleep as before. Called from a worker of the pool (nested),
 /// it runs `f` inline. Steps installed from several threads at once share the workers, and

@@ -8,7 +8,6 @@
 pub mod models;
 
 use adjoint::Parameters;
-use adjoint::cuda::{Cuda, CudaDevice};
 use adjoint::data::{BatchSampler, DataError, Normalization, Split};
 use adjoint::prelude::*;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -50,9 +49,21 @@ pub fn run(device: Device, job: &impl Train) -> ExitCode {
 }
 
 /// Runs `job` on GPU 0 with the CUDA backend.
+#[cfg(feature = "cuda")]
 fn train_on_cuda(job: &impl Train) -> Result<(), Box<dyn Error>> {
+    use adjoint::cuda::{Cuda, CudaDevice};
     let device = CudaDevice::new(0).map_err(|e| format!("--device cuda: {e}"))?;
     job.train::<Cuda>(&device)
+}
+
+/// Without the `cuda` feature there is no CUDA backend to run `job` on.
+#[cfg(not(feature = "cuda"))]
+fn train_on_cuda(_job: &impl Train) -> Result<(), Box<dyn Error>> {
+    Err(
+        "--device cuda: CUDA support was not compiled in (build with the `cuda` feature of \
+         adjoint, on by default)"
+            .into(),
+    )
 }
 
 /// The images of a batch as a tensor `[n, ..image]` on `device` — `image` is `[784]` for an

@@ -1,7 +1,7 @@
-//! The Elman RNN over plain arrays (hidden 8, input 4, 20 steps) that `tests/control_flow.rs`
-//! checks and `benches/control_flow.rs` times, with its backpropagation through time written
-//! by hand and a seeded problem; both include this file by path, so that what is benchmarked
-//! is what is tested.
+//! The Elman RNN over plain arrays (hidden 8, input 4, 20 steps) that `tests/control_flow/`
+//! checks (`rnn.rs`, `properties.rs`) and `benches/control_flow.rs` times, with its
+//! backpropagation through time written by hand and a seeded problem; both include this file by
+//! path, so that what is benchmarked is what is tested.
 
 use adjoint::prelude::*;
 

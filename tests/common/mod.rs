@@ -90,6 +90,38 @@ tuple_vector! {
     (A 0, B 1, C 2, D 3)
 }
 
+/// Arrays (and nested arrays) of coordinates are points too, so that `check!` and the helpers
+/// of `common` take array parameters and gradients.
+impl<V: Vector, const N: usize> Vector for [V; N] {
+    const DIM: usize = N * V::DIM;
+    fn get(&self, i: usize) -> f64 {
+        self[i / V::DIM].get(i % V::DIM)
+    }
+    fn set(&mut self, i: usize, value: f64) {
+        self[i / V::DIM].set(i % V::DIM, value);
+    }
+}
+
+/// A `Vec` tangent as an array: a `Vec` tangent may be shorter than its value (the zero
+/// tangent is the empty vector); the missing coordinates are zeros.
+pub fn padded<const N: usize>(v: &[f64]) -> [f64; N] {
+    assert!(v.len() <= N, "tangent of length {} for {N} values", v.len());
+    std::array::from_fn(|i| v.get(i).copied().unwrap_or(0.0))
+}
+
+/// Checks the gradient of a function of a `Vec<f64>` against `want` and finite differences.
+pub fn check_vec<const N: usize>(
+    name: &str,
+    f: impl Fn(Vec<f64>) -> f64,
+    at: [f64; N],
+    got: &[f64],
+    want: [f64; N],
+) {
+    let got = padded::<N>(got);
+    assert_close(name, got, want);
+    check_gradient(name, |a: [f64; N]| f(a.to_vec()), at, got);
+}
+
 fn coords<V: Vector>(v: &V) -> Vec<f64> {
     (0..V::DIM).map(|i| v.get(i)).collect()
 }

@@ -18,7 +18,24 @@ use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::{Backend, DType, Tensor, TensorTangent};
 
 impl<B: Backend> Tensor<B> {
-    /// The softmax along `axis`: `yᵢ = e^(xᵢ) / Σⱼ e^(xⱼ)` (computed stably).
+    /// The softmax along `axis`: `yᵢ = e^(xᵢ) / Σⱼ e^(xⱼ)` (computed stably, from `x − max x`).
+    /// Derivative: `x̄ = y ⊙ (ȳ − Σⱼ ȳⱼ yⱼ)` along `axis`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![0.0, 0.0], &[1, 2]);
+    /// assert_eq!(x.softmax(1).to_vec_f64(), [0.5, 0.5]);
+    ///
+    /// #[differentiable]
+    /// fn first(x: &Tensor) -> Tensor {
+    ///     (x.softmax(1) * Tensor::from_vec(vec![1.0, 0.0], &[1, 2])).sum_all()
+    /// }
+    /// // y ⊙ (w − y·w) with w = [1, 0]
+    /// assert_eq!(gradient(first_vjp(&x)).unwrap().to_vec_f64(), [0.25, -0.25]);
+    /// ```
+    ///
+    /// # Panics
+    /// On an axis out of range, or a tensor not of a float dtype.
     #[track_caller]
     pub fn softmax(&self, axis: isize) -> Self {
         self.softmax_along("softmax", axis, false)
@@ -57,7 +74,23 @@ impl<B: Backend> Tensor<B> {
         })
     }
 
-    /// The log-softmax along `axis`: `yᵢ = xᵢ − ln Σⱼ e^(xⱼ)` (computed stably).
+    /// The log-softmax along `axis`: `yᵢ = xᵢ − ln Σⱼ e^(xⱼ)` (computed stably, from
+    /// `x − max x`). Derivative: `x̄ = ȳ − softmax(x) · Σⱼ ȳⱼ` along `axis`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![0.0, 0.0], &[1, 2]);
+    /// assert_eq!(x.log_softmax(1).to_vec_f64(), [-(2f64.ln()), -(2f64.ln())]);
+    ///
+    /// #[differentiable]
+    /// fn first(x: &Tensor) -> Tensor {
+    ///     (x.log_softmax(1) * Tensor::from_vec(vec![1.0, 0.0], &[1, 2])).sum_all()
+    /// }
+    /// assert_eq!(gradient(first_vjp(&x)).unwrap().to_vec_f64(), [0.5, -0.5]);
+    /// ```
+    ///
+    /// # Panics
+    /// On an axis out of range, or a tensor not of a float dtype.
     #[track_caller]
     pub fn log_softmax(&self, axis: isize) -> Self {
         self.softmax_along("log_softmax", axis, true)
@@ -151,7 +184,23 @@ impl<B: Backend> Tensor<B> {
         (y, logp, hot, scale)
     }
 
-    /// The negative log-likelihood `−(1/N) Σᵢ logp[i, labelᵢ]` of log-probabilities `[N, C]`.
+    /// The negative log-likelihood `−(1/N) Σᵢ logp[i, labelᵢ]` of log-probabilities `[N, C]`
+    /// against `U32` labels `[N]`. Derivative: `logp̄ = −ȳ·onehot(labels)/N`; the labels get
+    /// none.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let logp = Tensor::from_vec(vec![-1.0, -2.0, -3.0, -4.0], &[2, 2]);
+    /// let labels = Tensor::from_vec(vec![0_u32, 1], &[2]);
+    /// assert_eq!(logp.nll(&labels).to_scalar(), 2.5); // (1 + 4) / 2
+    ///
+    /// #[differentiable(wrt(logp))]
+    /// fn loss(logp: &Tensor, labels: &Tensor) -> Tensor {
+    ///     logp.nll(labels)
+    /// }
+    /// let d = gradient(loss_vjp(&logp, &labels)).unwrap();
+    /// assert_eq!(d.to_vec_f64(), [-0.5, 0.0, 0.0, -0.5]);
+    /// ```
     ///
     /// # Panics
     /// On bad shapes, non-`U32` labels or a label `≥ C`.
@@ -185,7 +234,22 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// The mean softmax cross-entropy of scores `[N, C]` against `U32` labels `[N]`:
-    /// `nll(log_softmax(z, 1), labels)`.
+    /// `nll(log_softmax(z, 1), labels)`. Derivative: `z̄ = ȳ(softmax(z) − onehot(labels))/N`;
+    /// the labels get none.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let z = Tensor::from_vec(vec![0.0, 0.0], &[1, 2]);
+    /// let labels = Tensor::from_vec(vec![1_u32], &[1]);
+    /// assert!((z.cross_entropy(&labels).to_scalar() - 2f64.ln()).abs() < 1e-15);
+    ///
+    /// #[differentiable(wrt(z))]
+    /// fn loss(z: &Tensor, labels: &Tensor) -> Tensor {
+    ///     z.cross_entropy(labels)
+    /// }
+    /// let d = gradient(loss_vjp(&z, &labels)).unwrap();
+    /// assert_eq!(d.to_vec_f64(), [0.5, -0.5]); // softmax − onehot
+    /// ```
     ///
     /// # Panics
     /// On bad shapes, non-`U32` labels or a label `≥ C`.
@@ -247,7 +311,23 @@ impl<B: Backend> Tensor<B> {
         })
     }
 
-    /// The mean squared error `mean((p − t)²)` of two tensors of equal shape.
+    /// The mean squared error `mean((p − t)²)` of two tensors of equal shape, `n` elements.
+    /// Derivative: `p̄ = 2ȳ(p − t)/n`, `t̄ = −p̄`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let p = Tensor::from_vec(vec![1.0, 3.0], &[2]);
+    /// let t = Tensor::from_vec(vec![0.0, 1.0], &[2]);
+    /// assert_eq!(p.mse(&t).to_scalar(), 2.5); // (1 + 4) / 2
+    ///
+    /// #[differentiable]
+    /// fn loss(p: &Tensor, t: &Tensor) -> Tensor {
+    ///     p.mse(t)
+    /// }
+    /// let (dp, dt) = gradient(loss_vjp(&p, &t));
+    /// assert_eq!(dp.unwrap().to_vec_f64(), [1.0, 2.0]);
+    /// assert_eq!(dt.unwrap().to_vec_f64(), [-1.0, -2.0]);
+    /// ```
     ///
     /// # Panics
     /// If the shapes differ.

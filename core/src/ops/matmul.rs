@@ -17,7 +17,23 @@ use crate::tensor::{Backend, MatmulSpec, OuterSum, Shape, Tensor, TensorTangent}
 
 impl<B: Backend> Tensor<B> {
     /// The matrix product over the last two axes, broadcasting batch axes:
-    /// `y[…, i, j] = Σₗ a[…, i, l] · b[…, l, j]`.
+    /// `y[…, i, j] = Σₗ a[…, i, l] · b[…, l, j]`. Derivative: `ā = ȳ·bᵀ`, `b̄ = aᵀ·ȳ` (summed
+    /// over the axes a batch operand was broadcast along).
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    /// let b = Tensor::from_vec(vec![5.0, 6.0], &[2, 1]);
+    /// assert_eq!(a.matmul(&b).to_vec_f64(), [17.0, 39.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(a: &Tensor, b: &Tensor) -> Tensor {
+    ///     a.matmul(b).sum_all()
+    /// }
+    /// let (da, db) = gradient(f_vjp(&a, &b));
+    /// assert_eq!(da.unwrap().to_vec_f64(), [5.0, 6.0, 5.0, 6.0]); // ones·bᵀ
+    /// assert_eq!(db.unwrap().to_vec_f64(), [4.0, 6.0]); // aᵀ·ones
+    /// ```
     ///
     /// # Panics
     /// If a rank is below 2, the inner sizes differ, the batch axes do not broadcast, or the

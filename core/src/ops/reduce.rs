@@ -60,16 +60,46 @@ impl<B: Backend> Tensor<B> {
         Ok((y, kept))
     }
 
-    /// `Σ x` over `axes`.
+    /// `y = Σ x` over `axes` (negative axes count from the end); the result keeps the reduced
+    /// axes with size 1 if `keepdim`. Derivative: `x̄ = ȳ` broadcast back over the reduced axes.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    /// assert_eq!(x.sum(&[1], false).to_vec_f64(), [6.0, 15.0]);
+    /// assert_eq!(x.sum(&[-2], true).shape(), [1, 3]);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     (x.sum(&[1], false) * Tensor::from_vec(vec![1.0, 10.0], &[2])).sum_all()
+    /// }
+    /// let dx = gradient(f_vjp(&x)).unwrap();
+    /// assert_eq!(dx.to_vec_f64(), [1.0, 1.0, 1.0, 10.0, 10.0, 10.0]);
+    /// ```
     ///
     /// # Panics
-    /// On an axis out of range or repeated.
+    /// On an axis out of range or repeated, or a tensor not of a float dtype.
     #[track_caller]
     pub fn sum(&self, axes: &[isize], keepdim: bool) -> Self {
         or_panic(self.try_reduce(ReduceOp::Sum, axes, keepdim, "sum")).0
     }
 
-    /// `Σ x` over all elements, as a rank-0 tensor.
+    /// `y = Σ x` over all elements, as a rank-0 tensor; derivative `x̄ = ȳ` everywhere.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+    /// assert_eq!(x.sum_all().to_scalar(), 6.0);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.sum_all()
+    /// }
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [1.0; 3]);
+    /// ```
+    ///
+    /// # Panics
+    /// If the tensor is not of a float dtype.
     #[track_caller]
     pub fn sum_all(&self) -> Self {
         self.sum(&self.all_axes(), false)
@@ -107,14 +137,46 @@ impl<B: Backend> Tensor<B> {
         (y, input_slot(pb))
     }
 
-    /// The mean over `axes`: `Σ x / n` with `n` the number of reduced elements.
+    /// The mean over `axes`: `y = Σ x / n` with `n` the number of reduced elements (kept with
+    /// size 1 if `keepdim`). Derivative: `x̄ = ȳ / n` broadcast back over the reduced axes.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 5.0], &[2, 2]);
+    /// assert_eq!(x.mean(&[1], false).to_vec_f64(), [1.5, 4.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     (x.mean(&[1], false) * Tensor::from_vec(vec![2.0, 6.0], &[2])).sum_all()
+    /// }
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [1.0, 1.0, 3.0, 3.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// On an axis out of range or repeated, or a tensor not of a float dtype.
     #[track_caller]
     pub fn mean(&self, axes: &[isize], keepdim: bool) -> Self {
         let (y, kept) = or_panic(self.try_reduce(ReduceOp::Sum, axes, keepdim, "mean"));
         y.mul_scalar(self.mean_scale(&kept))
     }
 
-    /// The mean of all elements, as a rank-0 tensor.
+    /// The mean of all `n` elements, `y = Σ x / n`, as a rank-0 tensor; derivative
+    /// `x̄ = ȳ / n` everywhere.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 6.0], &[2, 2]);
+    /// assert_eq!(x.mean_all().to_scalar(), 3.0);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.mean_all()
+    /// }
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.25; 4]);
+    /// ```
+    ///
+    /// # Panics
+    /// If the tensor is not of a float dtype.
     #[track_caller]
     pub fn mean_all(&self) -> Self {
         self.mean(&self.all_axes(), false)
@@ -155,13 +217,45 @@ impl<B: Backend> Tensor<B> {
         (y, input_slot(pb))
     }
 
-    /// The largest element over `axes`.
+    /// The largest element over `axes`, `y = max x` (kept with size 1 if `keepdim`; NaN if
+    /// any element is). Derivative: `ȳ` goes to the maximal elements, split evenly on a tie.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 5.0, 5.0, 2.0], &[4]);
+    /// assert_eq!(x.max(&[0], false).to_scalar(), 5.0);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.max(&[0], false)
+    /// }
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.0, 0.5, 0.5, 0.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// On an axis out of range or repeated, or a tensor not of a float dtype.
     #[track_caller]
     pub fn max(&self, axes: &[isize], keepdim: bool) -> Self {
         or_panic(self.try_reduce(ReduceOp::Max, axes, keepdim, "max")).0
     }
 
-    /// The smallest element over `axes`.
+    /// The smallest element over `axes`, `y = min x` (kept with size 1 if `keepdim`; NaN if
+    /// any element is). Derivative: `ȳ` goes to the minimal elements, split evenly on a tie.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![3.0, 1.0, 2.0, 4.0], &[2, 2]);
+    /// assert_eq!(x.min(&[1], false).to_vec_f64(), [1.0, 2.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.min(&[1], false).sum_all()
+    /// }
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.0, 1.0, 1.0, 0.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// On an axis out of range or repeated, or a tensor not of a float dtype.
     #[track_caller]
     pub fn min(&self, axes: &[isize], keepdim: bool) -> Self {
         or_panic(self.try_reduce(ReduceOp::Min, axes, keepdim, "min")).0
@@ -222,7 +316,24 @@ impl<B: Backend> Tensor<B> {
         })
     }
 
-    /// The population variance over `axes`: `mean((x − μ)²)` with `μ = mean(x)`.
+    /// The population variance over `axes`: `y = mean((x − μ)²)` with `μ = mean(x)` over the
+    /// same axes (kept with size 1 if `keepdim`). Derivative: `x̄ = 2ȳ(x − μ)/n`, `n` the
+    /// number of reduced elements.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[4]);
+    /// assert_eq!(x.var(&[0], false).to_scalar(), 1.25);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.var(&[0], false)
+    /// }
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [-0.75, -0.25, 0.25, 0.75]);
+    /// ```
+    ///
+    /// # Panics
+    /// On an axis out of range or repeated, or a tensor not of a float dtype.
     #[track_caller]
     pub fn var(&self, axes: &[isize], keepdim: bool) -> Self {
         let mu = self.mean(axes, true);
@@ -267,6 +378,16 @@ impl<B: Backend> Tensor<B> {
 
     /// The index of the largest element along `axis` (first on ties), as a `U32` tensor with
     /// that axis removed. Its derivative is zero (an integer result).
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 3.0, 2.0, 4.0, 0.0, 4.0], &[2, 3]);
+    /// assert_eq!(x.argmax(1).to_vec_u32(), [1, 0]);
+    /// assert_eq!(x.argmax(-2).to_vec_u32(), [1, 0, 1]);
+    /// ```
+    ///
+    /// # Panics
+    /// On an axis out of range, or a tensor not of a float dtype.
     #[track_caller]
     pub fn argmax(&self, axis: isize) -> Self {
         or_panic(self.check_float("argmax"));

@@ -30,6 +30,14 @@ macro_rules! layout_rule {
 
 impl<B: Backend> Tensor<B> {
     /// The same elements with shape `shape` (same number of elements; shares the buffer).
+    /// Derivative: `x̄ = ȳ` reshaped back.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    /// let y = x.reshape(&[3, 2]);
+    /// assert_eq!((y.shape(), y.to_vec_f64()), (&[3, 2][..], x.to_vec_f64()));
+    /// ```
     ///
     /// # Panics
     /// If the element counts differ.
@@ -54,7 +62,16 @@ impl<B: Backend> Tensor<B> {
         Ok(self.with_shape(shape))
     }
 
-    /// Axes reordered: output axis `i` is input axis `perm[i]` (copies).
+    /// Axes reordered: output axis `i` is input axis `perm[i]` (copies). Derivative: `x̄ = ȳ`
+    /// permuted by the inverse permutation.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[1, 2, 3]);
+    /// let y = x.permute(&[2, 0, 1]);
+    /// assert_eq!(y.shape(), [3, 1, 2]);
+    /// assert_eq!(y.to_vec_f64(), [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    /// ```
     ///
     /// # Panics
     /// If `perm` is not a permutation of `0..rank`.
@@ -86,7 +103,18 @@ impl<B: Backend> Tensor<B> {
         ))
     }
 
-    /// Axes `a` and `b` swapped (negative axes count from the end).
+    /// Axes `a` and `b` swapped (negative axes count from the end): a
+    /// [`permute`](Tensor::permute). Derivative: `x̄ = ȳ` with the same axes swapped back.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 1, 2]);
+    /// assert_eq!(x.transpose(0, -1).shape(), [2, 1, 3]);
+    /// assert_eq!(x.transpose(0, -1).to_vec_f64(), [1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// On an axis out of range.
     #[track_caller]
     pub fn transpose(&self, a: isize, b: isize) -> Self {
         let (a, b) = (self.axis("transpose", a), self.axis("transpose", b));
@@ -95,13 +123,43 @@ impl<B: Backend> Tensor<B> {
         self.permute(&perm)
     }
 
-    /// The transpose of the last two axes (a matrix transpose).
+    /// The transpose of the last two axes (a matrix transpose), `y[…, j, i] = x[…, i, j]`.
+    /// Derivative: `x̄ = ȳᵀ`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    /// assert_eq!(x.t().to_vec_f64(), [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     (x.t() * Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2])).sum_all()
+    /// }
+    /// // The weights transposed back.
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// If the rank is below 2.
     #[track_caller]
     pub fn t(&self) -> Self {
         self.transpose(-2, -1)
     }
 
-    /// `x` repeated along broadcast axes up to `shape` (NumPy rules; copies).
+    /// `x` repeated along broadcast axes up to `shape` (NumPy rules; copies). Derivative:
+    /// `x̄ = ȳ` summed over the broadcast axes ([`sum_to`](Tensor::sum_to)).
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let b = Tensor::from_vec(vec![1.0, 2.0], &[2]);
+    /// assert_eq!(b.broadcast_to(&[3, 2]).to_vec_f64(), [1.0, 2.0, 1.0, 2.0, 1.0, 2.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(b: &Tensor) -> Tensor {
+    ///     b.broadcast_to(&[3, 2]).sum_all()
+    /// }
+    /// assert_eq!(gradient(f_vjp(&b)).unwrap().to_vec_f64(), [3.0, 3.0]);
+    /// ```
     ///
     /// # Panics
     /// If `x`'s shape does not broadcast to `shape`.
@@ -127,7 +185,17 @@ impl<B: Backend> Tensor<B> {
         ))
     }
 
-    /// Removes axis `axis`, which must have size 1.
+    /// Removes axis `axis`, which must have size 1 (shares the buffer). Derivative: `x̄ = ȳ`
+    /// with the axis put back.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0], &[2, 1]);
+    /// assert_eq!(x.squeeze(-1).shape(), [2]);
+    /// ```
+    ///
+    /// # Panics
+    /// On an axis out of range or of a size other than 1.
     #[track_caller]
     pub fn squeeze(&self, axis: isize) -> Self {
         let a = self.axis("squeeze", axis);
@@ -143,7 +211,17 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// Inserts an axis of size 1 at position `axis` (`0..=rank`; negative counts from the end,
-    /// `-1` appends).
+    /// `-1` appends; shares the buffer). Derivative: `x̄ = ȳ` with the axis removed.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0], &[2]);
+    /// assert_eq!(x.unsqueeze(0).shape(), [1, 2]);
+    /// assert_eq!(x.unsqueeze(-1).shape(), [2, 1]);
+    /// ```
+    ///
+    /// # Panics
+    /// On a position beyond the rank.
     #[track_caller]
     pub fn unsqueeze(&self, axis: isize) -> Self {
         let a = or_panic(normalize_axis(
@@ -157,7 +235,17 @@ impl<B: Backend> Tensor<B> {
         self.with_shape(shape)
     }
 
-    /// All axes from `start` on merged into one: `[a, b, c, d].flatten_from(1) = [a, b·c·d]`.
+    /// All axes from `start` on merged into one: `[a, b, c, d].flatten_from(1) = [a, b·c·d]`
+    /// (shares the buffer). Derivative: `x̄ = ȳ` reshaped back.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::zeros(&[2, 3, 4]);
+    /// assert_eq!(x.flatten_from(1).shape(), [2, 12]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `start` is beyond the rank.
     #[track_caller]
     pub fn flatten_from(&self, start: usize) -> Self {
         assert!(

@@ -84,28 +84,160 @@ macro_rules! unary_ops {
 
 unary_ops! {
     /// `eˣ` elementwise; derivative `ȳ·y`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.exp().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![0.0, 1.0], &[2]);
+    /// assert_eq!(x.exp().to_vec_f64(), [1.0, 1f64.exp()]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [1.0, 1f64.exp()]);
+    /// ```
     exp exp_vjp_full Exp saves y recorded exp => |y, d| d * y;
     /// `ln x` elementwise; derivative `ȳ/x`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.ln().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![1.0, 4.0], &[2]);
+    /// assert_eq!(x.ln().to_vec_f64(), [0.0, 4f64.ln()]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [1.0, 0.25]);
+    /// ```
     ln ln_vjp_full Ln saves x recorded ln => |x, d| d / x;
     /// `√x` elementwise; derivative `ȳ/(2y)`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.sqrt().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![4.0, 16.0], &[2]);
+    /// assert_eq!(x.sqrt().to_vec_f64(), [2.0, 4.0]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.25, 0.125]);
+    /// ```
     sqrt sqrt_vjp_full Sqrt saves y => |y, d| (d / y).mul_scalar(0.5);
     /// `1/√x` elementwise; derivative `−ȳ·y³/2`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.rsqrt().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![4.0], &[1]);
+    /// assert_eq!(x.rsqrt().to_vec_f64(), [0.5]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [-0.0625]);
+    /// ```
     rsqrt rsqrt_vjp_full Rsqrt saves y => |y, d| (d * &y.mul(y).mul(y)).mul_scalar(-0.5);
     /// `1/x` elementwise; derivative `−ȳ·y²`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.recip().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![2.0, -4.0], &[2]);
+    /// assert_eq!(x.recip().to_vec_f64(), [0.5, -0.25]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [-0.25, -0.0625]);
+    /// ```
     recip recip_vjp_full Recip saves y => |y, d| (d * &y.mul(y)).neg();
     /// `|x|` elementwise; derivative `ȳ·sign(x)`, 0 at 0.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.abs().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![-2.0, 0.0, 3.0], &[3]);
+    /// assert_eq!(x.abs().to_vec_f64(), [2.0, 0.0, 3.0]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [-1.0, 0.0, 1.0]);
+    /// ```
     abs abs_vjp_full Abs saves x => |x, d| d * &x.unary(UnaryOp::Sign, "abs");
     /// `sin x` elementwise; derivative `ȳ·cos x`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.sin().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![0.0, 1.0], &[2]);
+    /// assert_eq!(x.sin().to_vec_f64(), [0.0, 1f64.sin()]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [1.0, 1f64.cos()]);
+    /// ```
     sin sin_vjp_full Sin saves x recorded sin => |x, d| d * &x.cos();
     /// `cos x` elementwise; derivative `−ȳ·sin x`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.cos().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![0.0, 1.0], &[2]);
+    /// assert_eq!(x.cos().to_vec_f64(), [1.0, 1f64.cos()]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [-0.0, -1f64.sin()]);
+    /// ```
     cos cos_vjp_full Cos saves x recorded cos => |x, d| (d * &x.sin()).neg();
     /// `tanh x` elementwise; derivative `ȳ·(1 − y²)`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.tanh().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![0.0, 0.5], &[2]);
+    /// assert_eq!(x.tanh().to_vec_f64(), [0.0, 0.5f64.tanh()]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [1.0, 1.0 - 0.5f64.tanh() * 0.5f64.tanh()]);
+    /// ```
     tanh tanh_vjp_full Tanh saves y recorded tanh => |y, d| binary_given(y.into(), d.into(), BinaryOp::TanhGrad, "tanh");
     /// `σ(x) = 1/(1 + e⁻ˣ)` elementwise; derivative `ȳ·y(1 − y)`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.sigmoid().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![0.0], &[1]);
+    /// assert_eq!(x.sigmoid().to_vec_f64(), [0.5]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.25]);
+    /// ```
     sigmoid sigmoid_vjp_full Sigmoid saves y => |y, d| binary_given(y.into(), d.into(), BinaryOp::SigmoidGrad, "sigmoid");
     /// GELU, tanh form: `x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))`; derivative `ȳ·gelu′(x)`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.gelu().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![0.0], &[1]);
+    /// assert_eq!(x.gelu().to_vec_f64(), [0.0]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.5]);
+    /// ```
     gelu gelu_vjp_full Gelu saves x => |x, d| binary_given(x.into(), d.into(), BinaryOp::GeluGrad, "gelu");
     /// SiLU (swish) `x·σ(x)`; derivative `ȳ·σ(x)(1 + x(1 − σ(x)))`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.silu().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![0.0], &[1]);
+    /// assert_eq!(x.silu().to_vec_f64(), [0.0]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.5]);
+    /// ```
     silu silu_vjp_full Silu saves x => |x, d| binary_given(x.into(), d.into(), BinaryOp::SiluGrad, "silu");
 }
 
@@ -114,6 +246,17 @@ pub(crate) type OneAndParam<B> = (TensorTangent<B>, crate::__private::NoTangent)
 
 impl<B: Backend> Tensor<B> {
     /// `max(x, 0)` elementwise; derivative `ȳ·𝟙(x > 0)` (0 at 0).
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.relu().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![-1.0, 0.0, 2.0], &[3]);
+    /// assert_eq!(x.relu().to_vec_f64(), [0.0, 0.0, 2.0]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.0, 0.0, 1.0]);
+    /// ```
     ///
     /// # Panics
     /// If the tensor is not of a float dtype.
@@ -145,6 +288,20 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// `x > 0 ? x : α·x` elementwise; derivative `ȳ·(x > 0 ? 1 : α)`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.leaky_relu(0.25).sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![-1.0, 2.0], &[2]);
+    /// assert_eq!(x.leaky_relu(0.25).to_vec_f64(), [-0.25, 2.0]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.25, 1.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// If the tensor is not of a float dtype.
     #[track_caller]
     pub fn leaky_relu(&self, alpha: f64) -> Self {
         self.unary(UnaryOp::LeakyRelu(alpha), "leaky_relu")
@@ -178,6 +335,20 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// `xᵖ` elementwise for a constant `p`; derivative `ȳ·p·xᵖ⁻¹`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.powf(3.0).sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![2.0, -1.0], &[2]);
+    /// assert_eq!(x.powf(3.0).to_vec_f64(), [8.0, -1.0]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [12.0, 3.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// If the tensor is not of a float dtype.
     #[track_caller]
     pub fn powf(&self, p: f64) -> Self {
         self.unary(UnaryOp::Powf(p), "powf")
@@ -203,6 +374,20 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// `x²` elementwise; derivative `2x·ȳ`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.square().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![3.0, -0.5], &[2]);
+    /// assert_eq!(x.square().to_vec_f64(), [9.0, 0.25]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [6.0, -1.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// If the tensor is not of a float dtype.
     #[track_caller]
     pub fn square(&self) -> Self {
         self.mul(self)
@@ -222,8 +407,19 @@ impl<B: Backend> Tensor<B> {
 
     /// `min(max(x, lo), hi)` elementwise; derivative `ȳ·𝟙(lo ≤ x ≤ hi)`.
     ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.clamp(-1.0, 1.0).sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![-2.0, 0.5, 3.0], &[3]);
+    /// assert_eq!(x.clamp(-1.0, 1.0).to_vec_f64(), [-1.0, 0.5, 1.0]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.0, 1.0, 0.0]);
+    /// ```
+    ///
     /// # Panics
-    /// If `lo > hi`.
+    /// If `lo > hi`, or if the tensor is not of a float dtype.
     #[track_caller]
     pub fn clamp(&self, lo: f64, hi: f64) -> Self {
         assert!(lo <= hi, "clamp: lo {lo} is above hi {hi}");

@@ -193,7 +193,8 @@ impl<B: Backend> OuterSum<B> {
     /// shares it), by one GEMM with α = γ and β = 1: neither the product nor a scaled operand
     /// is stored. Plain SGD's step (`γ = −lr`) on a weight whose gradient is a product not
     /// yet computed: the gradient's buffer and the update's pass over it are saved, and so is
-    /// a pass scaling one operand (1.9% of the MNIST MLP step, docs/tensors.md).
+    /// a pass scaling one operand (1.9% of the MNIST MLP step; docs/perf-log.md, 20th and 23rd
+    /// sessions).
     ///
     /// # Panics
     /// If `target` does not have the product's shape, dtype and device.

@@ -1,0 +1,39 @@
+//! Control flow inside `#[differentiable]` functions, one module per construct:
+//! - [`branches`]: `if`/`else if`/`else`, `if let`, `match` (guards included);
+//! - [`loops`]: `for` over ranges and data iterators, `while` with active conditions, carried
+//!   variables, a loop of a million iterations;
+//! - [`arrays`]: element reads and writes of arrays and `Vec`s, `push`, array and `vec!`
+//!   literals;
+//! - [`mixed`]: branches inside loops and loops inside branches;
+//! - [`recursion`]: direct recursion;
+//! - [`generic`]: generic loops in `f32` and `f64`;
+//! - [`methods`]: methods with loops and branches;
+//! - [`rnn`]: an Elman RNN over plain arrays and over `Vec`s;
+//! - [`recomputed`]: loops that the pullback runs again instead of taping, and those it must not;
+//! - [`properties`]: finite differences at random points away from the branch boundaries.
+//!
+//! Every gradient is checked against the math in the doc comment of its function (up to
+//! rounding, [`common::EXACT_TOL`]) and against central finite differences.
+//!
+//! One test binary for all the modules: each file under `tests/` is a binary of its own that
+//! links the whole crate.
+
+// The functions index arrays in `for i in 0..n` loops and write `acc = acc * x` on purpose:
+// those are the constructs under test.
+#![allow(clippy::needless_range_loop, clippy::assign_op_pattern)]
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../common/elman.rs"]
+mod elman;
+
+mod arrays;
+mod branches;
+mod generic;
+mod loops;
+mod methods;
+mod mixed;
+mod properties;
+mod recomputed;
+mod recursion;
+mod rnn;
