@@ -27,7 +27,7 @@ use syn::{Block, Expr, Ident, parse_quote};
 /// The float methods worth recording: calls into the math library. (`sqrt`, `abs`, `recip`
 /// and the like are one instruction or two: running them again is cheaper than a copy.) Each
 /// has a marker type and float rule in `core/src/rules/methods.rs` (`recorded::tanh`), and
-/// `every_recorded_method` in `tests/control_flow.rs` calls them all.
+/// `every_recorded_method` in `tests/control_flow/recomputed.rs` calls them all.
 pub const CACHED: &[&str] = &[
     "acos", "asin", "atan", "cbrt", "cos", "cosh", "exp", "exp2", "exp_m1", "ln", "ln_1p", "log10",
     "log2", "sin", "sinh", "tan", "tanh",
