@@ -16,6 +16,8 @@
 mod draw;
 #[path = "sweep/pointwise.rs"]
 mod pointwise;
+#[path = "support/rng.rs"]
+mod rng;
 #[path = "sweep/structured.rs"]
 mod structured;
 
