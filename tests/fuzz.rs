@@ -8,8 +8,9 @@
 //! and no single allocation may exceed what the input's bytes can justify (twice the data
 //! that actually arrived, plus 64 KiB), whatever sizes the header declares.
 //!
-//! The normal run tries a few thousand inputs per format; `ADJOINT_FUZZ_ITERS=1000000 cargo
-//! test --release --test fuzz` runs the long one.
+//! The normal run tries a few thousand inputs per format (about 3 s); `cargo test --test fuzz
+//! -- --ignored` runs a million per format (measured: safetensors 152 s, IDX 237 s, debug
+//! build, 2 cores), and `ADJOINT_FUZZ_ITERS` sets the count of the normal run.
 
 #[path = "fuzz/alloc.rs"]
 mod alloc;
