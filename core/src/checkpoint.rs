@@ -329,7 +329,22 @@ pub fn load_with<B: Backend, M: Parameters<B>>(
         file: file.to_owned(),
         source,
     })?;
-    let st = SafeTensors::deserialize(&bytes).map_err(|e| CheckpointError::Corrupt {
+    load_from_bytes(model, &bytes, file, unknown)
+}
+
+/// [`load_with`] from the bytes of a safetensors file already in memory (embedded with
+/// `include_bytes!`, downloaded); `file` names it in the errors.
+///
+/// # Errors
+/// As [`load`], except [`Io`](CheckpointError::Io).
+pub fn load_from_bytes<B: Backend, M: Parameters<B>>(
+    model: &mut M,
+    bytes: &[u8],
+    file: impl AsRef<Path>,
+    unknown: UnknownTensors,
+) -> Result<(), CheckpointError> {
+    let file = file.as_ref();
+    let st = SafeTensors::deserialize(bytes).map_err(|e| CheckpointError::Corrupt {
         file: file.to_owned(),
         message: e.to_string(),
     })?;

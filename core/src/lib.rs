@@ -11,6 +11,7 @@
 // code will use the macros for layers) that path must resolve to this crate itself.
 extern crate self as adjoint;
 
+pub mod check;
 pub mod checkpoint;
 mod collections;
 mod differentiable;

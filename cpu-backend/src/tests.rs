@@ -353,6 +353,19 @@ fn reduce_matches_a_naive_reduction_over_every_axis_set() {
 }
 
 #[test]
+fn reducing_no_axis_copies_the_input_even_at_rank_0() {
+    // A rank-0 tensor has no axis to reduce: `sum_all` of a scalar is the scalar (it gave the
+    // identity, 0 for Sum, which zeroed the tangent of every `tensor ∘ f64` scalar operand
+    // after a full reduction). No axis of a rank-2 tensor: the same elements.
+    let x = CpuStorage::F64(vec![-2.5]);
+    for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::Min] {
+        assert_eq!(Cpu::reduce(op, &x, &[], &[]).to_f64(), vec![-2.5]);
+        let y = rand(6, 4);
+        assert_eq!(Cpu::reduce(op, &y, &[2, 3], &[]).to_f64(), y.to_f64());
+    }
+}
+
+#[test]
 fn column_folds_split_across_threads_give_the_in_order_values() {
     // A bias's tangent: the leading axes of a matrix long enough to be split between the
     // threads, in blocks of 64 columns and a shorter last one; each column summed in row

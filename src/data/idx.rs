@@ -35,9 +35,11 @@ pub const LABELS_MAGIC: u32 = 0x0000_0801;
 /// The first two bytes of every gzip stream.
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// Initial payload buffer cap: a header may claim any size, so memory grows only as bytes
-/// actually arrive beyond this.
-const MAX_PREALLOCATION: u64 = 1 << 26;
+/// Initial payload buffer cap: a header may claim any size (4 Gi elements per dimension), so
+/// the buffer starts small and grows only as bytes actually arrive (`read_to_end` doubles
+/// it), never beyond twice the data present. It was 64 MiB, which a 12-byte file claiming
+/// 2³² labels got allocated at once.
+const MAX_PREALLOCATION: u64 = 16 << 10;
 
 /// Element types of the IDX format (the third byte of the magic number).
 ///

@@ -127,17 +127,17 @@ pub(crate) fn matmul_tangents<B: Backend>(
         (TensorTangent::Dense(d), Some(a)) if sb.len() == 2 => {
             // b̄ = A_flatᵀ · Ȳ_flat over all batch rows, kept as its two operands so that the
             // accumulator of a weight used in many loop iterations takes it into its buffer.
-            let flat = |t: &Tensor<B>, cols: usize| {
+            // The batch rows counted from the shape, not as `len / cols`, which is 0 for an
+            // empty last axis whatever the rows.
+            let flat = |t: &Tensor<B>| {
                 if t.rank() == 2 {
                     t.clone()
                 } else {
-                    t.reshape(&[t.len() / cols.max(1), cols])
+                    let (rows, cols) = t.shape().split_at(t.rank() - 1);
+                    t.reshape(&[rows.iter().product(), cols[0]])
                 }
             };
-            let (a, d) = (
-                flat(a, sa[sa.len() - 1]),
-                flat(d, sb[usize::from(!b_transposed)]),
-            );
+            let (a, d) = (flat(a), flat(d));
             if b_transposed {
                 OuterSum::tangent(d, a)
             } else {
@@ -254,6 +254,13 @@ mod tests {
             (vec![3, 4], vec![2, 4, 5]),
             (vec![2, 3, 4], vec![2, 4, 5]),
             (vec![2, 1, 3, 4], vec![3, 4, 2]),
+            // Empty: a batch axis of 0 (it panicked in the kernel, whose operands hold no
+            // matrix), and a 2-D weight with no columns (its tangent's rows were counted as
+            // `len / cols`, 0).
+            (vec![2, 0, 3, 3], vec![1, 1, 3, 1]),
+            (vec![0, 3, 1], vec![1, 1, 0]),
+            (vec![2, 2, 1], vec![1, 0]),
+            (vec![2, 3, 0], vec![0, 1]),
         ] {
             check_binary("matmul", &a, &b, |x, y| x.matmul_vjp_full(y, [true, true]));
         }

@@ -571,7 +571,12 @@ fn run<T>(
     } else {
         (n as isize, 1)
     };
-    let last = batch.saturating_sub(1);
+    if batch == 0 || m == 0 || n == 0 {
+        // No output element (an empty batch axis broadcasts to none: the operands need not
+        // hold even one matrix).
+        return;
+    }
+    let last = batch - 1;
     assert!(
         a.len() >= last * spec.lhs_batch_stride + m * k,
         "matmul: lhs buffer too short"
@@ -580,9 +585,6 @@ fn run<T>(
         b.len() >= last * spec.rhs_batch_stride + k * n,
         "matmul: rhs buffer too short"
     );
-    if m == 0 || n == 0 {
-        return;
-    }
     for i in 0..batch {
         let a_ptr = a[i * spec.lhs_batch_stride..].as_ptr();
         let b_ptr = b[i * spec.rhs_batch_stride..].as_ptr();

@@ -63,7 +63,8 @@ fn reduce_with<T: Real + Send + Sync>(
     let kept: usize = merged.iter().filter(|m| !m.1).map(|m| m.0).product();
     let mut out = vec![identity; kept];
     let Some(&(run, run_reduced)) = merged.last() else {
-        return out;
+        // Rank 0: one element and no axis, so the reduction is the element itself.
+        return data.to_vec();
     };
     if data.is_empty() || run == 0 {
         return out;

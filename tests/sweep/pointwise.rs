@@ -1,0 +1,221 @@
+//! Sweep lines of the elementwise ops: unary functions, binary ops with broadcasting, the
+//! comparisons and `where_`, and the tensor–scalar operators.
+
+use super::Op;
+use super::draw::{Case, Rng, case};
+use adjoint::prelude::*;
+use adjoint::rules::operators::{AddRule, DivRule, MulRule, SubRule};
+
+/// A unary op on values of any rank ≤ 3 (`positive`: in `[0.5, 2)`).
+fn unary<P, R>(r: &mut Rng, positive: bool, f: impl Fn(&Tensor) -> (Tensor, P) + 'static) -> Case
+where
+    P: FnOnce(TensorTangent) -> R + 'static,
+    R: super::draw::IntoTangents,
+{
+    let shape = r.shape(0, 3);
+    let x = if positive {
+        r.positive(&shape)
+    } else {
+        r.values(&shape)
+    };
+    case(vec![x], String::new(), move |xs| f(&xs[0]))
+}
+
+/// A binary op on two shapes that broadcast, either side the smaller (`positive_rhs`: the
+/// right operand in `[0.5, 2)`).
+fn binary<P, R>(
+    r: &mut Rng,
+    positive_rhs: bool,
+    f: impl Fn(&Tensor, &Tensor) -> (Tensor, P) + 'static,
+) -> Case
+where
+    P: FnOnce(TensorTangent) -> R + 'static,
+    R: super::draw::IntoTangents,
+{
+    let big = r.shape(0, 3);
+    let small = r.partner(&big);
+    let (a, b) = if r.chance(0.5) {
+        (big, small)
+    } else {
+        (small, big)
+    };
+    let rhs = if positive_rhs {
+        r.positive(&b)
+    } else {
+        r.values(&b)
+    };
+    case(vec![r.values(&a), rhs], String::new(), move |xs| {
+        f(&xs[0], &xs[1])
+    })
+}
+
+/// A tensor–scalar operator; the scalar is the second input, a rank-0 tensor.
+fn scalar<P, R>(
+    r: &mut Rng,
+    positive: bool,
+    f: impl Fn(Tensor, f64) -> (Tensor, P) + 'static,
+) -> Case
+where
+    P: FnOnce(TensorTangent) -> R + 'static,
+    R: super::draw::IntoTangents,
+{
+    let shape = r.shape(0, 3);
+    let t = if positive {
+        r.positive(&shape)
+    } else {
+        r.values(&shape)
+    };
+    let s = r.positive(&[]);
+    case(vec![t, s], String::new(), move |xs| {
+        f(xs[0].clone(), xs[1].to_scalar())
+    })
+}
+
+macro_rules! unary_lines {
+    ($($name:literal $pos:literal $method:ident;)*) => {
+        vec![$(Op { name: $name, draw: |r| unary(r, $pos, |x| x.$method([true])) },)*]
+    };
+}
+
+macro_rules! binary_lines {
+    ($($name:literal $pos:literal $method:ident;)*) => {
+        vec![$(Op { name: $name, draw: |r| binary(r, $pos, |a, b| a.$method(b, [true, true])) },)*]
+    };
+}
+
+/// Every elementwise line.
+pub fn ops() -> Vec<Op> {
+    let mut ops = unary_lines! {
+        "exp" false exp_vjp_full; "ln" true ln_vjp_full; "sqrt" true sqrt_vjp_full;
+        "rsqrt" true rsqrt_vjp_full; "recip" true recip_vjp_full; "abs" false abs_vjp_full;
+        "sin" false sin_vjp_full; "cos" false cos_vjp_full; "tanh" false tanh_vjp_full;
+        "sigmoid" false sigmoid_vjp_full; "relu" false relu_vjp_full; "gelu" false gelu_vjp_full;
+        "silu" false silu_vjp_full; "neg" false neg_vjp_full; "square" false square_vjp_full;
+    };
+    ops.extend(binary_lines! {
+        "add" false add_vjp_full; "sub" false sub_vjp_full; "mul" false mul_vjp_full;
+        "div" true div_vjp_full; "maximum" false maximum_vjp_full;
+        "minimum" false minimum_vjp_full; "eq_mask" false eq_mask_vjp_full;
+        "gt" false gt_vjp_full; "ge" false ge_vjp_full; "lt" false lt_vjp_full;
+        "le" false le_vjp_full;
+    });
+    ops.extend(parametrized());
+    ops.extend(scalar_operators());
+    ops
+}
+
+/// Unary ops with a constant parameter, and `where_`.
+fn parametrized() -> Vec<Op> {
+    vec![
+        Op {
+            name: "leaky_relu",
+            draw: |r| unary(r, false, |x| x.leaky_relu_vjp_full(0.1, [true, false])),
+        },
+        Op {
+            name: "powf",
+            draw: |r| {
+                let p = [-1.5, 0.5, 2.0, 3.0][r.below(4)];
+                unary(r, true, move |x| x.powf_vjp_full(p, [true, false]))
+            },
+        },
+        Op {
+            name: "clamp",
+            draw: |r| {
+                unary(r, false, |x| {
+                    x.clamp_vjp_full(-0.5, 0.5, [true, false, false])
+                })
+            },
+        },
+        Op {
+            name: "add_scalar",
+            draw: |r| {
+                let c = r.uniform(-2.0, 2.0);
+                unary(r, false, move |x| x.add_scalar_vjp_full(c, [true, false]))
+            },
+        },
+        Op {
+            name: "mul_scalar",
+            draw: |r| {
+                let c = r.uniform(-2.0, 2.0);
+                unary(r, false, move |x| x.mul_scalar_vjp_full(c, [true, false]))
+            },
+        },
+        Op {
+            name: "dropout",
+            draw: |r| {
+                let seed = r.next_u64();
+                unary(r, false, move |x| {
+                    x.dropout_vjp_full(0.3, seed, [true, false, false])
+                })
+            },
+        },
+        Op {
+            name: "where_",
+            draw: |r| {
+                let shape = r.shape(0, 3);
+                let cond = r.values(&shape).gt(&Tensor::from_vec(vec![0.0_f64], &[]));
+                let other = r.partner(&shape);
+                let inputs = vec![r.values(&shape), r.values(&other)];
+                case(inputs, String::new(), move |xs| {
+                    let cond = cond.to_dtype(xs[0].dtype());
+                    let (y, pb) = cond.where__vjp_full(&xs[0], &xs[1], [false, true, true]);
+                    (y, move |d| {
+                        let (_, t, f) = pb(d);
+                        (t, f)
+                    })
+                })
+            },
+        },
+    ]
+}
+
+/// The rule of `s ∘ t` with its tangents in the order of the inputs, `(t̄, s̄)`.
+fn swapped(
+    (y, pb): (
+        Tensor,
+        impl FnOnce(TensorTangent) -> (f64, TensorTangent) + 'static,
+    ),
+) -> (Tensor, impl FnOnce(TensorTangent) -> (TensorTangent, f64)) {
+    (y, move |d| {
+        let (ds, dt) = pb(d);
+        (dt, ds)
+    })
+}
+
+/// The operators between a tensor and an `f64`, both differentiated.
+fn scalar_operators() -> Vec<Op> {
+    vec![
+        Op {
+            name: "t + s",
+            draw: |r| scalar(r, false, |t, s| AddRule::add_vjp(t, s, [true, true])),
+        },
+        Op {
+            name: "t - s",
+            draw: |r| scalar(r, false, |t, s| SubRule::sub_vjp(t, s, [true, true])),
+        },
+        Op {
+            name: "s - t",
+            draw: |r| {
+                scalar(r, false, |t, s| {
+                    swapped(SubRule::sub_vjp(s, t, [true, true]))
+                })
+            },
+        },
+        Op {
+            name: "t * s",
+            draw: |r| scalar(r, false, |t, s| MulRule::mul_vjp(t, s, [true, true])),
+        },
+        Op {
+            name: "t / s",
+            draw: |r| scalar(r, false, |t, s| DivRule::div_vjp(t, s, [true, true])),
+        },
+        Op {
+            name: "s / t",
+            draw: |r| {
+                scalar(r, true, |t, s| {
+                    swapped(DivRule::div_vjp(s, t, [true, true]))
+                })
+            },
+        },
+    ]
+}
