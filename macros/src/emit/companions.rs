@@ -132,7 +132,7 @@ fn full_companion(
     let slots = sig.slot_tuple();
     let cfgs = cfgs(item);
     let vis = &item.vis;
-    let n = sig.params.len();
+    let count = crate::emit::index(sig.params.len());
     // Both companions' signatures are spanned at the function's name, so that an error about a
     // type in them (a parameter type that is not `Differentiable`) is reported once, not per
     // companion.
@@ -152,7 +152,7 @@ fn full_companion(
         quote_spanned!(span=> impl #bound FnOnce(#pullback_inputs) -> #slots)
     };
     let full_sig = quote_spanned! {span=>
-        #generics (#(#full_decls,)* __needs: [bool; #n]) -> (#full_value, #pullback_type) #where_clause
+        #generics (#(#full_decls,)* __needs: [bool; #count]) -> (#full_value, #pullback_type) #where_clause
     };
     if is_method_form(item, sig, args) {
         let full = names::full_method(name);

@@ -73,7 +73,8 @@ pub fn plain_rules(affine: &Affine<'_>) -> TokenStream {
     let t0 = &t[0];
     backward.push(quote!(let #t0 = __d;));
     let out = leaf_tangents(products, &t, &mut backward);
-    quote!(|(#(#l,)*), __n: [bool; #leaves]| {
+    let count = crate::emit::index(leaves);
+    quote!(|(#(#l,)*), __n: [bool; #count]| {
         #(#forward)*
         (#result, move |__d| {
             // The seed as the fused site received it (a product not yet computed, say).
@@ -121,6 +122,11 @@ fn flow(t: &dyn quote::ToTokens) -> TokenStream {
 
 /// Whether any leaf in `range` needs its tangent: `(false || __n[i] || ..)`.
 fn needs(range: std::ops::Range<usize>) -> TokenStream {
-    let flags = range.map(|i| quote!(__n[#i]));
-    quote!((false #(|| #flags)*))
+    let flags = range
+        .map(|i| {
+            let i = crate::emit::index(i);
+            quote!(__n[#i])
+        })
+        .collect();
+    crate::emit::any(flags)
 }

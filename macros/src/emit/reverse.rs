@@ -155,6 +155,7 @@ impl Writer<'_> {
                 self.inout_declared.push((*call, *slot));
             }
             NodeKind::Component { parent, index } => {
+                let index = crate::emit::index(*index);
                 self.partials[*parent]
                     .push(quote!(::adjoint::__private::from_component::<#index, _>(#adjoint)));
             }

@@ -252,8 +252,12 @@ impl<'u> Lowering<'u> {
                 let deps = self.graph.nodes[*id].deps;
                 let flags = (0..128)
                     .filter(|i| deps >> i & 1 == 1)
-                    .map(|i: usize| quote!(__needs[#i]));
-                quote!((false #(|| #flags)*))
+                    .map(|i: usize| {
+                        let i = crate::emit::index(i);
+                        quote!(__needs[#i])
+                    })
+                    .collect();
+                crate::emit::any(flags)
             }
             _ => quote!(false),
         }
