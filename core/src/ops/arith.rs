@@ -81,7 +81,20 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// The sum of `self` over the axes broadcast from `shape`, with result shape `shape`: the
-    /// adjoint of broadcasting a `shape` tensor to `self.shape()`.
+    /// adjoint of broadcasting a `shape` tensor to `self.shape()`,
+    /// `y[j] = Σ_{i ↦ j} x[i]` over the elements `i` that broadcasting copies from `j`. It is
+    /// linear, with derivative `x̄ = ȳ` broadcast back to `self.shape()`. It has no rule of its
+    /// own (the rules call it on tangents): on an active value in `#[differentiable]` code,
+    /// write it as [`sum`](Tensor::sum) over the broadcast axes (`keepdim` for those that stay
+    /// with size 1).
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    /// assert_eq!(x.sum_to(&[3]).to_vec_f64(), [5.0, 7.0, 9.0]); // a row broadcast over 2
+    /// assert_eq!(x.sum_to(&[2, 1]).to_vec_f64(), [6.0, 15.0]); // a column broadcast over 3
+    /// assert_eq!(x.sum_to(&[]).to_scalar(), 21.0);
+    /// ```
     ///
     /// # Panics
     /// If `shape` does not broadcast to `self.shape()`.
@@ -124,7 +137,9 @@ macro_rules! binary_ops {
                 self.binary(rhs, BinaryOp::$op, stringify!($name))
             }
 
-            #[doc = concat!("[`", stringify!($name), "`](Tensor::", stringify!($name), ") returning an error on bad input.")]
+            #[doc = concat!("[`", stringify!($name), "`](Tensor::", stringify!($name), ") returning an error on bad input")]
+            #[doc = "(shapes that do not broadcast, dtypes that differ, a tensor not of a float dtype)"]
+            #[doc = "instead of panicking; the example of [`add`](Tensor::add) shows the `Err` case."]
             pub fn $try_name(&self, rhs: &Self) -> Result<Self, TensorError> {
                 self.try_binary(rhs, BinaryOp::$op, stringify!($name))
             }
@@ -133,19 +148,118 @@ macro_rules! binary_ops {
 }
 
 binary_ops! {
-    /// `a + b` elementwise with broadcasting.
+    /// `a + b` elementwise with broadcasting (the operator `&a + &b` computes the same).
+    /// Derivative: `ā = Σ↓ ȳ`, `b̄ = Σ↓ ȳ`, each summed over the axes along which its operand
+    /// was broadcast.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    /// let b = Tensor::from_vec(vec![10.0, 20.0], &[2]);
+    /// assert_eq!(a.add(&b).to_vec_f64(), [11.0, 22.0, 13.0, 24.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(a: &Tensor, b: &Tensor) -> Tensor {
+    ///     a.add(b).sum_all()
+    /// }
+    /// let (da, db) = gradient(f_vjp(&a, &b));
+    /// assert_eq!(da.unwrap().to_vec_f64(), [1.0; 4]);
+    /// assert_eq!(db.unwrap().to_vec_f64(), [2.0, 2.0]); // b is broadcast over 2 rows
+    ///
+    /// // `try_add`, like every `try_` op, returns the error instead of panicking.
+    /// let e = a.try_add(&Tensor::from_vec(vec![0.0; 3], &[3])).unwrap_err();
+    /// assert!(e.to_string().starts_with("add: shapes [2, 2] and [3] do not broadcast"));
+    /// ```
     add try_add Add;
-    /// `a − b` elementwise with broadcasting.
+    /// `a − b` elementwise with broadcasting (the operator `&a - &b`). Derivative: `ā = Σ↓ ȳ`,
+    /// `b̄ = −Σ↓ ȳ`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    /// let b = Tensor::from_vec(vec![10.0, 20.0], &[2]);
+    /// assert_eq!(a.sub(&b).to_vec_f64(), [-9.0, -18.0, -7.0, -16.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(a: &Tensor, b: &Tensor) -> Tensor {
+    ///     a.sub(b).sum_all()
+    /// }
+    /// let (da, db) = gradient(f_vjp(&a, &b));
+    /// assert_eq!(da.unwrap().to_vec_f64(), [1.0; 4]);
+    /// assert_eq!(db.unwrap().to_vec_f64(), [-2.0, -2.0]);
+    /// ```
     sub try_sub Sub;
-    /// `a · b` elementwise with broadcasting.
+    /// `a · b` elementwise with broadcasting (the operator `&a * &b`). Derivative:
+    /// `ā = Σ↓ ȳ·b`, `b̄ = Σ↓ ȳ·a`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    /// let b = Tensor::from_vec(vec![10.0, 20.0], &[2]);
+    /// assert_eq!(a.mul(&b).to_vec_f64(), [10.0, 40.0, 30.0, 80.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(a: &Tensor, b: &Tensor) -> Tensor {
+    ///     a.mul(b).sum_all()
+    /// }
+    /// let (da, db) = gradient(f_vjp(&a, &b));
+    /// assert_eq!(da.unwrap().to_vec_f64(), [10.0, 20.0, 10.0, 20.0]);
+    /// assert_eq!(db.unwrap().to_vec_f64(), [4.0, 6.0]); // the column sums of a
+    /// ```
     mul try_mul Mul;
-    /// `a / b` elementwise with broadcasting.
+    /// `a / b` elementwise with broadcasting (the operator `&a / &b`). Derivative:
+    /// `ā = Σ↓ ȳ/b`, `b̄ = −Σ↓ ȳ·a/b²`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    /// let b = Tensor::from_vec(vec![2.0, 4.0], &[2]);
+    /// assert_eq!(a.div(&b).to_vec_f64(), [0.5, 0.5, 1.5, 1.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(a: &Tensor, b: &Tensor) -> Tensor {
+    ///     a.div(b).sum_all()
+    /// }
+    /// let (da, db) = gradient(f_vjp(&a, &b));
+    /// assert_eq!(da.unwrap().to_vec_f64(), [0.5, 0.25, 0.5, 0.25]);
+    /// assert_eq!(db.unwrap().to_vec_f64(), [-1.0, -0.375]); // −(1 + 3)/2², −(2 + 4)/4²
+    /// ```
     div try_div Div;
-    /// `max(a, b)` elementwise with broadcasting; derivative: the larger input gets `ȳ`, half
-    /// each on a tie.
+    /// `max(a, b)` elementwise with broadcasting. Derivative: the larger input gets `ȳ`, half
+    /// each on a tie: `ā = Σ↓ ȳ·(𝟙(a > b) + ½𝟙(a = b))`, and `b̄` likewise.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0, 5.0, 3.0], &[3]);
+    /// let b = Tensor::from_vec(vec![2.0, 2.0, 3.0], &[3]);
+    /// assert_eq!(a.maximum(&b).to_vec_f64(), [2.0, 5.0, 3.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(a: &Tensor, b: &Tensor) -> Tensor {
+    ///     a.maximum(b).sum_all()
+    /// }
+    /// let (da, db) = gradient(f_vjp(&a, &b));
+    /// assert_eq!(da.unwrap().to_vec_f64(), [0.0, 1.0, 0.5]);
+    /// assert_eq!(db.unwrap().to_vec_f64(), [1.0, 0.0, 0.5]);
+    /// ```
     maximum try_maximum Max;
-    /// `min(a, b)` elementwise with broadcasting; derivative: the smaller input gets `ȳ`, half
-    /// each on a tie.
+    /// `min(a, b)` elementwise with broadcasting. Derivative: the smaller input gets `ȳ`, half
+    /// each on a tie: `ā = Σ↓ ȳ·(𝟙(a < b) + ½𝟙(a = b))`, and `b̄` likewise.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0, 5.0, 3.0], &[3]);
+    /// let b = Tensor::from_vec(vec![2.0, 2.0, 3.0], &[3]);
+    /// assert_eq!(a.minimum(&b).to_vec_f64(), [1.0, 2.0, 3.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(a: &Tensor, b: &Tensor) -> Tensor {
+    ///     a.minimum(b).sum_all()
+    /// }
+    /// let (da, db) = gradient(f_vjp(&a, &b));
+    /// assert_eq!(da.unwrap().to_vec_f64(), [1.0, 0.0, 0.5]);
+    /// assert_eq!(db.unwrap().to_vec_f64(), [0.0, 1.0, 0.5]);
+    /// ```
     minimum try_minimum Min;
 }
 
@@ -369,7 +483,22 @@ impl<B: Backend> Tensor<B> {
         extremum_rule(self, rhs, needs, false)
     }
 
-    /// `−x` elementwise; derivative `x̄ = −ȳ`.
+    /// `−x` elementwise (the operator `-&x` computes the same); derivative `x̄ = −ȳ`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, -2.0], &[2]);
+    /// assert_eq!(x.neg().to_vec_f64(), [-1.0, 2.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     (x.neg() * x).sum_all() // −Σ x², x̄ = −2x
+    /// }
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [-2.0, 4.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// If the tensor is not of a float dtype.
     #[track_caller]
     pub fn neg(&self) -> Self {
         self.unary(UnaryOp::Neg, "neg")

@@ -37,21 +37,76 @@ macro_rules! comparisons {
 }
 
 comparisons! {
-    /// The mask `𝟙(a = b)` (1 where equal, else 0), with broadcasting.
+    /// The mask `𝟙(a = b)` (1 where equal, else 0), with broadcasting. Derivative: zero for
+    /// both operands (a step function).
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+    /// assert_eq!(a.eq_mask(&Tensor::from_vec(vec![2.0], &[1])).to_vec_f64(), [0.0, 1.0, 0.0]);
+    /// ```
     eq_mask eq_mask_vjp_full Eq;
-    /// The mask `𝟙(a < b)`, with broadcasting.
+    /// The mask `𝟙(a < b)`, with broadcasting. Derivative: zero for both operands.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+    /// assert_eq!(a.lt(&Tensor::from_vec(vec![2.0], &[1])).to_vec_f64(), [1.0, 0.0, 0.0]);
+    /// ```
     lt lt_vjp_full Lt;
-    /// The mask `𝟙(a ≤ b)`, with broadcasting.
+    /// The mask `𝟙(a ≤ b)`, with broadcasting. Derivative: zero for both operands.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+    /// assert_eq!(a.le(&Tensor::from_vec(vec![2.0], &[1])).to_vec_f64(), [1.0, 1.0, 0.0]);
+    /// ```
     le le_vjp_full Le;
-    /// The mask `𝟙(a > b)`, with broadcasting.
+    /// The mask `𝟙(a > b)`, with broadcasting. Derivative: zero for both operands, so a mask
+    /// computed from an active value is a constant factor:
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![-1.0, 2.0, 3.0], &[3]);
+    /// assert_eq!(x.gt(&Tensor::from_vec(vec![0.0], &[1])).to_vec_f64(), [0.0, 1.0, 1.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     (x * x.gt(&Tensor::from_vec(vec![0.0], &[1]))).sum_all() // Σ of the positive x
+    /// }
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.0, 1.0, 1.0]);
+    /// ```
     gt gt_vjp_full Gt;
-    /// The mask `𝟙(a ≥ b)`, with broadcasting.
+    /// The mask `𝟙(a ≥ b)`, with broadcasting. Derivative: zero for both operands.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+    /// assert_eq!(a.ge(&Tensor::from_vec(vec![2.0], &[1])).to_vec_f64(), [0.0, 1.0, 1.0]);
+    /// ```
     ge ge_vjp_full Ge;
 }
 
 impl<B: Backend> Tensor<B> {
     /// `mask ≠ 0 ? on_true : on_false` elementwise, all three broadcast together; `self` is the
-    /// mask (any float tensor, e.g. from [`gt`](Tensor::gt)).
+    /// mask (any float tensor, e.g. from [`gt`](Tensor::gt)). Derivative: `ā = Σ↓ ȳ·𝟙(mask ≠ 0)`
+    /// for `on_true`, `b̄ = Σ↓ ȳ·𝟙(mask = 0)` for `on_false`, zero for the mask.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let mask = Tensor::from_vec(vec![1.0, 0.0, 1.0], &[3]);
+    /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+    /// let b = Tensor::from_vec(vec![-1.0], &[1]);
+    /// assert_eq!(mask.where_(&a, &b).to_vec_f64(), [1.0, -1.0, 3.0]);
+    ///
+    /// #[differentiable(wrt(a, b))]
+    /// fn f(mask: &Tensor, a: &Tensor, b: &Tensor) -> Tensor {
+    ///     mask.where_(a, b).sum_all()
+    /// }
+    /// let (da, db) = gradient(f_vjp(&mask, &a, &b));
+    /// assert_eq!(da.unwrap().to_vec_f64(), [1.0, 0.0, 1.0]);
+    /// assert_eq!(db.unwrap().to_vec_f64(), [1.0]); // b is broadcast, picked once
+    /// ```
     ///
     /// # Panics
     /// If the shapes do not broadcast or the branch dtypes differ.
@@ -60,7 +115,15 @@ impl<B: Backend> Tensor<B> {
         or_panic(self.try_where(on_true, on_false))
     }
 
-    /// [`where_`](Tensor::where_) returning an error on bad input.
+    /// [`where_`](Tensor::where_) returning an error on bad input (shapes that do not broadcast,
+    /// a tensor not of a float dtype, branch dtypes that differ) instead of panicking.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let mask = Tensor::from_vec(vec![1.0, 0.0, 1.0], &[3]);
+    /// let e = mask.try_where(&mask, &Tensor::from_vec(vec![0.0; 2], &[2])).unwrap_err();
+    /// assert!(e.to_string().starts_with("where_: shapes [3] and [2] do not broadcast"));
+    /// ```
     pub fn try_where(&self, on_true: &Self, on_false: &Self) -> Result<Self, TensorError> {
         self.check_float("where_")?;
         on_true.check_float("where_")?;

@@ -110,7 +110,28 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// The 2-D convolution (cross-correlation, as in PyTorch) of NCHW `self` with `weight`
-    /// `[O, C/groups, kh, kw]`: see the [module docs](self).
+    /// `[O, C/groups, kh, kw]`:
+    /// `y[n, o, i, j] = Σ_{c, p, q} w[o, c, p, q] · x[n, c, i·s₀ + p·d₀ − p₀, j·s₁ + q·d₁ − p₁]`
+    /// (per group; the [module docs](self) give the output size). Derivative:
+    /// `x̄ = col2im(wᵀ·ȳ)` (each input pixel gets the weights of the taps that read it, times
+    /// `ȳ`) and `w̄ = Σₙ ȳₙ·colsₙᵀ` (each tap gets the input pixels it read, times `ȳ`).
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec((0..9).map(f64::from).collect::<Vec<_>>(), &[1, 1, 3, 3]);
+    /// let w = Tensor::from_vec(vec![1.0, 0.0, 0.0, 1.0], &[1, 1, 2, 2]); // x[i, j] + x[i+1, j+1]
+    /// assert_eq!(x.conv2d(&w, Conv2d::default()).to_vec_f64(), [4.0, 6.0, 10.0, 12.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor, w: &Tensor) -> Tensor {
+    ///     x.conv2d(w, Conv2d::default()).sum_all()
+    /// }
+    /// let (dx, dw) = gradient(f_vjp(&x, &w));
+    /// // How many windows read each pixel through a tap of weight 1:
+    /// assert_eq!(dx.unwrap().to_vec_f64(), [1.0, 1.0, 0.0, 1.0, 2.0, 1.0, 0.0, 1.0, 1.0]);
+    /// // The sum of the pixels each tap reads: 0+1+3+4, 1+2+4+5, 3+4+6+7, 4+5+7+8.
+    /// assert_eq!(dw.unwrap().to_vec_f64(), [8.0, 12.0, 20.0, 24.0]);
+    /// ```
     ///
     /// # Panics
     /// On bad ranks, channel counts not divisible by `groups`, or a kernel that does not fit.
@@ -120,7 +141,18 @@ impl<B: Backend> Tensor<B> {
             .0
     }
 
-    /// [`conv2d`](Tensor::conv2d) returning an error on bad input.
+    /// [`conv2d`](Tensor::conv2d) returning an error on bad input (the cases under its
+    /// `# Panics`) instead of panicking.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![0.0; 9], &[1, 1, 3, 3]);
+    /// let two_channels = Tensor::from_vec(vec![0.0; 8], &[1, 2, 2, 2]);
+    /// let e = x.try_conv2d(&two_channels, Conv2d::default()).unwrap_err();
+    /// assert!(e.to_string().starts_with(
+    ///     "conv2d: input [1, 1, 3, 3] and weight [1, 2, 2, 2] do not match with groups = 1"
+    /// ));
+    /// ```
     pub fn try_conv2d(&self, weight: &Self, options: Conv2d) -> Result<Self, TensorError> {
         self.conv_check(weight, options)
             .map(|_| self.conv2d(weight, options))
@@ -229,7 +261,30 @@ impl<B: Backend> Tensor<B> {
         }
     }
 
-    /// [`conv2d`](Tensor::conv2d) plus a bias `b` of shape `[O]` added to every output pixel.
+    /// [`conv2d`](Tensor::conv2d) plus a bias `b` of shape `[O]` added to every output pixel:
+    /// `y[n, o, i, j] = conv2d(x, w)[n, o, i, j] + b[o]`. Derivative: `x̄` and `w̄` as for
+    /// `conv2d`, and `b̄[o] = Σ_{n,i,j} ȳ[n, o, i, j]`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[1, 1, 2, 2]);
+    /// let w = Tensor::from_vec(vec![2.0], &[1, 1, 1, 1]);
+    /// let b = Tensor::from_vec(vec![0.5], &[1]);
+    /// let y = x.conv2d_with_bias(&w, &b, Conv2d::default());
+    /// assert_eq!(y.to_vec_f64(), [2.5, 4.5, 6.5, 8.5]);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor, w: &Tensor, b: &Tensor) -> Tensor {
+    ///     x.conv2d_with_bias(w, b, Conv2d::default()).sum_all()
+    /// }
+    /// let (dx, dw, db) = gradient(f_vjp(&x, &w, &b));
+    /// assert_eq!(dx.unwrap().to_vec_f64(), [2.0; 4]);
+    /// assert_eq!(dw.unwrap().to_vec_f64(), [10.0]); // 1 + 2 + 3 + 4
+    /// assert_eq!(db.unwrap().to_vec_f64(), [4.0]); // one per output pixel
+    /// ```
+    ///
+    /// # Panics
+    /// As [`conv2d`](Tensor::conv2d), or if `bias` is not `[O]` of the input's dtype.
     #[track_caller]
     pub fn conv2d_with_bias(&self, weight: &Self, bias: &Self, options: Conv2d) -> Self {
         self.conv2d_with_bias_vjp_full(weight, bias, options, [false; 4])

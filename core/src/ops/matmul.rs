@@ -43,7 +43,15 @@ impl<B: Backend> Tensor<B> {
         or_panic(self.try_matmul(rhs))
     }
 
-    /// [`matmul`](Tensor::matmul) returning an error on bad shapes.
+    /// [`matmul`](Tensor::matmul) returning an error on bad shapes (the cases under its
+    /// `# Panics`) instead of panicking.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let a = Tensor::from_vec(vec![0.0; 6], &[2, 3]);
+    /// let e = a.try_matmul(&a).unwrap_err();
+    /// assert_eq!(e.to_string(), "matmul: inner dimensions differ: [2, 3] · [2, 3]");
+    /// ```
     pub fn try_matmul(&self, rhs: &Self) -> Result<Self, TensorError> {
         self.check_float("matmul")?;
         let (a, b) = (self.shape(), rhs.shape());

@@ -24,8 +24,25 @@ impl<B: Backend> Tensor<B> {
         u.ge(&self.scalar_like(p)).mul_scalar(1.0 / (1.0 - p))
     }
 
-    /// Zeroes each element with probability `p` and scales the rest by `1/(1 − p)`; the mask
-    /// is a function of `seed` (same seed, same mask).
+    /// Zeroes each element with probability `p` and scales the rest by `1/(1 − p)`:
+    /// `y = x · m / (1 − p)` with `m ~ Bernoulli(1 − p)` a function of `seed` (same seed, same
+    /// mask). Derivative: `x̄ = ȳ · m / (1 − p)`, the same mask.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0; 8], &[8]);
+    /// let y = x.dropout(0.5, 7);
+    /// assert!(y.to_vec_f64().iter().all(|&v| v == 0.0 || v == 2.0)); // x·m/(1 − p)
+    /// assert_eq!(x.dropout(0.5, 7), y); // same seed, same mask
+    /// assert_eq!(x.dropout(0.0, 7), x); // p = 0 keeps everything
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.dropout(0.5, 7).sum_all()
+    /// }
+    /// // x̄ = m/(1 − p), which for x = 1 is the dropped-out x itself.
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap(), y);
+    /// ```
     ///
     /// # Panics
     /// If `p` is not in `[0, 1)`.
@@ -52,10 +69,33 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// Layer normalisation over the last axis with scale `gamma` and shift `beta` (both of
-    /// shape `[D]`): `(x − μ)/√(σ² + ε) · γ + β`.
+    /// shape `[D]`): `y = x̂ · γ + β`, `x̂ = (x − μ)/√(σ² + ε)`, with `μ` and `σ²` (population
+    /// variance) over the last axis. Derivative, with `r = 1/√(σ² + ε)` and `ĝ = ȳ·γ`:
+    /// `x̄ = r · (ĝ − mean(ĝ) − x̂ · mean(ĝ·x̂))` (means over the last axis), `γ̄ = Σ ȳ·x̂` and
+    /// `β̄ = Σ ȳ` (sums over all but the last axis).
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![0.0, 0.0, 4.0, 4.0], &[1, 4]); // μ = 2, σ = 2
+    /// let gamma = Tensor::from_vec(vec![2.0, 1.0, 1.0, 1.0], &[4]);
+    /// let beta = Tensor::from_vec(vec![0.5, 0.0, 0.0, 0.0], &[4]);
+    /// let y = x.layer_norm(&gamma, &beta, 0.0);
+    /// assert_eq!(y.to_vec_f64(), [-1.5, -1.0, 1.0, 1.0]); // x̂ = [−1, −1, 1, 1]
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor, g: &Tensor, b: &Tensor) -> Tensor {
+    ///     let pick = Tensor::from_vec(vec![1.0, 0.0, 0.0, 0.0], &[4]);
+    ///     (x.layer_norm(g, b, 0.0) * pick).sum_all() // y[0, 0]
+    /// }
+    /// let (dx, dg, db) = gradient(f_vjp(&x, &gamma, &beta));
+    /// // ĝ = [2, 0, 0, 0]: r·(ĝ − 1/2 − x̂·(−1/2)) with r = 1/2
+    /// assert_eq!(dx.unwrap().to_vec_f64(), [0.5, -0.5, 0.0, 0.0]);
+    /// assert_eq!(dg.unwrap().to_vec_f64(), [-1.0, 0.0, 0.0, 0.0]);
+    /// assert_eq!(db.unwrap().to_vec_f64(), [1.0, 0.0, 0.0, 0.0]);
+    /// ```
     ///
     /// # Panics
-    /// If `gamma` or `beta` is not `[D]`.
+    /// If `self` has rank 0, or `gamma` or `beta` is not `[D]`.
     #[track_caller]
     pub fn layer_norm(&self, gamma: &Self, beta: &Self, eps: f64) -> Self {
         self.layer_norm_vjp_full(gamma, beta, eps, [false; 4]).0

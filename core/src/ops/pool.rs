@@ -95,7 +95,28 @@ impl<B: Backend> Tensor<B> {
         )
     }
 
-    /// The maximum of each `kernel` window (stride, padding and dilation from `options`).
+    /// The maximum of each `kernel` window (stride, padding and dilation from `options`; padding
+    /// never wins), per image and channel of NCHW `self`:
+    /// `y[n, c, i, j] = max_{p, q} x[n, c, i·s₀ + p·d₀ − p₀, j·s₁ + q·d₁ − p₁]`.
+    /// Derivative: each window's `ȳ` goes to its first maximal element (summed where windows
+    /// overlap), as in PyTorch.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 5.0, 2.0, 0.0, 3.0, 4.0, 8.0, 7.0], &[1, 1, 2, 4]);
+    /// let y = x.max_pool2d([2, 2], Conv2d::stride(2));
+    /// assert_eq!((y.shape(), y.to_vec_f64()), (&[1, 1, 1, 2][..], vec![5.0, 8.0]));
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.max_pool2d([2, 2], Conv2d::stride(2)).sum_all()
+    /// }
+    /// let dx = gradient(f_vjp(&x)).unwrap();
+    /// assert_eq!(dx.to_vec_f64(), [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `self` is not NCHW (rank 4) of a float dtype, or the window does not fit the input.
     #[track_caller]
     pub fn max_pool2d(&self, kernel: [usize; 2], options: Conv2d) -> Self {
         self.pool_rule(kernel, options, true, [false; 3]).0
@@ -115,7 +136,27 @@ impl<B: Backend> Tensor<B> {
         self.pool_rule(kernel, options, true, needs)
     }
 
-    /// The mean of each `kernel` window, padding counted as zeros.
+    /// The mean of each `kernel` window (stride, padding and dilation from `options`), padding
+    /// counted as zeros:
+    /// `y[n, c, i, j] = Σ_{p, q} x[n, c, i·s₀ + p·d₀ − p₀, j·s₁ + q·d₁ − p₁] / (kh·kw)`.
+    /// Derivative: each window's `ȳ / (kh·kw)` goes to each of its elements (summed where
+    /// windows overlap).
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 5.0, 2.0, 0.0, 3.0, 4.0, 8.0, 7.0], &[1, 1, 2, 4]);
+    /// let y = x.avg_pool2d([2, 2], Conv2d::stride(2));
+    /// assert_eq!(y.to_vec_f64(), [3.25, 4.25]);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.avg_pool2d([2, 2], Conv2d::stride(2)).sum_all()
+    /// }
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.25; 8]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `self` is not NCHW (rank 4) of a float dtype, or the window does not fit the input.
     #[track_caller]
     pub fn avg_pool2d(&self, kernel: [usize; 2], options: Conv2d) -> Self {
         self.pool_rule(kernel, options, false, [false; 3]).0

@@ -14,6 +14,20 @@
 //!
 //! The scalar's tangent is a host number: computing it (only when the scalar is active)
 //! downloads one value from the device.
+//!
+//! ```
+//! use adjoint::prelude::*;
+//! let t = Tensor::from_vec(vec![1.0, 4.0], &[2]);
+//! assert_eq!((2.0 - &t / 4.0).to_vec_f64(), [1.75, 1.0]);
+//!
+//! #[differentiable]
+//! fn f(t: &Tensor, s: f64) -> Tensor {
+//!     (t * s).sum_all()
+//! }
+//! let (dt, ds) = gradient(f_vjp(&t, 3.0));
+//! assert_eq!(dt.unwrap().to_vec_f64(), [3.0, 3.0]); // s·ȳ
+//! assert_eq!(ds, 5.0); // Σ ȳ·t
+//! ```
 
 use super::slot;
 use crate::Float;
@@ -23,13 +37,45 @@ use crate::tensor::{Backend, Tensor, TensorTangent};
 use adjoint_backend::UnaryOp;
 
 impl<B: Backend> Tensor<B> {
-    /// `t + c` elementwise; derivative `t̄ = ȳ`.
+    /// `t + c` elementwise; derivative `t̄ = ȳ` (`c` is a constant: to differentiate with
+    /// respect to it, write `t + c`, see the [module docs](self)).
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let t = Tensor::from_vec(vec![1.0, 2.0], &[2]);
+    /// assert_eq!(t.add_scalar(0.5).to_vec_f64(), [1.5, 2.5]);
+    ///
+    /// #[differentiable]
+    /// fn f(t: &Tensor) -> Tensor {
+    ///     (t.add_scalar(1.0) * t).sum_all() // Σ (t + 1)·t, t̄ = 2t + 1
+    /// }
+    /// assert_eq!(gradient(f_vjp(&t)).unwrap().to_vec_f64(), [3.0, 5.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// If the tensor is not of a float dtype.
     #[track_caller]
     pub fn add_scalar(&self, c: f64) -> Self {
         self.unary(UnaryOp::AddScalar(c), "add_scalar")
     }
 
-    /// `c · t` elementwise; derivative `t̄ = c·ȳ`.
+    /// `c · t` elementwise; derivative `t̄ = c·ȳ` (`c` is a constant; `t * c` also
+    /// differentiates with respect to `c`).
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let t = Tensor::from_vec(vec![1.0, -2.0], &[2]);
+    /// assert_eq!(t.mul_scalar(3.0).to_vec_f64(), [3.0, -6.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(t: &Tensor) -> Tensor {
+    ///     t.mul_scalar(3.0).sum_all()
+    /// }
+    /// assert_eq!(gradient(f_vjp(&t)).unwrap().to_vec_f64(), [3.0, 3.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// If the tensor is not of a float dtype.
     #[track_caller]
     pub fn mul_scalar(&self, c: f64) -> Self {
         self.unary(UnaryOp::MulScalar(c), "mul_scalar")

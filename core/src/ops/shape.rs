@@ -46,7 +46,15 @@ impl<B: Backend> Tensor<B> {
         or_panic(self.try_reshape(shape))
     }
 
-    /// [`reshape`](Tensor::reshape) returning an error on a size mismatch.
+    /// [`reshape`](Tensor::reshape) returning an error on a size mismatch instead of panicking.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    /// assert_eq!(x.try_reshape(&[6]).unwrap().shape(), [6]);
+    /// let e = x.try_reshape(&[4]).unwrap_err();
+    /// assert_eq!(e.to_string(), "reshape: cannot reshape [2, 3] (6 elements) to [4]");
+    /// ```
     pub fn try_reshape(&self, shape: &[usize]) -> Result<Self, TensorError> {
         ensure(
             shape.iter().product::<usize>() == self.len(),
@@ -80,7 +88,15 @@ impl<B: Backend> Tensor<B> {
         or_panic(self.try_permute(perm))
     }
 
-    /// [`permute`](Tensor::permute) returning an error on a bad permutation.
+    /// [`permute`](Tensor::permute) returning an error on a bad permutation instead of
+    /// panicking.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    /// let e = x.try_permute(&[0, 0]).unwrap_err();
+    /// assert_eq!(e.to_string(), "permute: [0, 0] is not a permutation of the axes of [2, 3]");
+    /// ```
     pub fn try_permute(&self, perm: &[usize]) -> Result<Self, TensorError> {
         let mut seen = vec![false; self.rank()];
         let ok = perm.len() == self.rank()
@@ -168,7 +184,15 @@ impl<B: Backend> Tensor<B> {
         or_panic(self.try_broadcast_to(shape))
     }
 
-    /// [`broadcast_to`](Tensor::broadcast_to) returning an error.
+    /// [`broadcast_to`](Tensor::broadcast_to) returning an error instead of panicking when the
+    /// shape does not broadcast.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![1.0, 2.0], &[2]);
+    /// let e = x.try_broadcast_to(&[2, 3]).unwrap_err();
+    /// assert_eq!(e.to_string(), "broadcast_to: shape [2] does not broadcast to [2, 3]");
+    /// ```
     pub fn try_broadcast_to(&self, shape: &[usize]) -> Result<Self, TensorError> {
         let ok = self.rank() <= shape.len()
             && broadcast_shape("broadcast_to", self.shape(), shape).as_deref() == Ok(shape);
