@@ -21,6 +21,7 @@ pub mod nn;
 pub mod ops;
 pub mod optim;
 mod params;
+mod pullbacks;
 pub mod rules;
 pub mod tensor;
 
@@ -28,7 +29,7 @@ pub mod tensor;
 pub mod __private;
 
 pub use checkpoint::CheckpointError;
-pub use differentiable::{Differentiable, TangentVector};
+pub use differentiable::{Differentiable, NoTangent, TangentVector};
 pub use float::{Float, FloatMath};
 pub use gradient::{UnitSeed, gradient, value_with_gradient, without_derivative};
 pub use ops::conv::Conv2d;

@@ -8,9 +8,9 @@
 //!   across the threads from 2¹⁸ elements; `select` and layout changes are `ndarray` zips
 //!   over (broadcast) views.
 //! * Convolution at stride 1 in `f32` on CPUs with AVX2 and FMA but not AVX-512F reads the
-//!   image in place (`ops::conv_direct`: register tiles load the image through a table of
+//!   image in place (`ops::conv::direct`: register tiles load the image through a table of
 //!   tap offsets, with no unfolded columns); any other is `im2col` + one serial GEMM per image
-//!   and group (`ops::conv_gemm`). Both spread the images over the threads. Max pooling and
+//!   and group (`ops::conv::gemm`). Both spread the images over the threads. Max pooling and
 //!   its tangent are single passes (`ops::pool`).
 //!
 //! [`matmul_calls`] counts the matrix products run by the current thread, so tests can check
@@ -253,7 +253,7 @@ impl Backend for Cpu {
         ops::conv::col2im(cols, g)
     }
     fn conv2d(x: &CpuStorage, w: &CpuStorage, spec: &Conv2dSpec) -> CpuStorage {
-        ops::conv_gemm::conv2d(x, w, spec)
+        ops::conv::conv2d(x, w, spec)
     }
     fn conv2d_bias(
         x: &CpuStorage,
@@ -261,7 +261,7 @@ impl Backend for Cpu {
         bias: &CpuStorage,
         spec: &Conv2dSpec,
     ) -> Option<CpuStorage> {
-        Some(ops::conv_gemm::conv2d_bias(x, w, bias, spec))
+        Some(ops::conv::conv2d_bias(x, w, bias, spec))
     }
     fn max_pool2d(x: &CpuStorage, geometry: &Conv2dGeometry) -> Option<(CpuStorage, CpuStorage)> {
         Some(ops::pool::max_pool2d(x, geometry))
@@ -274,10 +274,10 @@ impl Backend for Cpu {
         Some(ops::pool::max_pool2d_backward(dy, winners, geometry))
     }
     fn conv2d_backward_input(dy: &CpuStorage, w: &CpuStorage, spec: &Conv2dSpec) -> CpuStorage {
-        ops::conv_gemm::conv2d_backward_input(dy, w, spec)
+        ops::conv::conv2d_backward_input(dy, w, spec)
     }
     fn conv2d_backward_weight(x: &CpuStorage, dy: &CpuStorage, spec: &Conv2dSpec) -> CpuStorage {
-        ops::conv_gemm::conv2d_backward_weight(x, dy, spec)
+        ops::conv::conv2d_backward_weight(x, dy, spec)
     }
     fn update(
         op: UpdateOp,

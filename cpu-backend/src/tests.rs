@@ -967,7 +967,7 @@ fn f32_convolutions_match_f64_in_every_tail() {
     ];
     for (i, &spec) in cases.iter().enumerate() {
         let g = spec.geometry;
-        let direct = crate::ops::conv_direct::supported(&spec);
+        let direct = crate::ops::conv::direct::supported(&spec);
         assert_eq!(
             direct,
             g.stride == [1, 1] && crate::ops::simd::has_avx2_fma(),
@@ -1000,7 +1000,7 @@ fn f32_convolutions_match_f64_in_every_tail() {
         // with AVX-512F).
         let mut direct_results = Vec::new();
         if direct {
-            use crate::ops::conv_direct as d;
+            use crate::ops::conv::direct as d;
             let s = |v: &CpuStorage| match v {
                 CpuStorage::F32(v) => v.clone(),
                 other => panic!("an f32 buffer, got {:?}", other.dtype()),

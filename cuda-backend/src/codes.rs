@@ -1,107 +1,40 @@
 //! The run-time codes of the elementwise and reduction ops, shared with the kernels.
 //!
-//! Each op enum of adjoint-backend maps to a code and up to two parameters; the header
-//! `codes.cuh` that the kernels include is generated from the same lists ([`header`]), and a
-//! test checks that `kernels/ops.cuh` has a `case` for every code.
+//! Each op family of adjoint-backend is one list, which gives every op a code (its position
+//! in the family's `EVERY`) and up to two parameters; the header `codes.cuh` that the kernels
+//! include is generated from the same lists ([`header`]), and a test checks that
+//! `kernels/ops.cuh` has a `case` for every code and none for an op not listed.
 
 use adjoint_backend::{BinaryOp, ReduceOp, UnaryOp};
 
-macro_rules! codes {
-    ($(#[$doc:meta])* $name:ident, $prefix:literal: $($op:ident),* $(,)?) => {
-        $(#[$doc])*
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-        #[repr(u32)]
-        pub(crate) enum $name { $($op),* }
-
-        impl $name {
-            /// `(name in the kernels, code)` of every op.
-            pub(crate) const ALL: &[(&str, u32)] =
-                &[$((concat!($prefix, stringify!($op)), $name::$op as u32)),*];
-        }
-    };
-}
-
-codes!(
-    /// Codes of [`UnaryOp`] (`U_*` in the kernels).
-    Unary, "U_": Neg, Exp, Ln, Sqrt, Rsqrt, Recip, Abs, Sign, Tanh, Sigmoid, Relu, LeakyRelu,
-    Gelu, Silu, Sin, Cos, Powf, AddScalar, MulScalar, DivScalarBy, Clamp,
-);
-codes!(
-    /// Codes of [`BinaryOp`] (`B_*` in the kernels).
-    Binary, "B_": Add, Sub, Mul, Div, Max, Min, Pow, Eq, Lt, Le, Gt, Ge, LeakyReluGrad,
-    TanhGrad, SigmoidGrad, GeluGrad, SiluGrad, ClampGrad,
-);
-codes!(
-    /// Codes of [`ReduceOp`] (`R_*` in the kernels).
-    Reduce, "R_": Sum, Max, Min,
-);
-
 /// The code and parameters of a unary op.
 pub(crate) fn unary(op: UnaryOp) -> (u32, [f64; 2]) {
-    let (code, params) = match op {
-        UnaryOp::Neg => (Unary::Neg, [0.0; 2]),
-        UnaryOp::Exp => (Unary::Exp, [0.0; 2]),
-        UnaryOp::Ln => (Unary::Ln, [0.0; 2]),
-        UnaryOp::Sqrt => (Unary::Sqrt, [0.0; 2]),
-        UnaryOp::Rsqrt => (Unary::Rsqrt, [0.0; 2]),
-        UnaryOp::Recip => (Unary::Recip, [0.0; 2]),
-        UnaryOp::Abs => (Unary::Abs, [0.0; 2]),
-        UnaryOp::Sign => (Unary::Sign, [0.0; 2]),
-        UnaryOp::Tanh => (Unary::Tanh, [0.0; 2]),
-        UnaryOp::Sigmoid => (Unary::Sigmoid, [0.0; 2]),
-        UnaryOp::Relu => (Unary::Relu, [0.0; 2]),
-        UnaryOp::LeakyRelu(a) => (Unary::LeakyRelu, [a, 0.0]),
-        UnaryOp::Gelu => (Unary::Gelu, [0.0; 2]),
-        UnaryOp::Silu => (Unary::Silu, [0.0; 2]),
-        UnaryOp::Sin => (Unary::Sin, [0.0; 2]),
-        UnaryOp::Cos => (Unary::Cos, [0.0; 2]),
-        UnaryOp::Powf(p) => (Unary::Powf, [p, 0.0]),
-        UnaryOp::AddScalar(s) => (Unary::AddScalar, [s, 0.0]),
-        UnaryOp::MulScalar(s) => (Unary::MulScalar, [s, 0.0]),
-        UnaryOp::DivScalarBy(s) => (Unary::DivScalarBy, [s, 0.0]),
-        UnaryOp::Clamp(lo, hi) => (Unary::Clamp, [lo, hi]),
-    };
-    (code as u32, params)
+    (op.code(), op.params())
 }
 
 /// The code and parameters of a binary op.
 pub(crate) fn binary(op: BinaryOp) -> (u32, [f64; 2]) {
-    let (code, params) = match op {
-        BinaryOp::Add => (Binary::Add, [0.0; 2]),
-        BinaryOp::Sub => (Binary::Sub, [0.0; 2]),
-        BinaryOp::Mul => (Binary::Mul, [0.0; 2]),
-        BinaryOp::Div => (Binary::Div, [0.0; 2]),
-        BinaryOp::Max => (Binary::Max, [0.0; 2]),
-        BinaryOp::Min => (Binary::Min, [0.0; 2]),
-        BinaryOp::Pow => (Binary::Pow, [0.0; 2]),
-        BinaryOp::Eq => (Binary::Eq, [0.0; 2]),
-        BinaryOp::Lt => (Binary::Lt, [0.0; 2]),
-        BinaryOp::Le => (Binary::Le, [0.0; 2]),
-        BinaryOp::Gt => (Binary::Gt, [0.0; 2]),
-        BinaryOp::Ge => (Binary::Ge, [0.0; 2]),
-        BinaryOp::LeakyReluGrad(a) => (Binary::LeakyReluGrad, [a, 0.0]),
-        BinaryOp::TanhGrad => (Binary::TanhGrad, [0.0; 2]),
-        BinaryOp::SigmoidGrad => (Binary::SigmoidGrad, [0.0; 2]),
-        BinaryOp::GeluGrad => (Binary::GeluGrad, [0.0; 2]),
-        BinaryOp::SiluGrad => (Binary::SiluGrad, [0.0; 2]),
-        BinaryOp::ClampGrad(lo, hi) => (Binary::ClampGrad, [lo, hi]),
-    };
-    (code as u32, params)
+    (op.code(), op.params())
 }
 
 /// The code of a reduction.
 pub(crate) fn reduce(op: ReduceOp) -> u32 {
-    (match op {
-        ReduceOp::Sum => Reduce::Sum,
-        ReduceOp::Max => Reduce::Max,
-        ReduceOp::Min => Reduce::Min,
-    }) as u32
+    op.code()
+}
+
+/// `(name in the kernels, code)` of every op: `U_*`, `B_*` and `R_*` for the unary, binary and
+/// reduction ops.
+fn all() -> impl Iterator<Item = (String, u32)> {
+    let unary = UnaryOp::EVERY.map(|op| (format!("U_{}", op.name()), op.code()));
+    let binary = BinaryOp::EVERY.map(|op| (format!("B_{}", op.name()), op.code()));
+    let reduce = ReduceOp::EVERY.map(|op| (format!("R_{}", op.name()), op.code()));
+    unary.into_iter().chain(binary).chain(reduce)
 }
 
 /// The header `codes.cuh`: one `#define` per code.
 pub(crate) fn header() -> String {
     let mut out = String::from("// Generated by src/codes.rs.\n#pragma once\n");
-    for (name, code) in Unary::ALL.iter().chain(Binary::ALL).chain(Reduce::ALL) {
+    for (name, code) in all() {
         out += &format!("#define {name} {code}u\n");
     }
     out
@@ -111,14 +44,46 @@ pub(crate) fn header() -> String {
 mod tests {
     use super::*;
 
+    /// `kernels/ops.cuh` has a `case` for every op of the lists, and none for another.
     #[test]
-    fn every_code_has_a_case_in_the_kernels() {
+    fn the_kernels_have_a_case_for_every_code_and_no_other() {
         let ops = include_str!("../kernels/ops.cuh");
-        for (name, _) in Unary::ALL.iter().chain(Binary::ALL).chain(Reduce::ALL) {
+        let names: Vec<String> = all().map(|(name, _)| name).collect();
+        for name in &names {
             assert!(
                 ops.contains(&format!("case {name}:")),
                 "kernels/ops.cuh has no `case {name}:`"
             );
         }
+        let cases = ops
+            .split("case ")
+            .skip(1)
+            .filter_map(|rest| rest.split_once(':').map(|(name, _)| name.trim()));
+        for case in cases {
+            assert!(
+                names.iter().any(|name| name == case),
+                "kernels/ops.cuh has a `case {case}:` for an op that adjoint-backend does not list"
+            );
+        }
+    }
+
+    /// The generated header starts as before the lists moved to adjoint-backend: the codes
+    /// are the positions in each list.
+    #[test]
+    fn the_header_defines_each_code_by_its_position() {
+        let header = header();
+        for line in [
+            "#define U_Neg 0u",
+            "#define U_Clamp 20u",
+            "#define B_Add 0u",
+            "#define B_ClampGrad 17u",
+            "#define R_Min 2u",
+        ] {
+            assert!(
+                header.lines().any(|l| l == line),
+                "no `{line}` in\n{header}"
+            );
+        }
+        assert_eq!(header.lines().count(), 2 + 21 + 18 + 3);
     }
 }

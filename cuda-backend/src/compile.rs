@@ -1,54 +1,28 @@
-//! The kernel files of `kernels/` and their compilation by NVRTC into device code (cubin).
+//! A kernel file ([`Module`]) and its compilation by NVRTC into device code (cubin).
 //!
-//! Every `.cu` file is one module, compiled the first time one of its kernels runs on a device
-//! and cached for the process. The headers (`common.cuh`, `ops.cuh` and the generated
-//! `codes.cuh`) are handed to NVRTC in memory, so nothing is read from disk at run time.
-//! [`compile_kernels`] compiles them all for one architecture: CI runs it for `sm_80` and
-//! `sm_90` with NVRTC from PyPI and fails on any error or register spill.
+//! Every `.cu` file of `kernels/` is one module, declared by the op family whose kernels it
+//! holds (`ops/*.rs`, listed in `kernels.rs`), compiled when a device is opened and cached for
+//! the process. The headers (`common.cuh`, `ops.cuh` and the generated `codes.cuh`) are handed
+//! to NVRTC in memory, so nothing is read from disk at run time.
+//! [`compile_kernels`](crate::compile_kernels) compiles them all for one architecture: CI runs
+//! it for `sm_80` and `sm_90` with NVRTC from PyPI and fails on any error or register spill.
 
-use crate::{CudaError, codes};
+use crate::codes;
+use crate::error::CudaError;
 use cudarc::nvrtc::sys;
 use std::ffi::{CStr, CString, c_char, c_int};
 
-/// One kernel file (a module on the device).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) enum Module {
-    Elementwise,
-    Reduce,
-    Layout,
-    Index,
-    Conv,
-    Random,
-    Update,
-}
-
-impl Module {
-    pub(crate) const ALL: [Module; 7] = [
-        Module::Elementwise,
-        Module::Reduce,
-        Module::Layout,
-        Module::Index,
-        Module::Conv,
-        Module::Random,
-        Module::Update,
-    ];
-
-    /// The file name in `kernels/` and its text.
-    pub(crate) fn source(self) -> (&'static str, &'static str) {
-        match self {
-            Module::Elementwise => ("elementwise.cu", include_str!("../kernels/elementwise.cu")),
-            Module::Reduce => ("reduce.cu", include_str!("../kernels/reduce.cu")),
-            Module::Layout => ("layout.cu", include_str!("../kernels/layout.cu")),
-            Module::Index => ("index.cu", include_str!("../kernels/index.cu")),
-            Module::Conv => ("conv.cu", include_str!("../kernels/conv.cu")),
-            Module::Random => ("random.cu", include_str!("../kernels/random.cu")),
-            Module::Update => ("update.cu", include_str!("../kernels/update.cu")),
-        }
-    }
-
-    pub(crate) fn index(self) -> usize {
-        self as usize
-    }
+/// One kernel file (a module on the device), as the op family whose kernels it holds declares
+/// it: its name in `kernels/`, its text, and the structs its kernels take by value.
+#[derive(Debug)]
+pub(crate) struct Module {
+    /// The file name in `kernels/`.
+    pub(crate) file: &'static str,
+    /// The file's text.
+    pub(crate) text: &'static str,
+    /// The structs its kernels take by value, as Rust lays them out: the compilation asserts
+    /// that the kernels' structs have their sizes and alignments ([`layout_asserts`]).
+    pub(crate) mirrors: &'static [Mirror],
 }
 
 /// What NVRTC made of one kernel file.
@@ -86,21 +60,12 @@ pub fn nvrtc_available() -> bool {
     unsafe { sys::is_culib_present() }
 }
 
-/// Compiles every kernel file for `arch` (e.g. `"sm_90"`); needs NVRTC but no GPU.
-///
-/// # Errors
-/// [`CudaError::MissingLibrary`] without NVRTC, [`CudaError::Compile`] with NVRTC's log when a
-/// file does not compile.
-pub fn compile_kernels(arch: &str) -> Result<Vec<CompiledKernels>, CudaError> {
-    Module::ALL.iter().map(|&m| compile(m, arch)).collect()
-}
-
 /// Compiles one kernel file for `arch`.
-pub(crate) fn compile(module: Module, arch: &str) -> Result<CompiledKernels, CudaError> {
+pub(crate) fn compile(module: &Module, arch: &str) -> Result<CompiledKernels, CudaError> {
     if !nvrtc_available() {
         return Err(CudaError::MissingLibrary("libnvrtc.so"));
     }
-    let (file, text) = module.source();
+    let (file, text) = (module.file, module.text);
     let fail = |log: String| CudaError::Compile {
         file,
         arch: arch.to_string(),
@@ -129,6 +94,7 @@ pub(crate) fn compile(module: Module, arch: &str) -> Result<CompiledKernels, Cud
 
 /// A struct passed by value to kernels, as Rust lays it out: its kernel-side name, size and
 /// alignment.
+#[derive(Debug)]
 pub(crate) struct Mirror {
     pub name: &'static str,
     pub size: usize,
@@ -136,7 +102,8 @@ pub(crate) struct Mirror {
 }
 
 impl Mirror {
-    pub(crate) fn of<T>(name: &'static str) -> Mirror {
+    /// The layout of `T`, whose kernel-side struct is `name`.
+    pub(crate) const fn of<T>(name: &'static str) -> Mirror {
         Mirror {
             name,
             size: std::mem::size_of::<T>(),
@@ -148,14 +115,9 @@ impl Mirror {
 /// `static_assert`s, appended to a kernel file, that the structs it takes by value have the
 /// size and alignment of their Rust mirrors: a field added or retyped on one side only fails
 /// the NVRTC compilation (in CI, without a GPU) instead of scrambling kernel arguments.
-fn layout_asserts(module: Module) -> String {
-    let mut mirrors = vec![crate::launch::mirror()];
-    match module {
-        Module::Conv => mirrors.push(crate::ops::conv::mirror()),
-        Module::Update => mirrors.push(crate::ops::update::mirror()),
-        _ => {}
-    }
-    mirrors
+fn layout_asserts(module: &Module) -> String {
+    module
+        .mirrors
         .iter()
         .map(|m| {
             format!(

@@ -1,7 +1,10 @@
 //! [`CudaDevice`]: an opened GPU with its stream, cuBLAS handle and compiled kernels.
+//!
+//! The device is opened with the list of kernel files it loads; [`CudaDevice::new`], which
+//! passes every op's, is in `kernels.rs`, so that this file knows no op.
 
-use crate::CudaError;
 use crate::compile::{Module, compile};
+use crate::error::CudaError;
 use cudarc::cublas::CudaBlas;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, LaunchConfig, sys};
 use cudarc::nvrtc::Ptx;
@@ -29,7 +32,8 @@ pub(crate) struct DeviceState {
     pub(crate) multiprocessors: u32,
     pub(crate) stream: Arc<CudaStream>,
     blas: Mutex<CudaBlas>,
-    modules: Vec<Arc<CudaModule>>,
+    /// Each kernel file's module, by file name.
+    modules: Vec<(&'static str, Arc<CudaModule>)>,
     functions: Mutex<HashMap<(&'static str, &'static str), CudaFunction>>,
 }
 
@@ -52,21 +56,18 @@ pub fn host_waits() -> u64 {
 static OPENED: Mutex<Vec<&'static DeviceState>> = Mutex::new(Vec::new());
 
 impl CudaDevice {
-    /// Opens GPU `ordinal` (0 is the first): loads the driver, cuBLAS and NVRTC, creates the
-    /// stream and the cuBLAS handle, and compiles the kernels for the device's architecture
-    /// (once per process, in parallel). Opening an opened device returns it again.
+    /// [`CudaDevice::new`] with the kernel files `kernels`: opens GPU `ordinal`, compiling and
+    /// loading them (once per process, in parallel), or returns the opened device.
     ///
     /// # Errors
-    /// [`CudaError::NoDriver`] on a machine without the NVIDIA driver,
-    /// [`CudaError::MissingLibrary`] without cuBLAS or NVRTC on the library path,
-    /// [`CudaError::NoSuchDevice`] for an ordinal past the last GPU, and driver, cuBLAS or
-    /// NVRTC failures.
-    pub fn new(ordinal: usize) -> Result<CudaDevice, CudaError> {
+    /// As [`CudaDevice::new`].
+    pub(crate) fn open(ordinal: usize, kernels: &[&Module]) -> Result<CudaDevice, CudaError> {
         let mut opened = OPENED.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(&state) = opened.iter().find(|s| s.ordinal == ordinal) {
             return Ok(CudaDevice { state });
         }
-        let state: &'static DeviceState = Box::leak(Box::new(DeviceState::open(ordinal)?));
+        let state = DeviceState::open(ordinal, kernels)?;
+        let state: &'static DeviceState = Box::leak(Box::new(state));
         opened.push(state);
         Ok(CudaDevice { state })
     }
@@ -153,7 +154,7 @@ fn present(check: unsafe fn() -> bool) -> bool {
 }
 
 impl DeviceState {
-    fn open(ordinal: usize) -> Result<DeviceState, CudaError> {
+    fn open(ordinal: usize, kernels: &[&Module]) -> Result<DeviceState, CudaError> {
         if !present(sys::is_culib_present) {
             return Err(CudaError::NoDriver);
         }
@@ -188,9 +189,13 @@ impl DeviceState {
             context: "creating the handle",
             source,
         })?;
-        let modules = compile_all(&arch)?
+        let modules = compile_all(kernels, &arch)?
             .into_iter()
-            .map(|cubin| ctx.load_module(Ptx::from_binary(cubin)))
+            .zip(kernels)
+            .map(|(cubin, module)| {
+                let loaded = ctx.load_module(Ptx::from_binary(cubin));
+                loaded.map(|loaded| (module.file, loaded))
+            })
             .collect::<Result<_, _>>()
             .map_err(CudaError::driver("loading the kernels"))?;
         Ok(DeviceState {
@@ -217,10 +222,11 @@ impl DeviceState {
     /// Kernel `{name}_{suffix}` (or `name` when `suffix` is empty) of `module`.
     ///
     /// # Panics
-    /// If the module has no such kernel: a mismatch between `src/ops` and `kernels/`.
+    /// If the module has no such kernel (a mismatch between `src/ops` and `kernels/`), or was
+    /// not loaded (its op's `KERNELS` is missing from `kernels.rs`).
     pub(crate) fn function(
         &self,
-        module: Module,
+        module: &Module,
         name: &'static str,
         suffix: &'static str,
     ) -> CudaFunction {
@@ -233,11 +239,19 @@ impl DeviceState {
                 } else {
                     format!("{name}_{suffix}")
                 };
-                self.modules[module.index()]
-                    .load_function(&full)
-                    .unwrap_or_else(|e| {
-                        panic!("kernels/{} has no kernel `{full}`: {e}", module.source().0)
-                    })
+                let (_, loaded) = self
+                    .modules
+                    .iter()
+                    .find(|(file, _)| *file == module.file)
+                    .unwrap_or_else(|| {
+                        panic!(
+                            "kernels/{} was not loaded: list it in kernels.rs",
+                            module.file
+                        )
+                    });
+                loaded.load_function(&full).unwrap_or_else(|e| {
+                    panic!("kernels/{} has no kernel `{full}`: {e}", module.file)
+                })
             })
             .clone()
     }
@@ -269,10 +283,10 @@ fn keep_pool_memory(ctx: &CudaContext) -> Result<(), CudaError> {
     }
 }
 
-/// The cubins of every kernel file for `arch`, compiled in parallel.
-fn compile_all(arch: &str) -> Result<Vec<Vec<u8>>, CudaError> {
+/// The cubins of the kernel files `kernels` for `arch`, compiled in parallel.
+fn compile_all(kernels: &[&Module], arch: &str) -> Result<Vec<Vec<u8>>, CudaError> {
     std::thread::scope(|scope| {
-        let jobs: Vec<_> = Module::ALL
+        let jobs: Vec<_> = kernels
             .iter()
             .map(|&m| scope.spawn(move || compile(m, arch)))
             .collect();

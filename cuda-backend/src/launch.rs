@@ -1,6 +1,7 @@
 //! Kernel arguments shared by several ops: the strided-index map, the element-count check,
 //! and the `launch!` macro.
 
+use crate::compile::Mirror;
 use cudarc::driver::{DeviceRepr, LaunchConfig};
 
 /// The largest rank the kernels' index maps take (after merging axes).
@@ -20,10 +21,9 @@ pub(crate) struct Strided {
 // (the kernel compilation asserts the size and alignment, see `compile::layout_asserts`).
 unsafe impl DeviceRepr for Strided {}
 
-/// [`Strided`] as the kernels must see it.
-pub(crate) fn mirror() -> crate::compile::Mirror {
-    crate::compile::Mirror::of::<Strided>("Strided")
-}
+/// [`Strided`] as the kernels must see it: every kernel file includes `common.cuh`, which
+/// defines it, so every [`Module`](crate::compile::Module) lists it.
+pub(crate) const STRIDED: Mirror = Mirror::of::<Strided>("Strided");
 
 impl Strided {
     /// The map of the row-major iteration space `dims` into buffers with the given strides
@@ -117,7 +117,8 @@ pub(crate) fn count(n: usize, op: &str) -> u32 {
 }
 
 /// Launches kernel `name` (with the element-type suffix, `""` for none) of a module on the
-/// device's stream: `launch!(state, Module::Kind, "name", suffix, config, "op"; args...)`.
+/// device's stream: `launch!(state, &KERNELS, "name", suffix, config, "op"; args...)`, with
+/// the [`Module`](crate::compile::Module) that declares the kernel.
 /// The arguments must match the kernel's parameter list in order and type: each call site
 /// quotes the signature it launches.
 macro_rules! launch {

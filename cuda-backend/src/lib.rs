@@ -37,6 +37,7 @@ mod codes;
 mod compile;
 mod device;
 mod error;
+mod kernels;
 mod launch;
 mod ops;
 mod storage;
@@ -44,9 +45,10 @@ mod storage;
 pub use adjoint_backend::{
     Backend, BinaryOp, Conv2dGeometry, Conv2dSpec, DType, MatmulSpec, ReduceOp, UnaryOp, UpdateOp,
 };
-pub use compile::{CompiledKernels, compile_kernels, nvrtc_available};
+pub use compile::{CompiledKernels, nvrtc_available};
 pub use device::{CudaDevice, host_waits};
 pub use error::CudaError;
+pub use kernels::compile_kernels;
 pub use storage::CudaStorage;
 
 use ops::{conv, elementwise, index, layout, matmul, pool, random, reduce, update};

@@ -12,7 +12,7 @@
 //! [`pool`](super::pool).
 
 use super::slot;
-use crate::__private::NoTangent;
+use crate::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::{Backend, Conv2dGeometry, Tensor, TensorTangent};
 use adjoint_backend::Conv2dSpec;

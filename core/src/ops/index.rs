@@ -12,7 +12,7 @@
 //! Ids are `U32` tensors; an id out of range panics naming the op and the size.
 
 use super::slot;
-use crate::__private::NoTangent;
+use crate::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::{Backend, DType, Tensor, TensorTangent};
 

@@ -13,7 +13,7 @@
 //! `[N, C]` scores. The losses return rank-0 tensors (means over the batch).
 
 use super::slot;
-use crate::__private::NoTangent;
+use crate::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::{Backend, DType, Tensor, TensorTangent};
 

@@ -10,7 +10,7 @@
 //! `x̄ = r · (ĝ − mean(ĝ) − x̂ · mean(ĝ·x̂))` (means over the last axis).
 
 use super::slot;
-use crate::__private::NoTangent;
+use crate::NoTangent;
 use crate::tensor::{Backend, Tensor, TensorTangent};
 
 impl<B: Backend> Tensor<B> {

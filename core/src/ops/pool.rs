@@ -15,7 +15,7 @@
 
 use super::conv::Conv2d;
 use super::slot;
-use crate::__private::NoTangent;
+use crate::NoTangent;
 use crate::tensor::error::or_panic;
 use crate::tensor::{Backend, Conv2dGeometry, Tensor, TensorTangent};
 

@@ -11,7 +11,7 @@
 //! to a rank-0 tensor.
 
 use super::slot;
-use crate::__private::NoTangent;
+use crate::NoTangent;
 use crate::tensor::error::{TensorError, or_panic};
 use crate::tensor::shape::normalize_axes;
 use crate::tensor::{Backend, Tensor, TensorTangent};

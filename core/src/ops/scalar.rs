@@ -31,6 +31,7 @@
 
 use super::slot;
 use crate::Float;
+use crate::NoTangent;
 use crate::TangentVector;
 use crate::rules::operators::{AddRule, DivRule, MulRule, SubRule};
 use crate::tensor::{Backend, Tensor, TensorTangent};
@@ -89,13 +90,10 @@ impl<B: Backend> Tensor<B> {
         needs: [bool; 2],
     ) -> (
         Self,
-        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, crate::__private::NoTangent) + use<B>,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>,
     ) {
         (self.add_scalar(c), move |d: TensorTangent<B>| {
-            (
-                slot(needs[0], &d, |d| d.clone()),
-                crate::__private::NoTangent,
-            )
+            (slot(needs[0], &d, |d| d.clone()), NoTangent)
         })
     }
 
@@ -107,13 +105,10 @@ impl<B: Backend> Tensor<B> {
         needs: [bool; 2],
     ) -> (
         Self,
-        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, crate::__private::NoTangent) + use<B>,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>,
     ) {
         (self.mul_scalar(c), move |d: TensorTangent<B>| {
-            (
-                slot(needs[0], &d, |d| d.mul_scalar(c)),
-                crate::__private::NoTangent,
-            )
+            (slot(needs[0], &d, |d| d.mul_scalar(c)), NoTangent)
         })
     }
 

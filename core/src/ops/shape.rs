@@ -8,7 +8,7 @@
 //! | `broadcast_to(s)` | ȳ summed over the broadcast axes |
 
 use super::slot;
-use crate::__private::NoTangent;
+use crate::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::shape::{aligned, broadcast_shape, normalize_axis};
 use crate::tensor::{Backend, Tensor, TensorTangent};

@@ -6,7 +6,7 @@
 //! pullback of a random cotangent `w`, and checks `⟨J v, w⟩ = ⟨v, Jᵀ w⟩` for a random
 //! direction `v`, with `J v` from central differences.
 
-use crate::__private::NoTangent;
+use crate::NoTangent;
 use crate::tensor::{Cpu, DType, Tensor, TensorTangent};
 
 /// An `f64` CPU tensor.

@@ -25,9 +25,10 @@
 //! max-pool, whose rule keeps only its argmax), and a pullback that reads that much less.
 
 use super::{slot, slot_owned};
-use crate::__private::{GivenRule, NoTangent};
+use crate::NoTangent;
 use crate::ops::arith::binary_given;
 use crate::rules::methods::recorded;
+use crate::rules::sites::GivenRule;
 use crate::tensor::error::or_panic;
 use crate::tensor::{Backend, Tensor, TensorTangent};
 use adjoint_backend::{BinaryOp, UnaryOp};
@@ -242,7 +243,7 @@ unary_ops! {
 }
 
 /// The pullback of a rule with one tensor input and one constant parameter.
-pub(crate) type OneAndParam<B> = (TensorTangent<B>, crate::__private::NoTangent);
+pub(crate) type OneAndParam<B> = (TensorTangent<B>, NoTangent);
 
 impl<B: Backend> Tensor<B> {
     /// `max(x, 0)` elementwise; derivative `ȳ·𝟙(x > 0)` (0 at 0).
@@ -329,7 +330,7 @@ impl<B: Backend> Tensor<B> {
                         "leaky_relu",
                     )
                 }),
-                crate::__private::NoTangent,
+                NoTangent,
             )
         })
     }
@@ -369,7 +370,7 @@ impl<B: Backend> Tensor<B> {
             let dx = slot_owned(needs[0], d, |d| {
                 (d * &x.expect("saved").powf(p - 1.0)).mul_scalar(p)
             });
-            (dx, crate::__private::NoTangent)
+            (dx, NoTangent)
         })
     }
 
@@ -435,13 +436,7 @@ impl<B: Backend> Tensor<B> {
         needs: [bool; 3],
     ) -> (
         Self,
-        impl FnOnce(
-            TensorTangent<B>,
-        ) -> (
-            TensorTangent<B>,
-            crate::__private::NoTangent,
-            crate::__private::NoTangent,
-        ) + use<B>,
+        impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent, NoTangent) + use<B>,
     ) {
         let x = needs[0].then(|| self.clone());
         (self.clamp(lo, hi), move |d| {
@@ -449,7 +444,7 @@ impl<B: Backend> Tensor<B> {
                 let x = x.expect("saved");
                 binary_given((&x).into(), d.into(), BinaryOp::ClampGrad(lo, hi), "clamp")
             });
-            (dx, crate::__private::NoTangent, crate::__private::NoTangent)
+            (dx, NoTangent, NoTangent)
         })
     }
 }

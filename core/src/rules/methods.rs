@@ -41,8 +41,9 @@
 //! assert_eq!((y, pullback(1.0)), (0.0, (1.0,)));
 //! ```
 
-use crate::__private::{GivenRule, NoTangent};
+use super::sites::GivenRule;
 use crate::Float;
+use crate::NoTangent;
 
 macro_rules! method_rules {
     (
@@ -108,7 +109,7 @@ macro_rules! method_rules {
         }
 
         /// Marker types naming the methods that a recomputed loop records (`recorded::tanh`,
-        /// see [`crate::__private::Site`]): those with a rule from their value below. The
+        /// see `Site` in `rules/sites.rs`): those with a rule from their value below. The
         /// macro's list (`macros/src/cache.rs::CACHED`) names the same methods.
         #[allow(non_camel_case_types)]
         pub mod recorded {

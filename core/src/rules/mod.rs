@@ -13,7 +13,9 @@
 //! * [`methods`]: the std float methods (`sin`, `exp`, `powf`, `max`, ...).
 //!
 //! [`TangentVector::zero`]: crate::TangentVector::zero
-//! [`NoTangent`]: crate::__private::NoTangent
+//! [`NoTangent`]: crate::NoTangent
 
+pub(crate) mod cached;
 pub mod methods;
 pub mod operators;
+pub(crate) mod sites;

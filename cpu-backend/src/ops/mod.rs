@@ -2,16 +2,10 @@
 
 pub mod bits;
 pub mod conv;
-#[cfg(target_arch = "x86_64")]
-pub(crate) mod conv_direct;
-pub mod conv_gemm;
 pub mod cross_entropy;
-mod dots;
 pub mod elementwise;
 mod float;
 mod gemm;
-#[cfg(target_arch = "x86_64")]
-mod gemm_avx512;
 pub mod index;
 pub mod layout;
 pub mod math;

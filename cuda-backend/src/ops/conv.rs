@@ -15,9 +15,9 @@ use super::float_map2;
 use super::layout::permute;
 use super::matmul::Gemm;
 use crate::CudaStorage;
-use crate::compile::Module;
+use crate::compile::{Mirror, Module};
 use crate::device::{DeviceState, grid};
-use crate::launch::{count, launch};
+use crate::launch::{STRIDED, count, launch};
 use crate::storage::{Float, alloc};
 use adjoint_backend::{Conv2dGeometry, Conv2dSpec};
 use cudarc::driver::{CudaSlice, DeviceRepr};
@@ -41,10 +41,12 @@ pub(crate) struct Geometry {
 // (the kernel compilation asserts the size and alignment, see `compile::layout_asserts`).
 unsafe impl DeviceRepr for Geometry {}
 
-/// [`Geometry`] as the kernels must see it.
-pub(crate) fn mirror() -> crate::compile::Mirror {
-    crate::compile::Mirror::of::<Geometry>("Geometry")
-}
+/// `kernels/conv.cu`: the unfolding, its adjoint and max pooling, taking the geometry by value.
+pub(crate) const KERNELS: Module = Module {
+    file: "conv.cu",
+    text: include_str!("../../kernels/conv.cu"),
+    mirrors: &[STRIDED, Mirror::of::<Geometry>("Geometry")],
+};
 
 impl Geometry {
     pub(crate) fn new(g: &Conv2dGeometry) -> Geometry {
@@ -122,7 +124,7 @@ fn unfold<T: Float>(
         ColumnLayout::RowMajor => (count(l, "im2col"), count(batch * l, "im2col")),
     };
     // im2col_T(const T* x, T* cols, Geometry g, double fill, u32 batch_stride, u32 row_stride)
-    launch!(state, Module::Conv, "im2col", T::SUFFIX, grid(n), "im2col";
+    launch!(state, &KERNELS, "im2col", T::SUFFIX, grid(n), "im2col";
         x, &mut cols, g, &fill, &batch_stride, &row_stride);
     cols
 }
@@ -133,7 +135,7 @@ fn fold<T: Float>(state: &DeviceState, cols: &CudaSlice<T>, g: &Geometry) -> Cud
     let n = count(total, "col2im");
     if n > 0 {
         // col2im_T(const T* cols, T* x, Geometry g)
-        launch!(state, Module::Conv, "col2im", T::SUFFIX, grid(n), "col2im"; cols, &mut x, g);
+        launch!(state, &KERNELS, "col2im", T::SUFFIX, grid(n), "col2im"; cols, &mut x, g);
     }
     x
 }

@@ -3,11 +3,18 @@
 use super::{float_map, float_map_with_ids, float_map2, layout};
 use crate::compile::Module;
 use crate::device::{DeviceState, grid};
-use crate::launch::{Strided, broadcast, count, launch};
+use crate::launch::{STRIDED, Strided, broadcast, count, launch};
 use crate::storage::{Buffer, Float, alloc};
 use crate::{CudaStorage, codes};
 use adjoint_backend::{BinaryOp, UnaryOp};
 use cudarc::driver::CudaSlice;
+
+/// `kernels/elementwise.cu`: the elementwise ops, the ReLU bit masks, `select` and the matmul epilogue.
+pub(crate) const KERNELS: Module = Module {
+    file: "elementwise.cu",
+    text: include_str!("../../kernels/elementwise.cu"),
+    mirrors: &[STRIDED],
+};
 
 /// `op` on every element.
 pub(crate) fn unary(op: UnaryOp, x: &CudaStorage) -> CudaStorage {
@@ -25,7 +32,7 @@ fn unary_typed<T: Float>(
     let n = count(x.len(), "unary");
     let mut y = alloc::<T>(&state.stream, x.len(), "unary");
     // unary_T(const T* x, T* y, u32 n, u32 op, double a, double b)
-    launch!(state, Module::Elementwise, "unary", T::SUFFIX, grid(n), "unary";
+    launch!(state, &KERNELS, "unary", T::SUFFIX, grid(n), "unary";
         x, &mut y, &n, &code, &a, &b);
     y
 }
@@ -62,7 +69,7 @@ fn binary_typed<T: Float>(
     let n = count(len, "binary");
     let mut y = alloc::<T>(&state.stream, len, "binary");
     // binary_T(const T* lhs, const T* rhs, T* y, u32 n, u32 op, double a, double b, Strided s)
-    launch!(state, Module::Elementwise, "binary", T::SUFFIX, grid(n), "binary";
+    launch!(state, &KERNELS, "binary", T::SUFFIX, grid(n), "binary";
         lhs, rhs, &mut y, &n, &code, &a, &b, &map);
     y
 }
@@ -84,7 +91,7 @@ fn relu_bits_typed<T: Float>(
     if n > 0 {
         // relu_with_bits_T(const T* x, T* y, u32* bits, u32 n): a thread per element, a warp
         // per word (`grid` launches blocks of 256 threads).
-        launch!(state, Module::Elementwise, "relu_with_bits", T::SUFFIX, grid(n), "relu";
+        launch!(state, &KERNELS, "relu_with_bits", T::SUFFIX, grid(n), "relu";
             x, &mut y, &mut bits, &n);
     }
     (y, bits)
@@ -116,7 +123,7 @@ fn mask_by_bits_typed<T: Float>(
     let mut y = alloc::<T>(&state.stream, d.len(), "mask_by_bits");
     if n > 0 {
         // mask_by_bits_T(const T* d, const u32* bits, T* y, u32 n)
-        launch!(state, Module::Elementwise, "mask_by_bits", T::SUFFIX, grid(n), "mask_by_bits";
+        launch!(state, &KERNELS, "mask_by_bits", T::SUFFIX, grid(n), "mask_by_bits";
             d, bits, &mut y, &n);
     }
     y
@@ -161,7 +168,7 @@ fn select_typed<T: Float>(
     let n = count(len, "select");
     let mut y = alloc::<T>(&state.stream, len, "select");
     // select_T(const T* mask, const T* on_true, const T* on_false, T* y, u32 n, Strided s)
-    launch!(state, Module::Elementwise, "select", T::SUFFIX, grid(n), "select";
+    launch!(state, &KERNELS, "select", T::SUFFIX, grid(n), "select";
         mask, on_true, on_false, &mut y, &n, &map);
     y
 }
@@ -186,6 +193,6 @@ pub(crate) fn bias_act_in_place<T: Float>(
         None => (0, (0, [0.0, 0.0])),
     };
     // bias_act_T(T* y, const T* bias, u32 n, u32 cols, u32 has_act, u32 op, double a, double b)
-    launch!(state, Module::Elementwise, "bias_act", T::SUFFIX, grid(n), "matmul_epilogue";
+    launch!(state, &KERNELS, "bias_act", T::SUFFIX, grid(n), "matmul_epilogue";
         y, bias, &n, &cols, &has_act, &code, &a, &b);
 }

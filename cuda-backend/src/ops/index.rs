@@ -4,10 +4,17 @@ use super::{by_dtype, float_map};
 use crate::CudaStorage;
 use crate::compile::Module;
 use crate::device::{DeviceState, grid};
-use crate::launch::{count, launch, split};
+use crate::launch::{STRIDED, count, launch, split};
 use crate::storage::{Float, alloc, zeros};
 use adjoint_backend::DType;
 use cudarc::driver::CudaSlice;
+
+/// `kernels/index.cu`: `index_select`, `index_add` and `one_hot`.
+pub(crate) const KERNELS: Module = Module {
+    file: "index.cu",
+    text: include_str!("../../kernels/index.cu"),
+    mirrors: &[STRIDED],
+};
 
 /// `out[o, j, i] = x[o, ids[j], i]` along `axis` of `x` (shape `shape`).
 pub(crate) fn index_select(
@@ -35,7 +42,7 @@ fn gather_typed<T: Float>(
     let n = count(total, "index_select");
     if n > 0 {
         // index_select_T(const T* x, const u32* ids, T* y, u32 outer, u32 len, u32 inner, u32 m)
-        launch!(state, Module::Index, "index_select", T::SUFFIX, grid(n), "index_select";
+        launch!(state, &KERNELS, "index_select", T::SUFFIX, grid(n), "index_select";
             x, ids, &mut y, &outer, &len, &inner, &m);
     }
     y
@@ -69,7 +76,7 @@ fn scatter_typed<T: Float>(
     let n = count(src.len(), "index_add");
     if n > 0 {
         // index_add_T(const T* src, const u32* ids, T* y, u32 outer, u32 len, u32 inner, u32 m)
-        launch!(state, Module::Index, "index_add", T::SUFFIX, grid(n), "index_add";
+        launch!(state, &KERNELS, "index_add", T::SUFFIX, grid(n), "index_add";
             src, ids, &mut y, &outer, &len, &inner, &m);
     }
     y
@@ -100,7 +107,7 @@ fn one_hot_typed<T: crate::storage::Element>(
     let n = count(ids.len() * classes, "one_hot");
     if n > 0 {
         // one_hot_T(const u32* ids, T* y, u32 rows, u32 classes)
-        launch!(state, Module::Index, "one_hot", T::SUFFIX, grid(n), "one_hot";
+        launch!(state, &KERNELS, "one_hot", T::SUFFIX, grid(n), "one_hot";
             ids, &mut y, &rows, &cols);
     }
     y

@@ -4,11 +4,18 @@
 use super::{any_map, by_dtype};
 use crate::compile::Module;
 use crate::device::{DeviceState, grid};
-use crate::launch::{Strided, broadcast as broadcast_strides, contiguous, count, launch};
+use crate::launch::{STRIDED, Strided, broadcast as broadcast_strides, contiguous, count, launch};
 use crate::storage::{Buffer, Element, alloc, check, zeros};
 use crate::{CudaDevice, CudaStorage};
 use adjoint_backend::DType;
 use cudarc::driver::CudaSlice;
+
+/// `kernels/layout.cu`: copies under strides, casts, fills and `arange`.
+pub(crate) const KERNELS: Module = Module {
+    file: "layout.cu",
+    text: include_str!("../../kernels/layout.cu"),
+    mirrors: &[STRIDED],
+};
 
 /// One strided copy: `dims` iterated in row-major order, read at `src_offset + Σ i·src_strides`,
 /// written at `dst_offset + Σ i·dst_strides`.
@@ -32,7 +39,7 @@ impl StridedCopy<'_> {
             count(self.dst_offset, "copy"),
         );
         // copy_T(const T* src, T* dst, u32 n, Strided s, u32 src_offset, u32 dst_offset)
-        launch!(state, Module::Layout, "copy", T::SUFFIX, grid(n), "copy";
+        launch!(state, &KERNELS, "copy", T::SUFFIX, grid(n), "copy";
             src, dst, &n, &map, &src_offset, &dst_offset);
     }
 
@@ -162,7 +169,7 @@ fn cast_kernel<F: Element, T: Element>(
 ) -> CudaSlice<T> {
     let mut y = alloc::<T>(&state.stream, len, "cast");
     // cast_F_T(const F* x, T* y, u32 n)
-    launch!(state, Module::Layout, "cast", suffix, grid(n), "cast"; x, &mut y, &n);
+    launch!(state, &KERNELS, "cast", suffix, grid(n), "cast"; x, &mut y, &n);
     y
 }
 
@@ -180,7 +187,7 @@ fn fill_typed<T: Element>(state: &DeviceState, len: usize, value: f64) -> CudaSl
     let n = count(len, "fill");
     if n > 0 {
         // fill_T(T* y, u32 n, double value)
-        launch!(state, Module::Layout, "fill", T::SUFFIX, grid(n), "fill"; &mut y, &n, &value);
+        launch!(state, &KERNELS, "fill", T::SUFFIX, grid(n), "fill"; &mut y, &n, &value);
     }
     y
 }
@@ -207,7 +214,7 @@ fn arange_typed<T: Element>(
     let n = count(len, "arange");
     if n > 0 {
         // arange_T(T* y, u32 n, double start, double step)
-        launch!(state, Module::Layout, "arange", T::SUFFIX, grid(n), "arange";
+        launch!(state, &KERNELS, "arange", T::SUFFIX, grid(n), "arange";
             &mut y, &n, &start, &step);
     }
     y

@@ -8,9 +8,8 @@
 //! input once and write each input tangent once: a thread per window, or, for the tangent of
 //! overlapping windows, a thread per input element gathering from the windows that hold it.
 
-use super::conv::Geometry;
+use super::conv::{Geometry, KERNELS};
 use super::{float_map, float_map_with_ids};
-use crate::compile::Module;
 use crate::device::{DeviceState, grid};
 use crate::launch::{count, launch};
 use crate::storage::{Float, alloc};
@@ -37,7 +36,7 @@ fn forward<T: Float>(
     let n = count(windows, "max_pool2d");
     if n > 0 {
         // max_pool_T(const T* x, T* y, u32* winners, Geometry g)
-        launch!(state, Module::Conv, "max_pool", T::SUFFIX, grid(n), "max_pool2d";
+        launch!(state, &KERNELS, "max_pool", T::SUFFIX, grid(n), "max_pool2d";
             v, &mut y, &mut winners, g);
     }
     (y, winners)
@@ -71,14 +70,14 @@ fn backward<T: Float>(
     if g.windows_overlap() {
         let mut dx = alloc::<T>(&state.stream, total, "max_pool2d_backward");
         // max_pool_backward_T(const T* dy, const u32* winners, T* dx, Geometry g)
-        launch!(state, Module::Conv, "max_pool_backward", T::SUFFIX, grid(n),
+        launch!(state, &KERNELS, "max_pool_backward", T::SUFFIX, grid(n),
             "max_pool2d_backward"; v, winners, &mut dx, g);
         return dx;
     }
     let mut dx = storage::zeros::<T>(&state.stream, total, "max_pool2d_backward");
     let windows = count(g.planes() * g.pixels(), "max_pool2d_backward");
     // max_pool_scatter_T(const T* dy, const u32* winners, T* dx, Geometry g)
-    launch!(state, Module::Conv, "max_pool_scatter", T::SUFFIX, grid(windows),
+    launch!(state, &KERNELS, "max_pool_scatter", T::SUFFIX, grid(windows),
         "max_pool2d_backward"; v, winners, &mut dx, g);
     dx
 }

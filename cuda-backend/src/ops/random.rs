@@ -3,11 +3,18 @@
 use super::by_dtype;
 use crate::compile::Module;
 use crate::device::{DeviceState, grid};
-use crate::launch::{count, launch};
+use crate::launch::{STRIDED, count, launch};
 use crate::storage::{Element, alloc};
 use crate::{CudaDevice, CudaStorage};
 use adjoint_backend::DType;
 use cudarc::driver::CudaSlice;
+
+/// `kernels/random.cu`: the random fills.
+pub(crate) const KERNELS: Module = Module {
+    file: "random.cu",
+    text: include_str!("../../kernels/random.cu"),
+    mirrors: &[STRIDED],
+};
 
 /// `len` draws from `U[a, b)` (or `N(a, b²)` when `normal`): element `i` is a function of
 /// `(seed, i)` only (a counter-based generator), so a draw is reproducible on any GPU; it is
@@ -43,7 +50,7 @@ fn draw<T: Element>(
     let normal = u32::from(normal);
     if n > 0 {
         // random_T(T* y, u32 n, u64 seed, double a, double b, u32 normal)
-        launch!(state, Module::Random, "random", T::SUFFIX, grid(n), "random";
+        launch!(state, &KERNELS, "random", T::SUFFIX, grid(n), "random";
             &mut y, &n, &seed, &a, &b, &normal);
     }
     y

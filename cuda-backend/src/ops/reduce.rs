@@ -3,11 +3,18 @@
 use super::float_map;
 use crate::compile::Module;
 use crate::device::{DeviceState, grid};
-use crate::launch::{Strided, contiguous, count, launch, per_lane, split};
+use crate::launch::{STRIDED, Strided, contiguous, count, launch, per_lane, split};
 use crate::storage::{Buffer, Float, alloc, check, zeros};
 use crate::{CudaStorage, codes};
 use adjoint_backend::ReduceOp;
 use cudarc::driver::CudaSlice;
+
+/// `kernels/reduce.cu`: the reductions, `argmax`, the softmax and the largest id.
+pub(crate) const KERNELS: Module = Module {
+    file: "reduce.cu",
+    text: include_str!("../../kernels/reduce.cu"),
+    mirrors: &[STRIDED],
+};
 
 /// `op` over `axes` of `x` (shape `shape`); the result holds the kept axes in order.
 pub(crate) fn reduce(
@@ -94,7 +101,7 @@ fn reduce_typed<T: Float>(state: &DeviceState, x: &CudaSlice<T>, plan: &Plan) ->
         Shape::Threads => {
             // reduce_lanes_T(const T* x, T* y, u32 lanes, u32 reduced_len, u32 op,
             //                Strided kept, Strided reduced)
-            launch!(state, Module::Reduce, "reduce_lanes", T::SUFFIX, grid(plan.lanes), "reduce";
+            launch!(state, &KERNELS, "reduce_lanes", T::SUFFIX, grid(plan.lanes), "reduce";
                 x, &mut y, &plan.lanes, &plan.len, &plan.code, &plan.kept, &plan.reduced);
         }
         Shape::Blocks => run_blocks(state, x, &mut y, plan, 1, plan.len),
@@ -129,7 +136,7 @@ fn run_blocks<T: Float>(
     let blocks = count(plan.lanes as usize * runs as usize, "reduce");
     // reduce_T(const T* x, T* y, u32 lanes, u32 reduced_len, u32 runs, u32 run_len, u32 op,
     //          Strided kept, Strided reduced)
-    launch!(state, Module::Reduce, "reduce", T::SUFFIX, per_lane(blocks, run_len), "reduce";
+    launch!(state, &KERNELS, "reduce", T::SUFFIX, per_lane(blocks, run_len), "reduce";
         x, out, &plan.lanes, &plan.len, &runs, &run_len, &plan.code, &plan.kept, &plan.reduced);
 }
 
@@ -157,7 +164,7 @@ fn argmax_typed<T: Float>(
     let mut ids = alloc::<u32>(&state.stream, lanes, "argmax");
     let n = count(lanes, "argmax");
     // argmax_T(const T* x, u32* y, u32 outer, u32 len, u32 inner)
-    launch!(state, Module::Reduce, "argmax", T::SUFFIX, grid(n), "argmax";
+    launch!(state, &KERNELS, "argmax", T::SUFFIX, grid(n), "argmax";
         x, &mut ids, &outer, &len, &inner);
     ids
 }
@@ -182,7 +189,7 @@ fn softmax_typed<T: Float>(
         return y;
     }
     // softmax_T(const T* x, T* y, u32 outer, u32 len, u32 inner, u32 take_log)
-    launch!(state, Module::Reduce, "softmax", T::SUFFIX, per_lane(lanes, len), "softmax";
+    launch!(state, &KERNELS, "softmax", T::SUFFIX, per_lane(lanes, len), "softmax";
         x, &mut y, &outer, &len, &inner, &log);
     y
 }
@@ -201,7 +208,7 @@ pub(crate) fn max_id(ids: &CudaStorage) -> Option<u32> {
     let n = count(v.len(), "max_id");
     let mut out = zeros::<u32>(&state.stream, 1, "max_id");
     // max_id(const u32* ids, u32 n, u32* out)
-    launch!(state, Module::Reduce, "max_id", "", grid(n), "max_id"; v, &n, &mut out);
+    launch!(state, &KERNELS, "max_id", "", grid(n), "max_id"; v, &n, &mut out);
     state.waited();
     check(state.stream.clone_dtoh(&out), "max_id")
         .first()

@@ -1,9 +1,9 @@
 //! Fused in-place optimizer steps.
 
 use crate::CudaStorage;
-use crate::compile::Module;
+use crate::compile::{Mirror, Module};
 use crate::device::{DeviceState, grid};
-use crate::launch::{count, launch};
+use crate::launch::{STRIDED, count, launch};
 use crate::storage::{Buffer, Float};
 use adjoint_backend::UpdateOp;
 use cudarc::driver::{CudaSlice, DevicePtrMut, DeviceRepr};
@@ -30,10 +30,12 @@ struct UpdateParams {
 // `compile::layout_asserts`).
 unsafe impl DeviceRepr for UpdateParams {}
 
-/// [`UpdateParams`] as the kernels must see it.
-pub(crate) fn mirror() -> crate::compile::Mirror {
-    crate::compile::Mirror::of::<UpdateParams>("UpdateParams")
-}
+/// `kernels/update.cu`: the optimizer steps, taking their parameters by value.
+pub(crate) const KERNELS: Module = Module {
+    file: "update.cu",
+    text: include_str!("../../kernels/update.cu"),
+    mirrors: &[STRIDED, Mirror::of::<UpdateParams>("UpdateParams")],
+};
 
 const FLAG_NESTEROV: u32 = 1;
 const FLAG_FIRST_STEP: u32 = 2;
@@ -145,6 +147,6 @@ fn step<T: Float>(
         return;
     }
     // update_T(T* p, const T* g, T* s0, T* s1, u32 n, UpdateParams u)
-    launch!(device, Module::Update, "update", T::SUFFIX, grid(n), "update";
+    launch!(device, &KERNELS, "update", T::SUFFIX, grid(n), "update";
         p, g, &pointers[0], &pointers[1], &n, &params);
 }

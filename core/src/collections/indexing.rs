@@ -1,4 +1,5 @@
-//! Element reads, element writes, `push` and `vec![..]` in differentiable code.
+//! Element reads, element writes, `push` and `vec![..]` in differentiable code: the rules of
+//! the collections' elements, whose tangents are the collections of [`super`].
 
 use crate::{Differentiable, TangentVector};
 use std::marker::PhantomData;
@@ -7,7 +8,9 @@ use std::marker::PhantomData;
 /// adjoint of the collection can be created with the right length.
 #[derive(Clone, Copy, Debug)]
 pub struct IndexRecord {
+    /// The index read.
     pub index: usize,
+    /// The collection's length at the read.
     pub len: usize,
 }
 
@@ -275,7 +278,9 @@ pub fn vec_parts<E: TangentVector, const N: usize>(d: Vec<E>) -> [E; N] {
 /// Where `c[i][j]` was read.
 #[derive(Clone, Copy, Debug)]
 pub struct IndexRecord2 {
+    /// Where the row `c[i]` lies in `c`.
     pub outer: IndexRecord,
+    /// Where the element lies in the row.
     pub inner: IndexRecord,
 }
 

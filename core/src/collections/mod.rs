@@ -4,6 +4,8 @@
 //! that "no derivative" costs no allocation; [`TangentVector::plus`] treats a shorter vector as
 //! padded with zeros, and `move_by` with the empty vector changes nothing.
 
+pub(crate) mod indexing;
+
 use crate::{Differentiable, TangentVector};
 
 impl<T: TangentVector> TangentVector for Vec<T> {

@@ -1,5 +1,14 @@
 //! The two traits at the heart of adjoint: [`Differentiable`] values and their
-//! [`TangentVector`]s.
+//! [`TangentVector`]s, and the [`NoTangent`] slot of an argument that is not differentiated.
+//!
+//! The submodules hold what generated pullbacks do with tangents (reached by the macros
+//! through `adjoint::__private`): turning a callee's slots into the arguments' tangents
+//! ([`slots`]), adding the partial adjoints of one value ([`partials`]) and building tuple
+//! tangents from one component ([`component`]).
+
+pub(crate) mod component;
+pub(crate) mod partials;
+pub(crate) mod slots;
 
 /// A vector space of derivatives: the type of a gradient or of a small change of a
 /// [`Differentiable`] value.
@@ -81,6 +90,22 @@ pub trait Differentiable {
         Self::Tangent::zero()
     }
 }
+
+/// The tangent slot of an argument that the called function does not differentiate (an
+/// integer, a `#[no_derivative]` parameter): a rule's pullback returns one slot per input,
+/// and the inputs that are never differentiable (the `n` of `powi`, the ids of `embedding`)
+/// get this one. It is not a [`TangentVector`]: generated code that passes an active value
+/// there fails to compile, naming the parameter.
+///
+/// # Example
+/// ```
+/// use adjoint::NoTangent;
+/// use adjoint::rules::methods::FloatMethods;
+/// let (y, pullback) = 2.0_f64.powi_vjp_full(3, [true, false]);
+/// assert_eq!((y, pullback(1.0)), (8.0, (12.0, NoTangent)));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoTangent;
 
 macro_rules! float_impls {
     ($($t:ty),*) => {$(

@@ -14,14 +14,11 @@
 //! An image's output tangent `Ȳ_g` is contiguous, so no GEMM operand is ever gathered. With
 //! fewer images than threads, the images run one after the other and each GEMM is split
 //! across the threads instead ([`gemm_parallel`]).
-//!
-//! `f32` convolutions at stride 1 on CPUs with AVX2 and FMA but not AVX-512F, with at least
-//! one image per thread, run [`super::conv_direct`]'s kernels instead, which read the image
-//! in place.
 
-use super::conv::{cols_per_image, fold_image, unfold_image};
-use super::gemm::{Epilogue, Gemm, Operand, Output, Wrap, gemm_parallel};
-use crate::{Conv2dSpec, CpuStorage};
+use super::batch::split;
+use super::im2col::{cols_per_image, fold_image, unfold_image};
+use crate::Conv2dSpec;
+use crate::ops::gemm::{Epilogue, Gemm, Operand, Output, Wrap, gemm_parallel};
 use ndarray::ArrayView3;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -59,18 +56,6 @@ fn dims(s: &Conv2dSpec) -> Dims {
         image: g.channels * g.input[0] * g.input[1],
         out: s.out_channels * l,
         cols,
-    }
-}
-
-/// How a batch is spread: `(images per range, serial GEMMs)`. With at least as many images
-/// as threads, one contiguous range per thread whose GEMMs run serially; with fewer, the
-/// whole batch as one range whose GEMMs are split across the threads ([`gemm_parallel`]).
-pub(super) fn split(batch: usize) -> (usize, bool) {
-    let threads = rayon::current_num_threads();
-    if batch >= threads {
-        (batch.div_ceil(threads), true)
-    } else {
-        (batch.max(1), false)
     }
 }
 
@@ -132,7 +117,7 @@ fn for_each_image<O: Send, T: Gemm>(
 /// The convolution, plus `bias[o]` on output channel `o` when given: the bias is written into
 /// each image's output block first and the GEMM adds to it (`β = 1`), so it costs no extra
 /// pass over the output.
-fn forward<T: Gemm>(x: &[T], w: &[T], bias: Option<&[T]>, s: &Conv2dSpec) -> Vec<T> {
+pub(super) fn forward<T: Gemm>(x: &[T], w: &[T], bias: Option<&[T]>, s: &Conv2dSpec) -> Vec<T> {
     let d = dims(s);
     let beta = if bias.is_some() { T::one() } else { T::zero() };
     let len = s.geometry.batch * d.out;
@@ -179,11 +164,11 @@ fn forward<T: Gemm>(x: &[T], w: &[T], bias: Option<&[T]>, s: &Conv2dSpec) -> Vec
     y
 }
 
-fn forward_plain<T: Gemm>(x: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
+pub(super) fn forward_plain<T: Gemm>(x: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
     forward(x, w, None, s)
 }
 
-fn backward_input<T: Gemm>(dy: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
+pub(super) fn backward_input<T: Gemm>(dy: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
     let d = dims(s);
     let mut dx = vec![T::zero(); s.geometry.batch * d.image];
     for_each_image(
@@ -220,7 +205,7 @@ fn backward_input<T: Gemm>(dy: &[T], w: &[T], s: &Conv2dSpec) -> Vec<T> {
 /// right operand into panels; the second form transposes `Ȳ_g` (`og × l`) instead of
 /// `cols_g` (`ck × l`): 4.5 times fewer elements per image there, and at stride 1 its
 /// `cols_g` is read from the image itself ([`ImageRows`]) where the GEMM can.
-fn backward_weight<T: Gemm>(x: &[T], dy: &[T], s: &Conv2dSpec) -> Vec<T> {
+pub(super) fn backward_weight<T: Gemm>(x: &[T], dy: &[T], s: &Conv2dSpec) -> Vec<T> {
     weight_tangent(x, dy, s, true)
 }
 
@@ -395,95 +380,6 @@ impl ImageRows {
     }
 }
 
-macro_rules! dispatch {
-    ($f:ident, $a:expr, $b:expr, $s:expr) => {
-        match ($a, $b) {
-            (CpuStorage::F32(a), CpuStorage::F32(b)) => CpuStorage::F32($f(a, b, $s)),
-            (CpuStorage::F64(a), CpuStorage::F64(b)) => CpuStorage::F64($f(a, b, $s)),
-            (a, b) => panic!(
-                "conv2d: dtypes {:?} and {:?} differ or are not float",
-                a.dtype(),
-                b.dtype()
-            ),
-        }
-    };
-}
-
-/// `run` on the two `f32` buffers when both are `f32` and [`super::conv_direct`] takes the
-/// convolution (`conv_direct::applies`), else `None`.
-#[cfg(target_arch = "x86_64")]
-fn direct(
-    a: &CpuStorage,
-    b: &CpuStorage,
-    s: &Conv2dSpec,
-    run: impl FnOnce(&[f32], &[f32]) -> Vec<f32>,
-) -> Option<CpuStorage> {
-    match (a, b) {
-        (CpuStorage::F32(a), CpuStorage::F32(b)) if super::conv_direct::applies(s) => {
-            Some(CpuStorage::F32(run(a, b)))
-        }
-        _ => None,
-    }
-}
-
-/// The convolution of NCHW `x` with `w`.
-pub fn conv2d(x: &CpuStorage, w: &CpuStorage, s: &Conv2dSpec) -> CpuStorage {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(y) = direct(x, w, s, |x, w| super::conv_direct::forward(x, w, None, s)) {
-        return y;
-    }
-    dispatch!(forward_plain, x, w, s)
-}
-
-/// The convolution of NCHW `x` with `w` plus `bias[o]` on every pixel of channel `o`.
-pub fn conv2d_bias(
-    x: &CpuStorage,
-    w: &CpuStorage,
-    bias: &CpuStorage,
-    s: &Conv2dSpec,
-) -> CpuStorage {
-    match (x, w, bias) {
-        (CpuStorage::F32(x), CpuStorage::F32(w), CpuStorage::F32(b)) => {
-            #[cfg(target_arch = "x86_64")]
-            if super::conv_direct::applies(s) {
-                return CpuStorage::F32(super::conv_direct::forward(x, w, Some(b), s));
-            }
-            CpuStorage::F32(forward(x, w, Some(b), s))
-        }
-        (CpuStorage::F64(x), CpuStorage::F64(w), CpuStorage::F64(b)) => {
-            CpuStorage::F64(forward(x, w, Some(b), s))
-        }
-        (x, w, b) => panic!(
-            "conv2d: dtypes {:?}, {:?} and bias {:?} differ or are not float",
-            x.dtype(),
-            w.dtype(),
-            b.dtype()
-        ),
-    }
-}
-
-/// The input tangent of a convolution.
-pub fn conv2d_backward_input(dy: &CpuStorage, w: &CpuStorage, s: &Conv2dSpec) -> CpuStorage {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(dx) = direct(dy, w, s, |dy, w| {
-        super::conv_direct::backward_input(dy, w, s)
-    }) {
-        return dx;
-    }
-    dispatch!(backward_input, dy, w, s)
-}
-
-/// The weight tangent of a convolution.
-pub fn conv2d_backward_weight(x: &CpuStorage, dy: &CpuStorage, s: &Conv2dSpec) -> CpuStorage {
-    #[cfg(target_arch = "x86_64")]
-    if let Some(dw) = direct(x, dy, s, |x, dy| {
-        super::conv_direct::backward_weight(x, dy, s)
-    }) {
-        return dw;
-    }
-    dispatch!(backward_weight, x, dy, s)
-}
-
 #[cfg(test)]
 mod tests {
     use super::{ImageRows, dims, weight_tangent};
@@ -533,7 +429,7 @@ mod tests {
             let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&from_images), bits(&unfolded), "{s:?}");
             #[cfg(target_arch = "x86_64")]
-            if crate::ops::gemm_avx512::available() {
+            if crate::ops::gemm::avx512::available() {
                 let d = dims(&s);
                 let mut dw = vec![0.0; s.out_channels * d.ck];
                 let image = &x[..d.image];

@@ -1,9 +1,9 @@
 //! Choosing the rule of a recorded call: the rule given the recorded value where the receiver's
 //! type has one, the method's own rule otherwise.
 //!
-//! A recomputed loop records each expensive call (`x.tanh()`, see [`Cached`](super::Cached))
+//! A recomputed loop records each expensive call (`x.tanh()`, see [`Cached`](super::cached::Cached))
 //! and its pullback differentiates the call from the recorded value `y`. `f32` and `f64`
-//! (`rules/methods.rs`, which also defines the [`recorded`](super::recorded) markers) and
+//! (`rules/methods.rs`, which also defines the [`recorded`](super::methods::recorded) markers) and
 //! tensors (`ops/unary.rs`) have such rules ([`GivenRule`]); another type with a method of the same name (a
 //! user type whose `tanh` is `#[differentiable]`) has only its own rule, `tanh_vjp_full`. The
 //! macro does not see types, so it emits both and lets method resolution pick:
@@ -17,7 +17,7 @@
 //! method lookup, which tries the receiver by value before borrowing it, reaches it only when
 //! the first does not apply. The fallback calls the method again (no saving, the same gradient).
 
-use super::NoTangent;
+use crate::NoTangent;
 use std::cell::Cell;
 use std::marker::PhantomData;
 
@@ -123,7 +123,7 @@ pub fn with_value_slot<V, D, G, P: FnOnce(D) -> (G,)>(
 #[cfg(test)]
 mod tests {
     use super::{NoTangent, SitePlain as _, site, with_value_slot};
-    use crate::__private::recorded;
+    use crate::rules::methods::recorded;
     use crate::tensor::{Tensor, TensorTangent};
 
     /// A fallback that marks its result: value 100, tangent 100·ȳ.

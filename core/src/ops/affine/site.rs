@@ -12,12 +12,13 @@
 //!
 //! The inherent [`Fused::operands`] takes the site by value and exists only when every
 //! operand is a tensor, or a reference to one ([`TensorLeaves`]); its [`Tensors::rule`] runs
-//! the fused op (`core/src/ops/affine.rs`). [`FusedPlain::operands`] takes the site by
-//! reference, so method lookup, which tries the receiver by value before borrowing it,
-//! reaches it only for other types (a user type with its own `matmul`, a float bias); its
-//! [`Plain::rule`] calls the closure: the rules the expression would have had unfused.
+//! the fused op (`affine_rule`, in `mod.rs` beside this file). [`FusedPlain::operands`]
+//! takes the site by reference, so method lookup, which tries the receiver by value before
+//! borrowing it, reaches it only for other types (a user type with its own `matmul`, a float
+//! bias); its [`Plain::rule`] calls the closure: the rules the expression would have had
+//! unfused.
 
-use crate::ops::affine::{Epilogue, affine_rule};
+use super::{Epilogue, affine_rule};
 use crate::tensor::{Backend, Tensor, TensorTangent};
 use std::cell::Cell;
 

@@ -5,7 +5,7 @@
 //! Nobody calls it by name. `#[differentiable]` code writes the ordinary expression, an RNN
 //! cell `(h.matmul(w) + x.matmul(u) + b).tanh()` or a layer `x.matmul(w) + b`, and the macro
 //! turns each such expression into one call of `affine_rule` (`macros/src/fusion.rs`) where
-//! the operands are tensors (`core/src/__private/fused.rs` dispatches). One op instead of up
+//! the operands are tensors (`site.rs` beside this file dispatches). One op instead of up
 //! to six: the products are summed into one buffer (the second with β = 1,
 //! [`Backend::matmul_acc`]), the biases are added and the activation applied in that buffer,
 //! and the pullback is one rule instead of a chain of them. That is what an overhead-bound
@@ -20,6 +20,8 @@
 //!
 //! Products of other ranks or shapes, and biases that widen the result, are computed by the
 //! unfused ops (same values, same errors); the pullback is the same for both.
+
+pub(crate) mod site;
 
 use super::arith::binary_given;
 use super::matmul::matmul_tangents;

@@ -11,7 +11,7 @@
 //! ```
 //!
 //! and the macro lowers it as one rule (`macros/src/recurrence.rs`) where the operands are
-//! tensors (`core/src/__private/recurrence.rs` dispatches). The rule owns the loop, forward
+//! tensors (`site.rs` beside this file dispatches). The rule owns the loop, forward
 //! and backward: its pullback gets `h̄_T` and returns the tangents of `h₀` and of each
 //! unchanging operand, summed over the steps, so that no step has a record of its own.
 //!
@@ -26,6 +26,8 @@
 //! the bookkeeping of a fused op (a buffer, its handle, the shape checks and a pullback record
 //! per step). Otherwise, and for any other form, each step is the fused op and its pullback, so
 //! the values and the errors are the fused op's.
+
+pub(crate) mod site;
 
 use super::affine::{Epilogue, affine_rule};
 use crate::TangentVector;

@@ -3,7 +3,7 @@
 //!
 //! The macro rewrites `for x in xs { h = f(h.matmul(w) + x.matmul(u) + b) }`
 //! (`macros/src/recurrence.rs`) without knowing the operands' types, so it emits both and lets
-//! method lookup pick, as for a fused expression (`fused.rs`):
+//! method lookup pick, as for a fused expression (`ops/affine/site.rs`):
 //!
 //! ```text
 //! recurrence((h, w, u, b), xs, [n0, .., n3], |h, x, n| /* one step's unfused rules */)
@@ -14,15 +14,15 @@
 //!
 //! The inherent [`Recurrence::operands`] exists only when the slots (the initial value, then
 //! the operands every step shares) and the loop's elements are tensors or references to them;
-//! its [`RecurrenceTensors::rule`] runs the loop as one op (`core/src/ops/recurrence.rs`).
-//! [`RecurrencePlain::operands`] takes the site by reference, so lookup reaches it only for
-//! other types; it runs the step closure once per element, and its [`PlainRecurrence::rule`]
-//! gives the pullback that runs the steps' pullbacks in reverse, summing the shared operands'
-//! tangents.
+//! its [`RecurrenceTensors::rule`] runs the loop as one op (`recurrence_rule`, in `mod.rs`
+//! beside this file). [`RecurrencePlain::operands`] takes the site by reference, so lookup
+//! reaches it only for other types; it runs the step closure once per element, and its
+//! [`PlainRecurrence::rule`] gives the pullback that runs the steps' pullbacks in reverse,
+//! summing the shared operands' tangents.
 
-use super::fused::{AsTensor, IntoTuple, TensorLeaves};
+use super::{Leaf, recurrence_rule};
 use crate::ops::affine::Epilogue;
-use crate::ops::recurrence::{Leaf, recurrence_rule};
+use crate::ops::affine::site::{AsTensor, IntoTuple, TensorLeaves};
 use crate::tensor::{Backend, Tensor, TensorTangent};
 use crate::{Differentiable, TangentVector};
 use std::cell::Cell;
