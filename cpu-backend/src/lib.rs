@@ -1,7 +1,7 @@
 //! CPU backend of adjoint: [`Cpu`] implements [`Backend`] on `ndarray` buffers.
 //!
 //! * Matrix products run single-threaded kernels: `f32` on CPUs with AVX-512F the backend's
-//!   own (`ops::gemm_avx512`: no packing of `A`, and none of a row-major `B`), everything else
+//!   own (`ops::gemm::avx512`: no packing of `A`, and none of a row-major `B`), everything else
 //!   the `gemm` crate's (6 × 16 tiles of `f32` on AVX2); all threading is rayon's, in one pool (a large product is split into row or column blocks, the
 //!   convolution runs one image per task); `docs/tensors.md` has the measurements behind this.
 //! * Elementwise ops and reductions are one monomorphic loop per op over the buffers, split

@@ -921,7 +921,7 @@ fn mask_by_bits_checks_the_word_count() {
 
 /// The `f32` convolutions against the `f64` ones (the GEMM path, checked against sums and
 /// adjoints above), in shapes that reach every tail of the direct kernels
-/// (`ops::conv_direct`, stride 1 on AVX2 + FMA): the MNIST CNN's two layers; output rows
+/// (`ops::conv::direct`, stride 1 on AVX2 + FMA): the MNIST CNN's two layers; output rows
 /// wider than a tile and not a multiple of it, output channels and taps not multiples of the
 /// tiles' rows, padding, dilation and groups; and a stride and a single image, which take
 /// the GEMM path.

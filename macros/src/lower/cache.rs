@@ -8,10 +8,10 @@
 //! short-circuit operand or a nested loop) is rewritten two ways, numbered alike:
 //!
 //! * in the forward pass, `x.tanh()` becomes `__adjoint_cacheK.record(x.tanh())`, keeping
-//!   the value in a [`Cached`](../../adjoint_core/__private/struct.Cached.html) of the loop;
+//!   the value in a [`Cached`](../../adjoint_core/rules/cached/struct.Cached.html) of the loop;
 //! * in the body the lowering differentiates, it becomes `x.__adjoint_given_tanh(__adjoint_cachedK)`,
 //!   which `calls.rs` lowers to a site whose rule method lookup picks
-//!   (`core/src/__private/sites.rs`): for `f32`, `f64` and tensors their
+//!   (`core/src/rules/sites.rs`): for `f32`, `f64` and tensors their
 //!   `GivenRule<recorded::tanh>`, the recorded value and the pullback built from it
 //!   (`1 − y²`), without calling `tanh`; for any other type (a user type with its
 //!   own `tanh`) the method's own rule `tanh_vjp_full`, which calls it again.

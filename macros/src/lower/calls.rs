@@ -70,7 +70,7 @@ impl Lowering<'_> {
             // A call recorded by the forward pass of a recomputed loop (`cache.rs`): its value
             // is the recorded one (`args[0]`); its rule is the method's from that value where
             // the receiver's type has one, else the method's own rule (method lookup picks:
-            // `core/src/__private/sites.rs`).
+            // `core/src/rules/sites.rs`).
             let value = &args[0];
             let span = m.method.span();
             let marker = Ident::new(&cached, span);

@@ -1,5 +1,5 @@
 //! Lowering an affine expression ([`crate::patterns::affine`]) as one rule whose call is a
-//! fused site (`core/src/__private/fused.rs`), with the unfused rules as its fallback.
+//! fused site (`core/src/ops/affine/site.rs`), with the unfused rules as its fallback.
 
 use crate::ir::graph::is_inactive;
 use crate::lower::Lowering;

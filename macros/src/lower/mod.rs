@@ -151,7 +151,7 @@ pub struct Lowering<'u> {
     pub rerun: bool,
     /// The collections that the loop whose body this pass lowers only writes element by
     /// element, in a body the pullback runs again: their writes keep only their pullbacks
-    /// ([`index_rewrite`](../../adjoint_core/__private/fn.index_rewrite.html)).
+    /// ([`index_rewrite`](../../adjoint_core/collections/indexing/fn.index_rewrite.html)).
     pub write_only: Vec<String>,
 }
 

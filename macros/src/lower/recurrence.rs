@@ -1,5 +1,5 @@
 //! Lowering a loop that is one recurrence ([`crate::patterns::recurrence`]) as one rule whose
-//! call is a site (`core/src/__private/recurrence.rs`).
+//! call is a site (`core/src/ops/recurrence/site.rs`).
 
 use crate::ir::graph::{Act, is_inactive};
 use crate::lower::Lowering;

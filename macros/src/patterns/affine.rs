@@ -4,7 +4,7 @@
 //! six ops, each with its own buffer, checks and pullback record; on small tensors that fixed
 //! cost is most of the time. An expression of this form (see [`affine`]) is lowered as one
 //! rule node over its operands (the *leaves*: the factors of each product, then the other
-//! terms). Its call is a site (`core/src/__private/fused.rs`) where method lookup picks the
+//! terms). Its call is a site (`core/src/ops/affine/site.rs`) where method lookup picks the
 //! fused tensor op, or, for operands of other types, a closure with the rules the expression
 //! would have had unfused (`emit::fused::plain_rules`); `lower::fusion` lowers it.
 //!

@@ -16,7 +16,7 @@
 //!   before the loop gives what every step would have read.
 //!
 //! Anything else is lowered as a loop (`region.rs`). The call is a site
-//! (`core/src/__private/recurrence.rs`) where method lookup picks the tensor op, or, for other
+//! (`core/src/ops/recurrence/site.rs`) where method lookup picks the tensor op, or, for other
 //! types, the loop of the step's unfused rules, which the macro writes out here.
 
 use crate::patterns::affine::{Affine, Position, affine, bare};
