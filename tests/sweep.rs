@@ -49,9 +49,16 @@ const EXEMPT: &[(&str, &str)] = &[(
 /// Lines that are operators, not `_vjp_full` methods.
 const OPERATORS: &[&str] = &["t + s", "t - s", "s - t", "t * s", "t / s", "s / t"];
 
-/// The sources of `core/src/ops`, one per module that `core/src/ops/mod.rs` declares.
+/// The sources of `core/src/ops`, one per module that `core/src/ops/mod.rs` declares (a module
+/// that is a folder: all its files).
 const SOURCES: &[(&str, &str)] = &[
-    ("affine", include_str!("../core/src/ops/affine.rs")),
+    (
+        "affine",
+        concat!(
+            include_str!("../core/src/ops/affine/mod.rs"),
+            include_str!("../core/src/ops/affine/site.rs"),
+        ),
+    ),
     ("arith", include_str!("../core/src/ops/arith.rs")),
     ("compare", include_str!("../core/src/ops/compare.rs")),
     ("conv", include_str!("../core/src/ops/conv.rs")),
@@ -60,7 +67,13 @@ const SOURCES: &[(&str, &str)] = &[
     ("matmul", include_str!("../core/src/ops/matmul.rs")),
     ("nn", include_str!("../core/src/ops/nn.rs")),
     ("pool", include_str!("../core/src/ops/pool.rs")),
-    ("recurrence", include_str!("../core/src/ops/recurrence.rs")),
+    (
+        "recurrence",
+        concat!(
+            include_str!("../core/src/ops/recurrence/mod.rs"),
+            include_str!("../core/src/ops/recurrence/site.rs"),
+        ),
+    ),
     ("reduce", include_str!("../core/src/ops/reduce.rs")),
     ("scalar", include_str!("../core/src/ops/scalar.rs")),
     ("shape", include_str!("../core/src/ops/shape.rs")),
