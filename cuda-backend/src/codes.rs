@@ -24,12 +24,12 @@ macro_rules! codes {
 codes!(
     /// Codes of [`UnaryOp`] (`U_*` in the kernels).
     Unary, "U_": Neg, Exp, Ln, Sqrt, Rsqrt, Recip, Abs, Sign, Tanh, Sigmoid, Relu, LeakyRelu,
-    Gelu, Silu, Sin, Cos, Powf, AddScalar, MulScalar, DivScalarBy, Clamp,
+    Gelu, GeluErf, Silu, Sin, Cos, Powf, AddScalar, MulScalar, DivScalarBy, Clamp,
 );
 codes!(
     /// Codes of [`BinaryOp`] (`B_*` in the kernels).
     Binary, "B_": Add, Sub, Mul, Div, Max, Min, Pow, Eq, Lt, Le, Gt, Ge, LeakyReluGrad,
-    TanhGrad, SigmoidGrad, GeluGrad, SiluGrad, ClampGrad,
+    TanhGrad, SigmoidGrad, GeluGrad, GeluErfGrad, SiluGrad, ClampGrad,
 );
 codes!(
     /// Codes of [`ReduceOp`] (`R_*` in the kernels).
@@ -52,6 +52,7 @@ pub(crate) fn unary(op: UnaryOp) -> (u32, [f64; 2]) {
         UnaryOp::Relu => (Unary::Relu, [0.0; 2]),
         UnaryOp::LeakyRelu(a) => (Unary::LeakyRelu, [a, 0.0]),
         UnaryOp::Gelu => (Unary::Gelu, [0.0; 2]),
+        UnaryOp::GeluErf => (Unary::GeluErf, [0.0; 2]),
         UnaryOp::Silu => (Unary::Silu, [0.0; 2]),
         UnaryOp::Sin => (Unary::Sin, [0.0; 2]),
         UnaryOp::Cos => (Unary::Cos, [0.0; 2]),
@@ -83,6 +84,7 @@ pub(crate) fn binary(op: BinaryOp) -> (u32, [f64; 2]) {
         BinaryOp::TanhGrad => (Binary::TanhGrad, [0.0; 2]),
         BinaryOp::SigmoidGrad => (Binary::SigmoidGrad, [0.0; 2]),
         BinaryOp::GeluGrad => (Binary::GeluGrad, [0.0; 2]),
+        BinaryOp::GeluErfGrad => (Binary::GeluErfGrad, [0.0; 2]),
         BinaryOp::SiluGrad => (Binary::SiluGrad, [0.0; 2]),
         BinaryOp::ClampGrad(lo, hi) => (Binary::ClampGrad, [lo, hi]),
     };

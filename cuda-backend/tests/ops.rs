@@ -73,6 +73,7 @@ fn unary_ops() {
         UnaryOp::Relu,
         UnaryOp::LeakyRelu(0.01),
         UnaryOp::Gelu,
+        UnaryOp::GeluErf,
         UnaryOp::Silu,
         UnaryOp::Sin,
         UnaryOp::Cos,

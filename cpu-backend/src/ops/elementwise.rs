@@ -197,7 +197,7 @@ fn unary_typed<T: Real + Send + Sync + Elementary, M: Map1<T>>(op: UnaryOp, v: M
             })
         };
     }
-    fixed_ops!(UnaryOp, op, run, [Neg, Ln, Sqrt, Rsqrt, Recip, Abs, Sign, Sigmoid, Relu, Gelu, Silu, Sin, Cos], {
+    fixed_ops!(UnaryOp, op, run, [Neg, Ln, Sqrt, Rsqrt, Recip, Abs, Sign, Sigmoid, Relu, Gelu, GeluErf, Silu, Sin, Cos], {
         UnaryOp::Tanh => v.map(T::tanh_elementwise),
         UnaryOp::Exp => v.map(T::exp_elementwise),
         UnaryOp::AddScalar(c) => {
@@ -242,7 +242,7 @@ fn dispatch<T: Real + Send + Sync, A: Apply<T>>(op: BinaryOp, app: A) -> A::Out 
             app.apply(|$x, $y| $e)
         };
     }
-    fixed_ops!(BinaryOp, op, run, [Add, Sub, Mul, Div, Max, Min, Pow, Eq, Lt, Le, Gt, Ge, TanhGrad, SigmoidGrad, GeluGrad, SiluGrad], {
+    fixed_ops!(BinaryOp, op, run, [Add, Sub, Mul, Div, Max, Min, Pow, Eq, Lt, Le, Gt, Ge, TanhGrad, SigmoidGrad, GeluGrad, GeluErfGrad, SiluGrad], {
         BinaryOp::LeakyReluGrad(s) => {
             let s = cst::<T>(s);
             app.apply(move |x, d| if x > T::zero() { d } else { d * s })
