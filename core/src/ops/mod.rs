@@ -12,9 +12,11 @@
 pub mod affine;
 pub mod arith;
 pub mod compare;
+pub mod constant;
 pub mod conv;
 pub mod index;
 pub mod loss;
+pub mod mask;
 pub mod matmul;
 pub mod nn;
 pub mod pool;
@@ -22,6 +24,7 @@ pub mod recurrence;
 pub mod reduce;
 pub mod scalar;
 pub mod shape;
+pub mod split;
 pub mod unary;
 
 #[cfg(test)]
