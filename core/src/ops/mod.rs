@@ -14,6 +14,7 @@ pub mod arith;
 pub mod compare;
 pub mod constant;
 pub mod conv;
+pub mod cross_entropy;
 pub mod index;
 pub mod loss;
 pub mod mask;
