@@ -100,7 +100,9 @@ fn transcendental(c: &mut Criterion) {
     group.throughput(Throughput::Elements((shape[0] * shape[1]) as u64));
     let x = Tensor::rand_normal(&shape, 0.0, 1.5, 9);
     let positive = x.abs() + 0.01;
-    let forward: [(&str, fn(&Tensor) -> Tensor); 7] = [
+    /// An op, named.
+    type Op<'a> = (&'a str, fn(&Tensor) -> Tensor);
+    let forward: [Op; 7] = [
         ("exp", Tensor::exp),
         ("tanh", Tensor::tanh),
         ("sigmoid", Tensor::sigmoid),
