@@ -8,6 +8,10 @@
 //!   `[64, 1000]`.
 //! * `elementwise`: `relu(x · 2 + 1)` forward and its pullback on 2²⁰ elements, in GB/s of
 //!   memory traffic (each op reads its inputs and writes its output once).
+//! * `transcendental`: the elementwise ops built on `exp`, `tanh`, `ln` and `erf` (and the
+//!   GELUs' and SiLU's pullbacks, one pass each) on `[1024, 512]` activations, the MLP hidden
+//!   layer of the tiny GPT of `../shared/BASELINES.md` (batch 16 × context 64, width 4·128),
+//!   in elements per second.
 //! * `small_ops`: the ops of one step of the Elman RNN of `benches/steps.rs` on their own
 //!   (`[1, 32]` tensors: `tanh`, a same-shape `+`, `[1, 32]·[32, 32]`), whose cost is mostly
 //!   the fixed cost per op, and the CNN's 2×2 max pooling of `[64, 64, 24, 24]`.
@@ -90,6 +94,55 @@ fn elementwise(c: &mut Criterion) {
     group.finish();
 }
 
+fn transcendental(c: &mut Criterion) {
+    let mut group = c.benchmark_group("transcendental");
+    let shape = [1024, 512];
+    group.throughput(Throughput::Elements((shape[0] * shape[1]) as u64));
+    let x = Tensor::rand_normal(&shape, 0.0, 1.5, 9);
+    let positive = x.abs() + 0.01;
+    /// An op, named.
+    type Op<'a> = (&'a str, fn(&Tensor) -> Tensor);
+    let forward: [Op; 7] = [
+        ("exp", Tensor::exp),
+        ("tanh", Tensor::tanh),
+        ("sigmoid", Tensor::sigmoid),
+        ("silu", Tensor::silu),
+        ("gelu", Tensor::gelu),
+        ("gelu_erf", Tensor::gelu_erf),
+        ("ln", Tensor::ln),
+    ];
+    for (name, f) in forward {
+        let x = if name == "ln" { &positive } else { &x };
+        group.bench_function(name, |b| b.iter(|| black_box(f(black_box(x)))));
+    }
+    let seed = TensorTangent::Dense(x.ones_like());
+    type Rule =
+        fn(&Tensor, [bool; 1]) -> (Tensor, Box<dyn FnOnce(TensorTangent) -> (TensorTangent,)>);
+    let pullbacks: [(&str, Rule); 3] = [
+        ("gelu pullback", |x, n| boxed(x.gelu_vjp_full(n))),
+        ("gelu_erf pullback", |x, n| boxed(x.gelu_erf_vjp_full(n))),
+        ("silu pullback", |x, n| boxed(x.silu_vjp_full(n))),
+    ];
+    for (name, rule) in pullbacks {
+        // The pullback alone: the forward pass runs once, outside the timing.
+        group.bench_function(name, |b| {
+            b.iter_batched(
+                || rule(&x, [true]).1,
+                |pb| black_box(pb(seed.clone())),
+                criterion::BatchSize::SmallInput,
+            )
+        });
+    }
+    group.finish();
+}
+
+/// A rule's pullback boxed, so that rules of different closure types share one table.
+fn boxed<P: FnOnce(TensorTangent) -> (TensorTangent,) + 'static>(
+    (y, pb): (Tensor, P),
+) -> (Tensor, Box<dyn FnOnce(TensorTangent) -> (TensorTangent,)>) {
+    (y, Box::new(pb))
+}
+
 fn small_ops(c: &mut Criterion) {
     let mut group = c.benchmark_group("small_ops");
     let h = Tensor::rand_uniform(&[1, 32], -1.0, 1.0, 5);
@@ -116,6 +169,7 @@ criterion_group!(
     conv2d,
     softmax_cross_entropy,
     elementwise,
+    transcendental,
     small_ops
 );
 criterion_main!(benches);

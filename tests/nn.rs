@@ -3,8 +3,8 @@
 //! a hand-written SGD step over `Parameters::visit_mut`.
 
 use adjoint::nn::{
-    Chain, Conv2d, Dropout, Embedding, Flatten, Gelu, Layer, LayerNorm, Linear, MaxPool2d, Relu,
-    Sigmoid, Silu, Tanh,
+    Chain, Conv2d, Dropout, Embedding, Flatten, Gelu, GeluErf, Layer, LayerNorm, Linear, MaxPool2d,
+    Relu, Sigmoid, Silu, Tanh,
 };
 mod common;
 
@@ -236,6 +236,7 @@ fn parameterless_layers_gradients_match_finite_differences() {
     let x = f64_tensor(&[2, 3, 4, 4], 13);
     assert!(check_layer(&Relu, &x, true).is_empty());
     check_layer(&Gelu, &x, true);
+    check_layer(&GeluErf, &x, true);
     check_layer(&Tanh, &x, true);
     check_layer(&Sigmoid, &x, true);
     check_layer(&Silu, &x, true);

@@ -9,7 +9,7 @@
 //! few ulps of the parameter per step.
 
 use adjoint::optim::{
-    Adam, CosineWithWarmup, LrSchedule, Optimizer, Sgd, StepLr, clip_grad_norm, grad_norm,
+    Adam, CosineWithWarmup, Groups, LrSchedule, Optimizer, Sgd, StepLr, clip_grad_norm, grad_norm,
 };
 use adjoint::prelude::*;
 
@@ -282,6 +282,124 @@ fn an_optimizer_serves_one_model() {
     opt.step(&mut a, &g);
     let mut w = Tensor::zeros(&[2]);
     opt.step(&mut w, &dense(&[1.0, 1.0], &[2]));
+}
+
+/// A matrix, a bias and a gain: what parameter groups tell apart.
+#[derive(Differentiable)]
+struct Grouped {
+    w: Tensor,
+    b: Tensor,
+    gain: Tensor,
+}
+
+fn grouped() -> (Grouped, GroupedTangent) {
+    let model = Grouped {
+        w: Tensor::from_vec(vec![1.0_f32, -2.0, 0.5, 4.0], &[2, 2]),
+        b: Tensor::from_vec(vec![1.0_f32, 2.0], &[2]),
+        gain: Tensor::from_vec(vec![1.0_f32], &[1]),
+    };
+    let grad = GroupedTangent {
+        w: dense(&[0.5, 1.0, -0.5, 0.25], &[2, 2]),
+        b: dense(&[0.5, -1.0], &[2]),
+        gain: dense(&[2.0], &[1]),
+    };
+    (model, grad)
+}
+
+/// Weight decay on the matrix only, by a rule on the parameters' ranks, with dyadic values
+/// (exact in `f32`): SGD with `γ = ½`, `λ = ¼` on `w`: `θ − ½(g + ¼θ)`; on `b` and `gain`
+/// without decay: `θ − ½g`. Each group keeps the state of its own parameters only.
+#[test]
+fn parameter_groups_by_a_rule() {
+    let (mut model, grad) = grouped();
+    let mut opt = Groups::new([
+        Sgd::new(0.5).weight_decay(0.25).momentum(0.5),
+        Sgd::new(0.5).momentum(0.5),
+    ])
+    .by(|_, p| usize::from(p.rank() < 2));
+    opt.step(&mut model, &grad);
+    assert_eq!(model.w.to_vec_f32(), vec![0.625, -2.25, 0.6875, 3.375]);
+    assert_eq!(model.b.to_vec_f32(), vec![0.75, 2.5]);
+    assert_eq!(model.gain.to_vec_f32(), vec![0.0]);
+    assert!(opt.group(0).momentum_buffer("w").is_some());
+    assert!(opt.group(0).momentum_buffer("b").is_none());
+    assert!(opt.group(1).momentum_buffer("b").is_some());
+    assert!(opt.group(1).momentum_buffer("w").is_none());
+    // Later steps find each group's state again: the same as the groups' optimizers stepped
+    // on their own parameters.
+    let (mut alone, _) = grouped();
+    let (mut sgd_w, mut sgd_b, mut sgd_gain) = (
+        Sgd::new(0.5).weight_decay(0.25).momentum(0.5),
+        Sgd::new(0.5).momentum(0.5),
+        Sgd::new(0.5).momentum(0.5),
+    );
+    for _ in 0..3 {
+        sgd_w.step(&mut alone.w, &grad.w);
+        sgd_b.step(&mut alone.b, &grad.b);
+        sgd_gain.step(&mut alone.gain, &grad.gain);
+    }
+    opt.step(&mut model, &grad);
+    opt.step(&mut model, &grad);
+    for (got, want) in [
+        (&model.w, &alone.w),
+        (&model.b, &alone.b),
+        (&model.gain, &alone.gain),
+    ] {
+        assert_eq!(got.to_vec_f32(), want.to_vec_f32());
+    }
+    // A schedule sets every group's rate.
+    opt.set_lr(0.25);
+    assert_eq!(
+        (opt.group(0).lr(), opt.group(1).lr(), opt.lr()),
+        (0.25, 0.25, 0.25)
+    );
+}
+
+/// Two parts of a model stepped apart, by one `Groups` (one optimizer alone panics, see
+/// `an_optimizer_serves_one_model`): the same values as two optimizers, and an Adam step of
+/// group 1 that moves by `γ·sign(g)`.
+#[test]
+fn parameter_groups_by_parts() {
+    let (mut model, grad) = grouped();
+    let mut opt = Groups::new([Adam::new(0.25), Adam::new(0.125)]);
+    for _ in 0..2 {
+        opt.step_group(0, &mut model.w, &grad.w);
+        opt.step_group(1, &mut model.b, &grad.b);
+    }
+    let (mut alone, _) = grouped();
+    let (mut a, mut b) = (Adam::new(0.25), Adam::new(0.125));
+    for _ in 0..2 {
+        a.step(&mut alone.w, &grad.w);
+        b.step(&mut alone.b, &grad.b);
+    }
+    assert_eq!(model.w.to_vec_f32(), alone.w.to_vec_f32());
+    assert_eq!(model.b.to_vec_f32(), alone.b.to_vec_f32());
+    // Two Adam steps of a constant gradient: m̂ = g, v̂ = g², so θ − 2γ·g/(|g| + ε).
+    let b = model.b.to_vec_f32();
+    assert!(
+        (b[0] - 0.75).abs() < 1e-6 && (b[1] - 2.25).abs() < 1e-6,
+        "{b:?}"
+    );
+    assert_eq!(opt.group(1).moments("").map(|m| m.2), Some(2));
+}
+
+#[test]
+#[should_panic(expected = "the rule puts `gain` in group 2, but there are 2 groups")]
+fn a_rule_naming_a_missing_group_panics() {
+    let (mut model, grad) = grouped();
+    let mut opt = Groups::new([Sgd::new(0.1), Sgd::new(0.1)]).by(|path, _| match path {
+        "w" => 0,
+        "b" => 1,
+        _ => 2,
+    });
+    opt.step(&mut model, &grad);
+}
+
+#[test]
+#[should_panic(expected = "these `Groups` have no rule to give each parameter its group")]
+fn groups_without_a_rule_step_by_parts() {
+    let (mut model, grad) = grouped();
+    Groups::new([Sgd::new(0.1)]).step(&mut model, &grad);
 }
 
 #[test]

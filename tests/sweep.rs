@@ -61,9 +61,15 @@ const SOURCES: &[(&str, &str)] = &[
     ),
     ("arith", include_str!("../core/src/ops/arith.rs")),
     ("compare", include_str!("../core/src/ops/compare.rs")),
+    ("constant", include_str!("../core/src/ops/constant.rs")),
     ("conv", include_str!("../core/src/ops/conv.rs")),
+    (
+        "cross_entropy",
+        include_str!("../core/src/ops/cross_entropy.rs"),
+    ),
     ("index", include_str!("../core/src/ops/index.rs")),
     ("loss", include_str!("../core/src/ops/loss.rs")),
+    ("mask", include_str!("../core/src/ops/mask.rs")),
     ("matmul", include_str!("../core/src/ops/matmul.rs")),
     ("nn", include_str!("../core/src/ops/nn.rs")),
     ("pool", include_str!("../core/src/ops/pool.rs")),
@@ -77,6 +83,7 @@ const SOURCES: &[(&str, &str)] = &[
     ("reduce", include_str!("../core/src/ops/reduce.rs")),
     ("scalar", include_str!("../core/src/ops/scalar.rs")),
     ("shape", include_str!("../core/src/ops/shape.rs")),
+    ("split", include_str!("../core/src/ops/split.rs")),
     ("unary", include_str!("../core/src/ops/unary.rs")),
 ];
 

@@ -257,6 +257,32 @@ fn plumbing_gradient_matches_finite_differences() {
     check_against_fd(&f, &[a, g], &[ga.unwrap(), gg.unwrap()]);
 }
 
+/// The pieces of a GPT block as a user writes them: the projections split into query, key
+/// and value, a causal mask filled with −∞ before the softmax, the exact GELU, the lower
+/// triangle, a constant made from an active value, a split into chunks, and the
+/// cross-entropy of `[B, T, V]` scores with an ignored label.
+#[differentiable]
+fn gpt_pieces(x: &Tensor, w: &Tensor, #[no_derivative] labels: &Tensor) -> Tensor {
+    let qkv = x.matmul(w).split(&[2, 2, 2], -1);
+    let scores = qkv[0].matmul(&qkv[1].transpose(-2, -1));
+    let causal = scores.ones_like().triu(1);
+    let p = scores.masked_fill(&causal, f64::NEG_INFINITY).softmax(-1);
+    let h = Tensor::cat(&[p.matmul(&qkv[2]).gelu_erf(), qkv[2].tanh()], -1);
+    let logits = h + scores.tril(0).sum(&[-1], true) + x.full_like(0.5);
+    let halves = logits.chunk(2, -1);
+    (&halves[0] * &halves[1]).cross_entropy_ignoring(labels, 9)
+}
+
+#[test]
+fn gpt_pieces_gradient_matches_finite_differences() {
+    let (x, w) = (f64_tensor(&[2, 3, 4], 21), f64_tensor(&[4, 6], 22));
+    let labels = Tensor::from_vec(vec![0_u32, 1, 9, 1, 9, 0], &[2, 3]);
+    let (loss, (gx, gw)) = value_with_gradient(gpt_pieces_vjp(&x, &w, &labels));
+    assert_eq!(loss.to_scalar(), gpt_pieces(&x, &w, &labels).to_scalar());
+    let f = |p: &[Tensor]| gpt_pieces(&p[0], &p[1], &labels).to_scalar();
+    check_against_fd(&f, &[x, w], &[gx.unwrap(), gw.unwrap()]);
+}
+
 /// Method forms of the arithmetic on locals, and operators on owned values.
 #[differentiable]
 fn locals(a: &Tensor, b: &Tensor) -> Tensor {

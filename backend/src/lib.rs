@@ -354,7 +354,8 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
         axis: usize,
         ids: &Self::Storage,
     ) -> Self::Storage;
-    /// `out[i, c] = (ids[i] == c) as dtype`, shape `[ids.len(), classes]`.
+    /// `out[i, c] = (ids[i] == c) as dtype`, shape `[ids.len(), classes]` (a row of zeros for
+    /// an id at or above `classes`).
     fn one_hot(ids: &Self::Storage, classes: usize, dtype: DType) -> Self::Storage;
     /// The largest id of a `U32` buffer, or `None` if it is empty (used to validate ids
     /// against a size before indexing; a device backend may keep it lazy).
@@ -442,19 +443,22 @@ pub trait Backend: Copy + Clone + Debug + Default + Send + Sync + 'static {
     }
 
     /// The mean softmax cross-entropy of `[n, c]` scores `z` against `n` `U32` class ids
-    /// (each below `c`), fused into one pass by backends that can:
-    /// `loss = −(1/n) Σᵢ log softmax(zᵢ)[labelᵢ]`, a one-element buffer, and, when `grad`,
-    /// its derivative `∂loss/∂z = (softmax(z) − onehot(labels)) / n`, `[n, c]`, computed from
-    /// the same exponentials. `None`, the default, lets the caller compose both from
-    /// [`softmax`](Backend::softmax), [`one_hot`](Backend::one_hot) and the elementwise ops
-    /// (nine launches where a fused kernel needs one).
+    /// (each below `c`, or equal to `ignore`), fused into one pass by backends that can:
+    /// `loss = −(1/N) Σᵢ log softmax(zᵢ)[labelᵢ]` over the `N` rows whose label is not
+    /// `ignore` (`N = n` when `ignore` is `None`; a loss of 0 when `N = 0`), a one-element
+    /// buffer, and, when `grad`, its derivative `∂loss/∂z = (softmax(z) − onehot(labels)) / N`,
+    /// `[n, c]`, zero on the ignored rows, computed from the same exponentials. `None`, the
+    /// default, lets the caller compose both from [`softmax`](Backend::softmax),
+    /// [`one_hot`](Backend::one_hot) and the elementwise ops (nine launches where a fused
+    /// kernel needs one).
     fn cross_entropy(
         z: &Self::Storage,
         labels: &Self::Storage,
         shape: [usize; 2],
+        ignore: Option<u32>,
         grad: bool,
     ) -> Option<(Self::Storage, Option<Self::Storage>)> {
-        let _ = (z, labels, shape, grad);
+        let _ = (z, labels, shape, ignore, grad);
         None
     }
 

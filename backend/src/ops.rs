@@ -114,6 +114,8 @@ op_family! {
         LeakyRelu(slope: f64 = 0.01),
         /// `x/2 · (1 + tanh(√(2/π)(x + 0.044715x³)))` (the tanh form).
         Gelu,
+        /// `x·Φ(x) = x/2 · (1 + erf(x/√2))` (the exact form).
+        GeluErf,
         /// `x · sigmoid(x)`.
         Silu,
         /// `sin x`.
@@ -172,6 +174,8 @@ op_family! {
         SigmoidGrad,
         /// `ȳ · gelu'(x)` with `a = x`, `b = ȳ`.
         GeluGrad,
+        /// `ȳ · (Φ(x) + x·φ(x))` with `a = x`, `b = ȳ` (exact GELU; `φ` the normal density).
+        GeluErfGrad,
         /// `ȳ · σ(x)(1 + x(1 − σ(x)))` with `a = x`, `b = ȳ`.
         SiluGrad,
         /// `ȳ · 𝟙(lo ≤ x ≤ hi)` with `a = x`, `b = ȳ`.
@@ -243,6 +247,7 @@ impl UnaryOp {
                 let u = c::<T>(GELU_C) * (x + c::<T>(GELU_A) * x * x * x);
                 c::<T>(0.5) * x * (T::one() + u.tanh())
             }
+            UnaryOp::GeluErf => gelu_erf(x),
             UnaryOp::Silu => x * sigmoid(x),
             UnaryOp::Sin => x.sin(),
             UnaryOp::Cos => x.cos(),
@@ -282,6 +287,7 @@ impl BinaryOp {
             BinaryOp::TanhGrad => b * (T::one() - a * a),
             BinaryOp::SigmoidGrad => b * a * (T::one() - a),
             BinaryOp::GeluGrad => b * gelu_derivative(a),
+            BinaryOp::GeluErfGrad => b * gelu_erf_derivative(a),
             BinaryOp::SiluGrad => {
                 let s = sigmoid(a);
                 b * s * (T::one() + a * (T::one() - s))
@@ -304,6 +310,24 @@ fn gelu_derivative<T: Real>(x: T) -> T {
     let t = u.tanh();
     let du = c::<T>(GELU_C) * (T::one() + c::<T>(3.0 * GELU_A) * x * x);
     half * (T::one() + t) + half * x * (T::one() - t * t) * du
+}
+
+/// `erf x`, through libm's `f64` `erf` (for `f32`, rounded once from the `f64` value).
+fn erf<T: Real>(x: T) -> T {
+    c(libm::erf(x.to_f64().expect("a float converts to f64")))
+}
+
+/// `x·Φ(x) = x/2·(1 + erf(x/√2))`, the exact GELU.
+fn gelu_erf<T: Real>(x: T) -> T {
+    c::<T>(0.5) * x * (T::one() + erf(x * c(std::f64::consts::FRAC_1_SQRT_2)))
+}
+
+/// `d/dx` of the exact GELU: `Φ(x) + x·φ(x)` with `φ(x) = e^(−x²/2)/√(2π)`.
+fn gelu_erf_derivative<T: Real>(x: T) -> T {
+    let cdf = c::<T>(0.5) * (T::one() + erf(x * c(std::f64::consts::FRAC_1_SQRT_2)));
+    let density = (c::<T>(-0.5) * x * x).exp()
+        * c(0.5 * std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2);
+    cdf + x * density
 }
 
 impl ReduceOp {

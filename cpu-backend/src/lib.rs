@@ -168,9 +168,12 @@ impl Backend for Cpu {
         z: &CpuStorage,
         labels: &CpuStorage,
         shape: [usize; 2],
+        ignore: Option<u32>,
         grad: bool,
     ) -> Option<(CpuStorage, Option<CpuStorage>)> {
-        Some(ops::cross_entropy::cross_entropy(z, labels, shape, grad))
+        Some(ops::cross_entropy::cross_entropy(
+            z, labels, shape, ignore, grad,
+        ))
     }
     fn matmul(lhs: &CpuStorage, rhs: &CpuStorage, spec: &MatmulSpec) -> CpuStorage {
         MATMUL_CALLS.with(|c| c.set(c.get() + 1));

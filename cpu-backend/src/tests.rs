@@ -576,6 +576,7 @@ fn unary_ops_match_their_scalar_meaning() {
         UnaryOp::Sigmoid,
         UnaryOp::Relu,
         UnaryOp::Gelu,
+        UnaryOp::GeluErf,
         UnaryOp::LeakyRelu(0.1),
         UnaryOp::Clamp(-0.3, 0.2),
         UnaryOp::AddScalar(2.0),

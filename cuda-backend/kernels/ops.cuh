@@ -11,6 +11,16 @@
 
 template <typename T> __device__ __forceinline__ T sigmoid(T x) { return T(1) / (T(1) + exp(-x)); }
 
+// `Φ(x) = (1 + erf(x/√2))/2`, the standard normal distribution function.
+template <typename T> __device__ __forceinline__ T normal_cdf(T x) {
+    return T(0.5) * (T(1) + erf(x * T(0.7071067811865476)));
+}
+
+// `d/dx` of the exact GELU `x·Φ(x)`: `Φ(x) + x·φ(x)`, `φ(x) = e^(−x²/2)/√(2π)`.
+template <typename T> __device__ __forceinline__ T gelu_erf_derivative(T x) {
+    return normal_cdf(x) + x * exp(T(-0.5) * x * x) * T(0.3989422804014327);
+}
+
 template <typename T> __device__ __forceinline__ T gelu_derivative(T x) {
     const T u = T(GELU_C) * (x + T(GELU_A) * x * x * x);
     const T t = tanh(u);
@@ -37,6 +47,7 @@ template <typename T> __device__ __forceinline__ T unary_eval(u32 op, T x, T a, 
         const T u = T(GELU_C) * (x + T(GELU_A) * x * x * x);
         return T(0.5) * x * (T(1) + tanh(u));
     }
+    case U_GeluErf: return x * normal_cdf(x);
     case U_Silu: return x * sigmoid(x);
     case U_Sin: return sin(x);
     case U_Cos: return cos(x);
@@ -68,6 +79,7 @@ template <typename T> __device__ __forceinline__ T binary_eval(u32 op, T x, T y,
     case B_TanhGrad: return y * (T(1) - x * x);
     case B_SigmoidGrad: return y * x * (T(1) - x);
     case B_GeluGrad: return y * gelu_derivative(x);
+    case B_GeluErfGrad: return y * gelu_erf_derivative(x);
     case B_SiluGrad: {
         const T s = sigmoid(x);
         return y * s * (T(1) + x * (T(1) - s));

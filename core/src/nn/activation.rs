@@ -45,6 +45,13 @@ activation! {
 }
 
 activation! {
+    /// Gaussian error linear unit, exact form (PyTorch's default `nn.GELU()`):
+    /// `y = x·Φ(x) = x/2 · (1 + erf(x/√2))`; `x̄ = ȳ · (Φ(x) + x·φ(x))`,
+    /// `φ(x) = e^(−x²/2)/√(2π)`.
+    GeluErf => gelu_erf
+}
+
+activation! {
     /// Hyperbolic tangent, `y = tanh x`; `x̄ = ȳ · (1 − y²)`.
     Tanh => tanh
 }

@@ -14,7 +14,7 @@
 //! | [`Embedding`] | rows of the table picked by `U32` ids | `weight [V, D]` |
 //! | [`LayerNorm`] | `(x − μ)/√(σ² + ε) · γ + β` over the last axis | `weight [D]`, `bias [D]` |
 //! | [`Dropout`] | `x · m/(1 − p)` in training, `x` in evaluation | none |
-//! | [`Relu`], [`Gelu`], [`Tanh`], [`Sigmoid`], [`Silu`] | elementwise | none |
+//! | [`Relu`], [`Gelu`], [`GeluErf`], [`Tanh`], [`Sigmoid`], [`Silu`] | elementwise | none |
 //! | [`Flatten`], [`MaxPool2d`] | reshape, window maximum | none |
 //! | [`Chain`] | `second(first(x))` | both layers' |
 //!
@@ -105,7 +105,7 @@ pub mod init;
 mod linear;
 mod norm;
 
-pub use activation::{Flatten, Gelu, Relu, Sigmoid, Silu, Tanh};
+pub use activation::{Flatten, Gelu, GeluErf, Relu, Sigmoid, Silu, Tanh};
 pub use chain::Chain;
 pub use conv::{Conv2d, MaxPool2d};
 pub use dropout::Dropout;

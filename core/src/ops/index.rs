@@ -1,11 +1,10 @@
-//! Slicing, joining and gathering.
+//! Slicing, joining and gathering (splitting is in [`split`](super::split)).
 //!
 //! | op | value | derivative |
 //! |---|---|---|
 //! | `x.narrow(a, s, n)` | elements `s..s+n` along axis `a` | ȳ placed at `s..s+n`, zeros elsewhere |
 //! | `Tensor::cat(xs, a)` | the parts joined along `a` | each part gets its slice of ȳ |
 //! | `Tensor::stack(xs, a)` | the parts joined along a new axis `a` | each part gets its slice |
-//! | `x.split(sizes, a)` | parts of the given sizes along `a` (not differentiable: use `narrow`) | — |
 //! | `x.index_select(a, ids)` | rows `ids[j]` of axis `a` | ȳ rows added back at `ids[j]` |
 //! | `table.embedding(ids)` | rows of a `[V, D]` table: `[…ids, D]` | ȳ rows added back |
 //!
@@ -216,27 +215,6 @@ impl<B: Backend> Tensor<B> {
                 .collect();
             (P::from_tangents(parts), NoTangent)
         })
-    }
-
-    /// Consecutive parts of the given sizes along `axis` (sizes must add up to the axis
-    /// length). Each part is a [`narrow`](Tensor::narrow); differentiate through `narrow`.
-    #[track_caller]
-    pub fn split(&self, sizes: &[usize], axis: isize) -> Vec<Self> {
-        let a = self.axis("split", axis);
-        assert!(
-            sizes.iter().sum::<usize>() == self.shape()[a],
-            "split: sizes {sizes:?} do not add up to axis {a} of shape {:?}",
-            self.shape()
-        );
-        let mut start = 0;
-        sizes
-            .iter()
-            .map(|&n| {
-                let p = self.narrow(axis, start, n);
-                start += n;
-                p
-            })
-            .collect()
     }
 
     fn check_ids(&self, ids: &Self, size: usize, op: &'static str) -> Result<(), TensorError> {

@@ -12,9 +12,12 @@
 pub mod affine;
 pub mod arith;
 pub mod compare;
+pub mod constant;
 pub mod conv;
+pub mod cross_entropy;
 pub mod index;
 pub mod loss;
+pub mod mask;
 pub mod matmul;
 pub mod nn;
 pub mod pool;
@@ -22,6 +25,7 @@ pub mod recurrence;
 pub mod reduce;
 pub mod scalar;
 pub mod shape;
+pub mod split;
 pub mod unary;
 
 #[cfg(test)]

@@ -14,12 +14,14 @@
 //! | `sigmoid` | 1/(1+e⁻ˣ) | y | ȳ·y(1 − y) |
 //! | `relu` | max(x, 0) | 𝟙(y > 0), one bit each | ȳ·𝟙(y > 0) (0 at 0) |
 //! | `gelu` | x/2·(1 + tanh(√(2/π)(x + 0.044715x³))) | x | ȳ·gelu′(x) |
+//! | `gelu_erf` | x·Φ(x) = x/2·(1 + erf(x/√2)) | x | ȳ·(Φ(x) + x·φ(x)), φ(x) = e^(−x²/2)/√(2π) |
 //! | `silu` | x·σ(x) | x | ȳ·σ(x)(1 + x(1 − σ(x))) |
 //! | `leaky_relu(α)` | x > 0 ? x : αx | x | ȳ·(x > 0 ? 1 : α) |
 //! | `powf(p)` | xᵖ | x | ȳ·p·xᵖ⁻¹ |
 //! | `clamp(lo, hi)` | min(max(x, lo), hi) | x | ȳ·𝟙(lo ≤ x ≤ hi) |
 //!
-//! `gelu` is the tanh approximation (PyTorch's `approximate="tanh"`). `relu` keeps the signs
+//! `gelu` is the tanh approximation (PyTorch's `approximate="tanh"`), `gelu_erf` the exact
+//! form (PyTorch's default). `relu` keeps the signs
 //! of its output packed 32 to a `u32` word ([`Backend::relu_with_bits`]) instead of the output
 //! itself: a thirty-second of the memory when nothing else keeps the output (a ReLU before a
 //! max-pool, whose rule keeps only its argmax), and a pullback that reads that much less.
@@ -227,6 +229,9 @@ unary_ops! {
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.5]);
     /// ```
     gelu gelu_vjp_full Gelu saves x => |x, d| binary_given(x.into(), d.into(), BinaryOp::GeluGrad, "gelu");
+    /// GELU, exact form: `x·Φ(x) = x/2·(1 + erf(x/√2))`; derivative `ȳ·(Φ(x) + x·φ(x))` with
+    /// `φ(x) = e^(−x²/2)/√(2π)`.
+    gelu_erf gelu_erf_vjp_full GeluErf saves x => |x, d| binary_given(x.into(), d.into(), BinaryOp::GeluErfGrad, "gelu_erf");
     /// SiLU (swish) `x·σ(x)`; derivative `ȳ·σ(x)(1 + x(1 − σ(x)))`.
     ///
     /// ```
@@ -489,6 +494,9 @@ mod tests {
         check_unary("sigmoid", x(), |x| x.sigmoid_vjp_full([true]));
         check_unary("relu", x(), |x| x.relu_vjp_full([true]));
         check_unary("gelu", x(), |x| x.gelu_vjp_full([true]));
+        check_unary("gelu_erf", x().mul_scalar(3.0), |x| {
+            x.gelu_erf_vjp_full([true])
+        });
         check_unary("silu", x(), |x| x.silu_vjp_full([true]));
         check_unary("leaky_relu", x(), |x| {
             x.leaky_relu_vjp_full(0.1, [true, false])
@@ -500,6 +508,28 @@ mod tests {
         check_unary("clamp", x(), |x| {
             x.clamp_vjp_full(-0.5, 0.5, [true, false, false])
         });
+    }
+
+    /// By hand: `gelu_erf(x) = x·Φ(x)` and its derivative `Φ(x) + x·φ(x)` at 0 and ±1, with
+    /// `Φ(1) = 0.841344746068542949`, `Φ(−1) = 1 − Φ(1)` and `φ(1) = e^(−½)/√(2π) =
+    /// 0.241970724519143349`.
+    #[test]
+    fn gelu_erf_by_hand() {
+        let (cdf1, pdf1) = (0.841_344_746_068_542_9, 0.241_970_724_519_143_35);
+        let x = crate::Tensor::from_vec(vec![-1.0_f64, 0.0, 1.0], &[3]);
+        let (y, pb) = x.gelu_erf_vjp_full([true]);
+        let d = crate::TensorTangent::Dense(x.ones_like());
+        let dx = pb(d).0.unwrap().to_vec_f64();
+        let want_y = [-(1.0 - cdf1), 0.0, cdf1];
+        let want_dx = [(1.0 - cdf1) - pdf1, 0.5, cdf1 + pdf1];
+        for (got, want) in y
+            .to_vec_f64()
+            .iter()
+            .chain(&dx)
+            .zip(want_y.iter().chain(&want_dx))
+        {
+            assert!((got - want).abs() < 1e-15, "{got} against {want}");
+        }
     }
 
     #[test]

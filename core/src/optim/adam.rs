@@ -1,6 +1,6 @@
 //! [`Adam`]: Adam and AdamW, as `torch.optim.Adam` and `torch.optim.AdamW`.
 
-use super::{Optimizer, Slots, check_non_negative, fused_update};
+use super::{Optimizer, Select, Slots, check_non_negative, fused_update};
 use crate::Parameters;
 use crate::tensor::{Backend, Cpu, Tensor, UpdateOp};
 
@@ -131,7 +131,12 @@ impl<B: Backend> Adam<B> {
 impl<B: Backend> Optimizer<B> for Adam<B> {
     /// See [`Adam`] for the update.
     #[track_caller]
-    fn step<M: Parameters<B>>(&mut self, model: &mut M, grad: &M::Tangent) {
+    fn step_selected<M: Parameters<B>>(
+        &mut self,
+        model: &mut M,
+        grad: &M::Tangent,
+        select: &mut Select<'_, B>,
+    ) {
         let Adam {
             lr,
             betas: (beta1, beta2),
@@ -140,7 +145,7 @@ impl<B: Backend> Optimizer<B> for Adam<B> {
             decoupled,
             ref mut state,
         } = *self;
-        state.visit(model, grad, |name, param, g, slot| {
+        state.visit(model, grad, select, |name, param, g, slot| {
             let s = slot.get_or_insert_with(|| Moments {
                 step: 0,
                 m: param.zeros_like(),

@@ -10,6 +10,9 @@
 //!   ([`LrSchedule::lr_at`]); [`LrSchedule::apply`] sets it on an optimizer.
 //! * [`clip_grad_norm`] rescales a gradient to a maximal global L2 norm, like
 //!   `torch.nn.utils.clip_grad_norm_`.
+//! * [`Groups`] holds one optimizer per parameter group (PyTorch's `param_groups`): groups
+//!   chosen by a rule on each parameter's path and value (AdamW without weight decay on
+//!   biases, norms and embeddings), or parts of a model stepped one at a time.
 //!
 //! # The training step
 //! ```
@@ -71,16 +74,21 @@
 
 mod adam;
 mod clip;
+mod groups;
 mod schedule;
 mod sgd;
 
 pub use adam::Adam;
 pub use clip::{clip_grad_norm, grad_norm};
+pub use groups::Groups;
 pub use schedule::{CosineWithWarmup, LrSchedule, StepLr};
 pub use sgd::Sgd;
 
 use crate::tensor::{Backend, Cpu, DType, Tensor, TensorTangent, UpdateOp};
 use crate::{ParamPath, Parameters};
+
+/// Which parameters a step updates: `select(path, θ)` for each, by its dotted path and value.
+pub type Select<'a, B> = dyn FnMut(&str, &Tensor<B>) -> bool + 'a;
 
 /// A first-order optimizer: moves a model's parameters along its gradient, in place.
 pub trait Optimizer<B: Backend = Cpu> {
@@ -90,7 +98,24 @@ pub trait Optimizer<B: Backend = Cpu> {
     /// # Panics
     /// If a gradient's shape or dtype differs from its parameter's, or if the model's
     /// parameters (number, paths) differ from those of the first step.
-    fn step<M: Parameters<B>>(&mut self, model: &mut M, grad: &M::Tangent);
+    #[track_caller]
+    fn step<M: Parameters<B>>(&mut self, model: &mut M, grad: &M::Tangent) {
+        self.step_selected(model, grad, &mut |_, _| true);
+    }
+
+    /// [`step`](Optimizer::step) on the parameters for which `select(path, θ)` is true; the
+    /// others are left alone and have no state in this optimizer. A parameter group: the
+    /// selection must pick the same parameters at every step (a rule on paths or shapes),
+    /// and [`Groups`] runs one optimizer per group this way.
+    ///
+    /// # Panics
+    /// As [`step`](Optimizer::step), counting only the selected parameters.
+    fn step_selected<M: Parameters<B>>(
+        &mut self,
+        model: &mut M,
+        grad: &M::Tangent,
+        select: &mut Select<'_, B>,
+    );
 
     /// The learning rate `γ` of the next step.
     fn lr(&self) -> f64;
@@ -124,7 +149,7 @@ impl<S> Slots<S> {
         let (known, state) = &mut self.items[index];
         assert!(
             known == name,
-            "optimizer: parameter {index} is `{name}`, but it was `{known}` on earlier steps (one optimizer serves one model)"
+            "optimizer: parameter {index} is `{name}`, but it was `{known}` on earlier steps (one optimizer serves one model; give each part or group of parameters its own optimizer in `optim::Groups`)"
         );
         state
     }
@@ -134,15 +159,15 @@ impl<S> Slots<S> {
     pub(crate) fn finish(&self, visited: usize) {
         assert!(
             visited == self.items.len(),
-            "optimizer: the model has {visited} parameters, but it had {} on earlier steps (one optimizer serves one model)",
+            "optimizer: the model has {visited} parameters, but it had {} on earlier steps (one optimizer serves one model; give each part or group of parameters its own optimizer in `optim::Groups`)",
             self.items.len()
         );
     }
 
-    /// Calls `f(name, parameter, gradient, state)` for every parameter of `model` whose
-    /// gradient in `grad` is not the symbolic zero, its state created by `S::default()` on
-    /// first use; then checks, as [`finish`](Slots::finish) does, that the model had as many
-    /// parameters as before.
+    /// Calls `f(name, parameter, gradient, state)` for every parameter of `model` that
+    /// `select` picks and whose gradient in `grad` is not the symbolic zero, its state created
+    /// by `S::default()` on first use; then checks, as [`finish`](Slots::finish) does, that the
+    /// model had as many selected parameters as before.
     ///
     /// # Panics
     /// If the model changed shape since earlier steps (see [`get`](Slots::get)).
@@ -151,12 +176,16 @@ impl<S> Slots<S> {
         &mut self,
         model: &mut M,
         grad: &M::Tangent,
+        select: &mut Select<'_, B>,
         mut f: impl FnMut(&str, &mut Tensor<B>, &TensorTangent<B>, &mut S),
     ) where
         S: Default,
     {
         let mut index = 0;
         model.visit_mut(grad, &mut ParamPath::new(), &mut |name, param, g| {
+            if !select(name, param) {
+                return;
+            }
             let state = self.get(index, name, S::default);
             index += 1;
             if !g.is_zero() {

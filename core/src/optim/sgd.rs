@@ -1,6 +1,6 @@
 //! [`Sgd`]: stochastic gradient descent with momentum, as `torch.optim.SGD`.
 
-use super::{Optimizer, Slots, check_non_negative, fused_update};
+use super::{Optimizer, Select, Slots, check_non_negative, fused_update};
 use crate::Parameters;
 use crate::tensor::{Backend, Cpu, Tensor, UpdateOp};
 
@@ -105,7 +105,12 @@ impl<B: Backend> Sgd<B> {
 impl<B: Backend> Optimizer<B> for Sgd<B> {
     /// See [`Sgd`] for the update.
     #[track_caller]
-    fn step<M: Parameters<B>>(&mut self, model: &mut M, grad: &M::Tangent) {
+    fn step_selected<M: Parameters<B>>(
+        &mut self,
+        model: &mut M,
+        grad: &M::Tangent,
+        select: &mut Select<'_, B>,
+    ) {
         assert!(
             !self.nesterov || (self.momentum > 0.0 && self.dampening == 0.0),
             "optimizer: Nesterov momentum requires a momentum > 0 and zero dampening"
@@ -118,7 +123,7 @@ impl<B: Backend> Optimizer<B> for Sgd<B> {
             nesterov,
             ref mut state,
         } = *self;
-        state.visit(model, grad, |name, param, g, buffer| {
+        state.visit(model, grad, select, |name, param, g, buffer| {
             let op = UpdateOp::Sgd {
                 lr,
                 momentum,

@@ -1,11 +1,13 @@
 //! Elementwise primitives: unary maps, broadcasting binary ops and `select`.
 //!
 //! Each op gets its own monomorphic loop (the op enum is matched once, outside the loop, and
-//! constants are converted once), so that LLVM vectorises it; buffers of at least
-//! [`PAR_MIN`] elements are split across the cores with rayon.
+//! constants are converted once), so that LLVM vectorises it, in the widest build the CPU
+//! runs ([`widest`]); the transcendental ops and their derivatives run the branch-free `f32`
+//! kernels of [`math`](super::math) ([`Elementary`]), so that those loops vectorize too.
+//! Buffers of at least [`PAR_MIN`] elements are split across the cores with rayon.
 
 use super::math::Elementary;
-use super::simd::wide;
+use super::simd::widest;
 use super::{into_vec, view};
 use crate::storage::float_match;
 use crate::{BinaryOp, CpuStorage, UnaryOp};
@@ -39,20 +41,20 @@ pub(crate) unsafe fn filled<T>(n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>]
     out
 }
 
-/// `out[i] = f(a[i])`, in the wide-vector build (`out` and `a` equally long).
+/// `out[i] = f(a[i])`, in the widest-vector build (`out` and `a` equally long).
 #[inline(always)]
 fn write1<T: Copy>(out: &mut [MaybeUninit<T>], a: &[T], f: &impl Fn(T) -> T) {
-    wide(|| {
+    widest(|| {
         for (o, &x) in out.iter_mut().zip(a) {
             o.write(f(x));
         }
     })
 }
 
-/// `out[i] = f(a[i], b[i])`, in the wide-vector build (all three equally long).
+/// `out[i] = f(a[i], b[i])`, in the widest-vector build (all three equally long).
 #[inline(always)]
 fn write2<T: Copy>(out: &mut [MaybeUninit<T>], a: &[T], b: &[T], f: &impl Fn(T, T) -> T) {
-    wide(|| {
+    widest(|| {
         for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
             o.write(f(x, y));
         }
@@ -79,7 +81,7 @@ pub(crate) fn map1<T: Real + Send + Sync>(v: &[T], f: impl Fn(T) -> T + Sync + S
 /// `f` on every element, written back into `v`, in parallel for long buffers.
 fn map1_in_place<T: Real + Send + Sync>(v: &mut [T], f: impl Fn(T) -> T + Sync + Send) {
     let run = |v: &mut [T]| {
-        wide(|| {
+        widest(|| {
             for x in v.iter_mut() {
                 *x = f(*x);
             }
@@ -197,9 +199,14 @@ fn unary_typed<T: Real + Send + Sync + Elementary, M: Map1<T>>(op: UnaryOp, v: M
             })
         };
     }
-    fixed_ops!(UnaryOp, op, run, [Neg, Ln, Sqrt, Rsqrt, Recip, Abs, Sign, Sigmoid, Relu, Gelu, Silu, Sin, Cos], {
+    fixed_ops!(UnaryOp, op, run, [Neg, Sqrt, Rsqrt, Recip, Abs, Sign, Relu, Sin, Cos], {
         UnaryOp::Tanh => v.map(T::tanh_elementwise),
         UnaryOp::Exp => v.map(T::exp_elementwise),
+        UnaryOp::Ln => v.map(T::ln_elementwise),
+        UnaryOp::Sigmoid => v.map(T::sigmoid_elementwise),
+        UnaryOp::Silu => v.map(T::silu_elementwise),
+        UnaryOp::Gelu => v.map(T::gelu_elementwise),
+        UnaryOp::GeluErf => v.map(|x| x.gelu_erf_elementwise()),
         UnaryOp::AddScalar(c) => {
             let c = cst::<T>(c);
             v.map(move |x| x + c)
@@ -236,13 +243,16 @@ trait Apply<T> {
 }
 
 /// Runs `app` with the kernel of `op` (constants converted once).
-fn dispatch<T: Real + Send + Sync, A: Apply<T>>(op: BinaryOp, app: A) -> A::Out {
+fn dispatch<T: Real + Send + Sync + Elementary, A: Apply<T>>(op: BinaryOp, app: A) -> A::Out {
     macro_rules! run {
         (|$x:ident, $y:ident| $e:expr) => {
             app.apply(|$x, $y| $e)
         };
     }
-    fixed_ops!(BinaryOp, op, run, [Add, Sub, Mul, Div, Max, Min, Pow, Eq, Lt, Le, Gt, Ge, TanhGrad, SigmoidGrad, GeluGrad, SiluGrad], {
+    fixed_ops!(BinaryOp, op, run, [Add, Sub, Mul, Div, Max, Min, Pow, Eq, Lt, Le, Gt, Ge, TanhGrad, SigmoidGrad], {
+        BinaryOp::GeluGrad => app.apply(T::gelu_grad),
+        BinaryOp::GeluErfGrad => app.apply(|x, d| x.gelu_erf_grad(d)),
+        BinaryOp::SiluGrad => app.apply(T::silu_grad),
         BinaryOp::LeakyReluGrad(s) => {
             let s = cst::<T>(s);
             app.apply(move |x, d| if x > T::zero() { d } else { d * s })
@@ -313,7 +323,7 @@ impl<T: Real + Send + Sync> Apply<T> for InPlace<'_, T> {
             "in-place elementwise op on buffers of different lengths"
         );
         let run = |out: &mut [T], other: &[T]| {
-            wide(|| {
+            widest(|| {
                 for (out, other) in out.chunks_mut(BLOCK).zip(other.chunks(BLOCK)) {
                     let mut block = [T::zero(); BLOCK];
                     let block = &mut block[..out.len()];
@@ -377,9 +387,9 @@ impl<T: Real + Send + Sync> Apply<T> for Strided<'_, T> {
             let rows = PAR_CHUNK.div_ceil(inner);
             out.par_chunks_mut(rows * inner)
                 .enumerate()
-                .for_each(|(i, out)| wide(|| self.rows(i * rows, out, (&sa, &sb), &f)));
+                .for_each(|(i, out)| widest(|| self.rows(i * rows, out, (&sa, &sb), &f)));
         } else {
-            wide(|| self.rows(0, out, (&sa, &sb), &f));
+            widest(|| self.rows(0, out, (&sa, &sb), &f));
         }
         // SAFETY: `rows` wrote all `n` elements: `out` is whole rows of `inner` elements, and
         // each row is zipped with operand slices of exactly `inner` elements (an index out of
@@ -494,7 +504,7 @@ pub fn binary_assign(op: BinaryOp, out: &mut CpuStorage, other: &CpuStorage, out
 
 /// [`binary_assign`] on equally long slices: `out ← op(out, other)` if `out_is_lhs`, else
 /// `out ← op(other, out)`.
-pub(crate) fn binary_slice<T: Real + Send + Sync>(
+pub(crate) fn binary_slice<T: Real + Send + Sync + Elementary>(
     op: BinaryOp,
     out: &mut [T],
     other: &[T],
@@ -510,7 +520,7 @@ pub(crate) fn binary_slice<T: Real + Send + Sync>(
     )
 }
 
-fn zip2<T: Real + Send + Sync>(
+fn zip2<T: Real + Send + Sync + Elementary>(
     op: BinaryOp,
     (a, ash): (&[T], &[usize]),
     (b, bsh): (&[T], &[usize]),

@@ -48,12 +48,15 @@ fn scatter<T: Real>(src: &[T], ids: &[u32], (outer, len, inner): (usize, usize, 
     out
 }
 
-/// `out[i, c] = (ids[i] == c)`.
+/// `out[i, c] = (ids[i] == c)`; an id at or above `classes` gives a row of zeros.
 pub fn one_hot(ids: &CpuStorage, classes: usize, dtype: DType) -> CpuStorage {
     let ids = ids.as_u32();
     let mut out = vec![0.0; ids.len() * classes];
     for (i, &id) in ids.iter().enumerate() {
-        out[i * classes + id as usize] = 1.0;
+        // An id at or above `classes` (an ignored label) keeps its row of zeros.
+        if (id as usize) < classes {
+            out[i * classes + id as usize] = 1.0;
+        }
     }
     CpuStorage::from_f64(&out, dtype)
 }

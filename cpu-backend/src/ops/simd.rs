@@ -4,7 +4,7 @@
 //! training models have AVX2 and FMA (256-bit lanes, fused multiply-add); [`wide`] runs a
 //! kernel inlined into a function compiled for them when the CPU has both, and as built
 //! otherwise; [`dispatch`] does the same for a [`Kernel`] that also knows which build it is in
-//! (to use fused multiply-adds or AVX2 intrinsics). The result is the same either way: plain `a * b + c` is never contracted into
+//! (to use fused multiply-adds or AVX2 intrinsics); [`widest`] adds an AVX-512 build. The result is the same either way: plain `a * b + c` is never contracted into
 //! a fused multiply-add, only `mul_add` asks for one.
 
 /// Whether the CPU has AVX2 and FMA (`std` caches the answer after the first query).
@@ -90,4 +90,66 @@ pub(crate) unsafe fn dispatch<K: Kernel>(kernel: K) -> K::Output {
 pub(crate) fn wide<R>(kernel: impl FnOnce() -> R) -> R {
     // SAFETY: a closure's kernel needs nothing of the build it runs in.
     unsafe { dispatch(Closure(kernel)) }
+}
+
+/// Whether the CPU has AVX-512 (F, VL, DQ, BW) besides AVX2 and FMA.
+#[inline(always)]
+pub(crate) fn has_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        has_avx2_fma()
+            && std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::is_x86_feature_detected!("avx512bw")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// `kernel()` inlined into a function built for AVX-512 (512-bit lanes).
+///
+/// # Safety
+/// Only on a CPU with the features of [`has_avx512`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")]
+unsafe fn avx512_build<R>(kernel: impl FnOnce() -> R) -> R {
+    kernel()
+}
+
+/// `kernel()` compiled for the widest vectors the CPU has: AVX-512, else AVX2 + FMA (as
+/// [`wide`]), else the baseline. What the elementwise loops of transcendental functions
+/// run, which do twice the work per instruction in 512-bit lanes; the values are the same
+/// in every build, as for [`wide`].
+#[inline(always)]
+pub(crate) fn widest<R>(kernel: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx512() {
+        // SAFETY: the CPU has the features (checked just above).
+        return unsafe { avx512_build(kernel) };
+    }
+    wide(kernel)
+}
+
+/// `kernel()` in each build this CPU can run, named: the baseline always, then AVX2 + FMA and
+/// AVX-512 where present. For tests that the builds agree.
+#[cfg(test)]
+pub(crate) fn each_build<R>(kernel: impl Fn() -> R) -> Vec<(&'static str, R)> {
+    /// The baseline build, out of line.
+    #[inline(never)]
+    fn baseline<R>(kernel: &impl Fn() -> R) -> R {
+        kernel()
+    }
+    let mut builds = vec![("baseline", baseline(&kernel))];
+    if has_avx2_fma() {
+        builds.push(("avx2+fma", wide(&kernel)));
+    }
+    #[cfg(target_arch = "x86_64")]
+    if has_avx512() {
+        // SAFETY: the CPU has the features (checked just above).
+        builds.push(("avx512", unsafe { avx512_build(&kernel) }));
+    }
+    builds
 }
