@@ -20,6 +20,9 @@ impl Lowering<'_> {
             let (bound, payload, cond) = match &*current.cond {
                 Expr::Let(l) => {
                     let (scrutinee, act) = self.expr(&l.expr);
+                    if !crate::ir::graph::is_inactive(&act) {
+                        self.reject_ref_mut(&l.pat);
+                    }
                     bound_as = poisoned(&act);
                     let mut cond = l.clone();
                     cond.expr = Box::new(scrutinee);
@@ -80,6 +83,9 @@ impl Lowering<'_> {
         let (scrutinee, act) = self.expr(&m.expr);
         let mut arms = Vec::new();
         for arm in &m.arms {
+            if !crate::ir::graph::is_inactive(&act) {
+                self.reject_ref_mut(&arm.pat);
+            }
             let body = &arm.body;
             let block = parse_quote!({ #body });
             let (bound, payload) = match (&act, payload_pattern(&arm.pat)) {

@@ -291,7 +291,8 @@ impl Lowering<'_> {
             over_range: replay.is_some(),
             exits_early: !exit_check.is_empty(),
             all_carried: carried.len() == vars.assigned.len(),
-            replayable_body: scan::replayable(body),
+            // A pullback running the body again would copy a reference as if it were a value.
+            replayable_body: scan::replayable(body) && !self.mentions_alias(body),
             captures_uncopyable: captured.iter().any(|n| *n == "self")
                 || (!self.refs_capturable && captured.iter().any(|n| self.ref_names.contains(n))),
             only_accumulates: changes_only_by(body, &carried_names),

@@ -97,6 +97,19 @@ impl Lowering<'_> {
         child.refs_capturable = self.refs_capturable;
         child.shared = self.shared.clone();
         child.in_loop = self.in_loop || arm.looping;
+        // The references, closures and `mut` variables of the enclosing scopes, which the
+        // child sees as one scope.
+        child.aliases = self
+            .aliases
+            .iter()
+            .map(|a| crate::lower::aliases::Alias {
+                depth: 1,
+                ..a.clone()
+            })
+            .collect();
+        child.inout_params = self.inout_params.clone();
+        child.closure_writes = self.closure_writes.clone();
+        child.mutable = self.mutable.clone();
         let mut scope: Vec<(String, Act)> = self
             .scopes
             .iter()

@@ -46,8 +46,10 @@ pub fn has_loop_exit(tokens: TokenStream) -> bool {
     first_mention(tokens, &mut |id| id == "break" || id == "continue").is_some()
 }
 
-/// Variables assigned in `tokens` (`x = ..`, `x += ..`), not counting `let` bindings, fields
-/// and comparisons.
+/// Variables assigned in `tokens`: `x = ..`, `x += ..`, the locals of a destructuring
+/// assignment `(a, b) = ..`, and `x` borrowed as `&mut x` (also `&mut x.f`, `&mut x[i]`,
+/// `&mut *x`: whatever the borrow is used for may write `x`); not `let` bindings, fields and
+/// comparisons.
 pub fn assigned(tokens: TokenStream) -> Vec<Ident> {
     let mut out = Vec::new();
     collect_assigned(tokens, &mut out);
@@ -58,19 +60,82 @@ fn collect_assigned(tokens: TokenStream, out: &mut Vec<Ident>) {
     let tts: Vec<TokenTree> = tokens.into_iter().collect();
     for (i, tt) in tts.iter().enumerate() {
         match tt {
-            TokenTree::Group(g) => collect_assigned(g.stream(), out),
+            TokenTree::Group(g) => {
+                if destructured(&tts, i) {
+                    out.extend(idents(g.stream()));
+                }
+                collect_assigned(g.stream(), out);
+            }
             TokenTree::Ident(id) => {
                 let prev = i.checked_sub(1).map(|j| &tts[j]);
                 let binds = matches!(prev, Some(TokenTree::Ident(k)) if k == "let" || k == "mut" || k == "ref");
                 let field = matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == '.');
-                if !binds && !field && (assigns_next(&tts[i + 1..]) || mutates_next(&tts[i + 1..]))
-                {
+                let writes = assigns_next(&tts[i + 1..]) || mutates_next(&tts[i + 1..]);
+                if borrowed_mut(&tts[..i]) || (!binds && !field && writes) {
                     out.push(id.clone());
                 }
             }
             _ => {}
         }
     }
+}
+
+/// Whether `before` ends with `&mut` (or `&raw mut`), then any `*`: the next identifier is
+/// borrowed mutably.
+fn borrowed_mut(before: &[TokenTree]) -> bool {
+    let mut rest = before;
+    while let [head @ .., TokenTree::Punct(p)] = rest
+        && p.as_char() == '*'
+    {
+        rest = head;
+    }
+    match rest {
+        [.., TokenTree::Punct(amp), TokenTree::Ident(m)] => amp.as_char() == '&' && m == "mut",
+        [
+            ..,
+            TokenTree::Punct(amp),
+            TokenTree::Ident(raw),
+            TokenTree::Ident(m),
+        ] => amp.as_char() == '&' && raw == "raw" && m == "mut",
+        _ => false,
+    }
+}
+
+/// Whether the group `tts[i]` is the left side of a destructuring assignment: `(a, b) = ..`,
+/// `[a, b] = ..`, `Pair(a, b) = ..`, `S { x, y } = ..` (a plain `=` after it, and not the
+/// pattern of a `let`, a type after `:`, or an index `v[i] = ..`).
+fn destructured(tts: &[TokenTree], i: usize) -> bool {
+    let TokenTree::Group(g) = &tts[i] else {
+        return false;
+    };
+    let plain_eq = matches!(tts.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '=' && p.spacing() == Spacing::Alone);
+    if !plain_eq || g.delimiter() == proc_macro2::Delimiter::None {
+        return false;
+    }
+    let prev = i.checked_sub(1).map(|j| &tts[j]);
+    if g.delimiter() == proc_macro2::Delimiter::Bracket
+        && matches!(
+            prev,
+            Some(TokenTree::Ident(_) | TokenTree::Group(_) | TokenTree::Literal(_))
+        )
+    {
+        return false;
+    }
+    // Walk back over a path (`Pair`, `m::S`) or a type after `:` to what precedes it.
+    let mut j = i;
+    while let Some(k) = j.checked_sub(1) {
+        match &tts[k] {
+            TokenTree::Ident(id) if id != "let" => j = k,
+            TokenTree::Punct(p) if p.as_char() == ':' => j = k,
+            _ => break,
+        }
+    }
+    let typed = tts[j..i].iter().any(
+        |t| matches!(t, TokenTree::Punct(p) if p.as_char() == ':' && p.spacing() == Spacing::Alone),
+    );
+    let after_let =
+        matches!(j.checked_sub(1).map(|k| &tts[k]), Some(TokenTree::Ident(k)) if k == "let");
+    !typed && !after_let
 }
 
 /// Variables whose elements `tokens` write (`v[i] = ..`, `v[i] += ..`) or that they push to.
@@ -267,6 +332,28 @@ mod tests {
         });
         let names: Vec<String> = assigned(t).iter().map(|i| i.to_string()).collect();
         assert_eq!(names, ["y", "z", "w"]);
+    }
+
+    #[test]
+    fn mutable_borrows_and_destructuring_assign() {
+        let t = quote!({
+            g(&mut a);
+            let r = &mut *b;
+            h(&mut c.f, &mut d[0], &e);
+            (f, _) = (1, 2);
+            [k, m] = [3, 4];
+            Pair(n, o) = p;
+            let (q, s) = (5, 6);
+            let t: (u, v) = w;
+            if let Some(x) = y {}
+            z[0] = 7;
+            aa == (bb, cc);
+        });
+        let names: Vec<String> = assigned(t).iter().map(|i| i.to_string()).collect();
+        assert_eq!(
+            names,
+            ["a", "b", "c", "d", "f", "_", "k", "m", "n", "o", "z"]
+        );
     }
 
     #[test]
