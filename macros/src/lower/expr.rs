@@ -91,8 +91,8 @@ impl Lowering<'_> {
     }
 
     pub(crate) fn bind_pattern(&mut self, pat: &Pat, act: Act) {
-        if !is_inactive(&act) {
-            self.reject_ref_mut(pat);
+        if !is_inactive(&act) && self.reject_ref_mut(pat) {
+            return self.bind_parts(pat, Act::Inactive);
         }
         self.bind_parts(pat, act);
     }

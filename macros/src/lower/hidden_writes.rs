@@ -8,7 +8,7 @@ use crate::ir::graph::{Act, is_inactive};
 use crate::lower::Lowering;
 use crate::patterns::bindings::pattern_names;
 use crate::patterns::scan;
-use proc_macro2::{Ident, Span};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::ToTokens;
 use syn::spanned::Spanned;
 use syn::visit::Visit;
@@ -45,14 +45,31 @@ impl Lowering<'_> {
     /// The variables a macro invocation may assign: those its tokens assign or borrow `&mut`,
     /// and for a macro that is not a standard expression macro, every variable passed to it
     /// that can be written (declared `mut`, an inout parameter, a followed reference).
-    pub(crate) fn macro_written(&self, mac: &syn::Macro) -> Vec<Ident> {
-        let mut written = scan::assigned(mac.tokens.clone());
+    pub(crate) fn macro_written(&self, mac: &syn::Macro) -> Vec<(Ident, String)> {
+        let mut written = written_in(mac.tokens.clone());
         let name = mac.path.segments.last().map(|s| s.ident.to_string());
         if !name.is_some_and(|n| EXPRESSION_MACROS.contains(&n.as_str())) {
             let passed = scan::idents(mac.tokens.clone());
-            written.extend(passed.into_iter().filter(|i| self.writable(&i.to_string())));
+            written.extend(
+                passed
+                    .into_iter()
+                    .filter(|i| self.writable(&i.to_string()))
+                    .map(|i| (i, "may be assigned".to_owned())),
+            );
         }
         written
+    }
+
+    /// Whether an `if` or `while` condition, which the lowering keeps as written, may change
+    /// a variable that is active or take its new value from an active one: the construct is
+    /// then opaque (its writes are poisoned, [`Lowering::opaque`]).
+    pub(crate) fn condition_writes(&self, cond: &Expr) -> bool {
+        let tokens = cond.to_token_stream();
+        let written = written_in(tokens.clone());
+        let active = |id: &Ident| !is_inactive(&self.act_of(&id.to_string()));
+        !written.is_empty()
+            && (written.iter().any(|(name, _)| active(name))
+                || scan::first_mention(tokens, &mut |id| active(id)).is_some())
     }
 
     /// Whether the variable `name` can be assigned: declared `mut`, an inout parameter or a
@@ -111,9 +128,9 @@ impl Lowering<'_> {
             .flat_map(pattern_names)
             .map(|i| i.to_string())
             .collect();
-        let mut written: Vec<String> = scan::assigned(c.body.to_token_stream())
+        let mut written: Vec<String> = written_in(c.body.to_token_stream())
             .iter()
-            .map(ToString::to_string)
+            .map(|(name, _)| name.to_string())
             .filter(|n| !params.contains(n) && self.lookup(n).is_some())
             .collect();
         written.extend(self.named_closure_writes(&c.body));
@@ -172,8 +189,9 @@ impl Lowering<'_> {
     }
 
     /// A `ref mut` binding into an active value is a reference the lowering does not follow:
-    /// an error at the binding.
-    pub(crate) fn reject_ref_mut(&mut self, pat: &Pat) {
+    /// an error at the binding. Returns whether there was one (the names are then bound as
+    /// data, so that writes through them are not reported again).
+    pub(crate) fn reject_ref_mut(&mut self, pat: &Pat) -> bool {
         struct RefMut(Vec<Span>);
         impl<'a> Visit<'a> for RefMut {
             fn visit_pat_ident(&mut self, p: &'a syn::PatIdent) {
@@ -185,11 +203,25 @@ impl Lowering<'_> {
         }
         let mut found = RefMut(Vec::new());
         found.visit_pat(pat);
+        let rejected = !found.0.is_empty();
         for span in found.0 {
             self.report(
                 span,
                 "`ref mut` binds a reference into an active value, which #[differentiable] does not follow: bind the value, compute the new one and assign it",
             );
         }
+        rejected
     }
+}
+
+/// The variables `tokens` may change, each with how: assigned (or borrowed `&mut`), or the
+/// receiver of a method that may take `&mut self`.
+pub(crate) fn written_in(tokens: TokenStream) -> Vec<(Ident, String)> {
+    let assigned = scan::assigned(tokens.clone())
+        .into_iter()
+        .map(|name| (name, "is assigned".to_owned()));
+    let changed = scan::receivers_changed(tokens)
+        .into_iter()
+        .map(|(name, method)| (name, format!("may be changed by `.{method}(..)`")));
+    assigned.chain(changed).collect()
 }

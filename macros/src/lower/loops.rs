@@ -35,7 +35,9 @@ impl Lowering<'_> {
             Loop::Plain(l) if ends_with_break_check(&l.body) => {
                 Some(self.lower_loop(&l.body, Vec::new(), e.clone(), quote!(loop), tape, None))
             }
-            Loop::While(w) if !matches!(&*w.cond, Expr::Let(_)) => {
+            Loop::While(w)
+                if !matches!(&*w.cond, Expr::Let(_)) && !self.condition_writes(&w.cond) =>
+            {
                 let cond = &w.cond;
                 Some(self.lower_loop(
                     &w.body,

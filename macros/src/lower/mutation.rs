@@ -105,8 +105,22 @@ impl Lowering<'_> {
         ) && crate::patterns::scan::idents(place.to_token_stream())
             .iter()
             .any(|i| !is_inactive(&self.act_of(&i.to_string())));
-        if !is_inactive(value) || !is_inactive(&place_act) || root_active || mentions {
-            self.report(place.span(), non_local_write(place));
+        let place_active = !is_inactive(&place_act) || root_active || mentions;
+        let message = if matches!(place, Expr::Unary(_)) {
+            format!(
+                "writes through `{}`, a reference #[differentiable] does not follow (it follows differentiated `&mut` parameters and `let r = &mut v;` of a local), with an active value on one side, so the derivative would be wrong: return the new value instead",
+                place.to_token_stream()
+            )
+        } else if is_inactive(value) {
+            format!(
+                "writes to `{}`, part of an active value, which #[differentiable] does not follow yet, so its old derivative would be kept: build the new value and assign the whole variable",
+                place.to_token_stream()
+            )
+        } else {
+            non_local_write(place)
+        };
+        if !is_inactive(value) || place_active {
+            self.report(place.span(), message);
         }
     }
 

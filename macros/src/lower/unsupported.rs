@@ -23,7 +23,7 @@ impl Lowering<'_> {
         let what = construct_name(e);
         let written = match e {
             Expr::Macro(m) => self.macro_written(&m.mac),
-            _ => scan::assigned(tokens.clone()),
+            _ => crate::lower::hidden_writes::written_in(tokens.clone()),
         };
         self.poison_written(written, mention.is_some(), &what);
         let exit = match e {
@@ -58,20 +58,20 @@ impl Lowering<'_> {
 }
 
 impl Lowering<'_> {
-    /// Poisons the variables a construct the lowering does not walk may write (`written`),
-    /// those that are active and, when the construct reads an active value (`mention`), all:
-    /// their value may now depend on it by a path with no derivative.
+    /// Poisons the variables a construct the lowering does not walk may write (`written`, each
+    /// with how), those that are active and, when the construct reads an active value
+    /// (`mention`), all: their value may now depend on it by a path with no derivative.
     pub(crate) fn poison_written(
         &mut self,
-        written: Vec<proc_macro2::Ident>,
+        written: Vec<(proc_macro2::Ident, String)>,
         mention: bool,
         what: &str,
     ) {
-        for name in written {
+        for (name, how) in written {
             let current = self.lookup(&name.to_string()).cloned();
             if current.is_some_and(|a| !is_inactive(&a)) || mention {
                 let message = format!(
-                    "`{name}` is assigned inside {what}, which #[differentiable] does not support over active values yet"
+                    "`{name}` {how} inside {what}, which #[differentiable] does not support over active values yet"
                 );
                 self.assign(&name.to_string(), Act::Poison(name.span(), message));
             }

@@ -182,6 +182,119 @@ fn assigns_next(rest: &[TokenTree]) -> bool {
     }
 }
 
+/// Methods that only read their receiver (besides the pure float methods): sizes, shapes,
+/// iteration by reference, copies, and the tensor operations that take `&self`.
+const READ_ONLY_METHODS: &[&str] = &[
+    "argmax",
+    "as_slice",
+    "broadcast_to",
+    "chunks",
+    "clone",
+    "cloned",
+    "contains",
+    "copied",
+    "dims",
+    "dot",
+    "eq",
+    "expect",
+    "first",
+    "flatten_from",
+    "ge",
+    "get",
+    "gt",
+    "into_iter",
+    "is_empty",
+    "is_finite",
+    "is_infinite",
+    "is_nan",
+    "is_sign_negative",
+    "is_sign_positive",
+    "iter",
+    "last",
+    "le",
+    "len",
+    "log_softmax",
+    "lt",
+    "matmul",
+    "mean",
+    "mean_all",
+    "ndim",
+    "ne",
+    "numel",
+    "partial_cmp",
+    "permute",
+    "product",
+    "relu",
+    "reshape",
+    "shape",
+    "sigmoid",
+    "softmax",
+    "square",
+    "sum",
+    "sum_all",
+    "t",
+    "to_owned",
+    "to_scalar",
+    "to_string",
+    "to_vec",
+    "total_cmp",
+    "transpose",
+    "unwrap",
+    "unwrap_or",
+    "windows",
+];
+
+/// The variables a method call in `tokens` may change through `&mut self`: the root `v` of
+/// `v.m(..)`, `v.f.m(..)`, `v[i].m(..)` for a method `m` not known to only read (see
+/// [`READ_ONLY_METHODS`] and the pure float methods), with the method.
+pub fn receivers_changed(tokens: TokenStream) -> Vec<(Ident, Ident)> {
+    let mut out = Vec::new();
+    collect_receivers(tokens, &mut out);
+    out
+}
+
+fn collect_receivers(tokens: TokenStream, out: &mut Vec<(Ident, Ident)>) {
+    let tts: Vec<TokenTree> = tokens.into_iter().collect();
+    let is_dot =
+        |t: Option<&TokenTree>| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == '.');
+    for (i, tt) in tts.iter().enumerate() {
+        match tt {
+            TokenTree::Group(g) => collect_receivers(g.stream(), out),
+            TokenTree::Ident(root) if !is_dot(i.checked_sub(1).map(|j| &tts[j])) => {
+                // Follow `.field`, `.0` and `[i]` to the first method call.
+                let mut j = i + 1;
+                loop {
+                    match (tts.get(j), tts.get(j + 1), tts.get(j + 2)) {
+                        (Some(TokenTree::Group(g)), ..)
+                            if g.delimiter() == proc_macro2::Delimiter::Bracket =>
+                        {
+                            j += 1
+                        }
+                        (Some(dot), Some(TokenTree::Ident(m)), next) if is_dot(Some(dot)) => {
+                            let call = matches!(next, Some(TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis)
+                                || matches!(next, Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                            if !call {
+                                j += 2;
+                                continue;
+                            }
+                            let name = m.to_string();
+                            if !READ_ONLY_METHODS.contains(&name.as_str())
+                                && !PURE_METHODS.contains(&name.as_str())
+                            {
+                                out.push((root.clone(), m.clone()));
+                            }
+                            break;
+                        }
+                        (Some(dot), Some(TokenTree::Literal(_)), _) if is_dot(Some(dot)) => j += 2,
+                        _ => break,
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Methods of `f32`/`f64`: functions of their receiver and arguments only, so a loop body
 /// calling them gives the same values when run again.
 const PURE_METHODS: &[&str] = &[
@@ -353,6 +466,27 @@ mod tests {
         assert_eq!(
             names,
             ["a", "b", "c", "d", "f", "_", "k", "m", "n", "o", "z"]
+        );
+    }
+
+    #[test]
+    fn receivers_of_methods_that_may_write() {
+        let t = quote!({
+            v.push(x);
+            w.len();
+            s.inner.clear();
+            m[0].sort_by(|a, b| a.total_cmp(b));
+            x.sin().max(y);
+            p.0.reverse();
+            q.iter().map(|e| e.take()).count();
+        });
+        let found: Vec<String> = receivers_changed(t)
+            .iter()
+            .map(|(r, m)| format!("{r}.{m}"))
+            .collect();
+        assert_eq!(
+            found,
+            ["v.push", "s.clear", "m.sort_by", "p.reverse", "e.take"]
         );
     }
 
