@@ -226,6 +226,57 @@ fn swap_through_refs(x: f64, y: f64) -> f64 {
     a * b
 }
 
+/// Inout calls through a reference: a = x; r = &mut a; step(r, y); step(&mut *r, y);
+/// a = xy² + y² + y, ∂x = y², ∂y = 2xy + 2y + 1.
+#[differentiable]
+fn inout_through_ref(x: f64, y: f64) -> f64 {
+    let mut a = x;
+    let r = &mut a;
+    step(r, y);
+    step(&mut *r, y);
+    a
+}
+
+/// A push through a reference: v = [x]; r = &mut v; r.push(x·y); f = v[0] + v[1]·y =
+/// x + xy², ∂x = 1 + y², ∂y = 2xy.
+#[differentiable]
+fn push_through_ref(x: f64, y: f64) -> f64 {
+    let mut v = vec![x];
+    let r = &mut v;
+    r.push(x * y);
+    v[0] + v[1] * y
+}
+
+/// v₀ ← v₀·k, v₁ ← v₁ + v₀ on an inout array: ∂v₀'/∂v₀ = k, ∂v₁'/∂v₀ = k, ∂v₁'/∂v₁ = 1,
+/// ∂v₀'/∂k = v₀, ∂v₁'/∂k = v₀.
+#[differentiable]
+fn scale_first(v: &mut [f64; 2], k: f64) {
+    v[0] = v[0] * k;
+    v[1] = v[1] + v[0];
+}
+
+/// Calls `scale_first` on a local array: v = [x, y]; f = v₀ + 2v₁ = xk + 2(y + xk) = 3xk + 2y,
+/// ∂x = 3k, ∂y = 2 (k = 1.5 fixed).
+#[differentiable]
+fn calls_scale_first(x: f64, y: f64) -> f64 {
+    let mut v = [x, y];
+    scale_first(&mut v, 1.5);
+    v[0] + 2.0 * v[1]
+}
+
+/// A reference pointed at `a`, then at `b`: a = x, b = y; r = &mut a; *r += 1; r = &mut b;
+/// *r = x·y; f = a + 2b = x + 1 + 2xy, ∂x = 1 + 2y, ∂y = 2x.
+#[differentiable]
+fn repointed(x: f64, y: f64) -> f64 {
+    let mut a = x;
+    let mut b = y;
+    let mut r = &mut a;
+    *r += 1.0;
+    r = &mut b;
+    *r = x * y;
+    a + 2.0 * b
+}
+
 #[test]
 fn writes_through_references() {
     check!(through_ref, through_ref_vjp; 2.5 => 5.0);
@@ -242,6 +293,11 @@ fn writes_through_references() {
         => (3.0 * y, 3.0 * x));
     check!(element_through_ref, element_through_ref_vjp; x, y => (2.0 * y, 2.0 * x));
     check!(swap_through_refs, swap_through_refs_vjp; x, y => (2.0 * x * y, x * x));
+    check!(inout_through_ref, inout_through_ref_vjp; x, y
+        => (y * y, 2.0 * x * y + 2.0 * y + 1.0));
+    check!(push_through_ref, push_through_ref_vjp; x, y => (1.0 + y * y, 2.0 * x * y));
+    check!(calls_scale_first, calls_scale_first_vjp; x, y => (3.0 * 1.5, 2.0));
+    check!(repointed, repointed_vjp; x, y => (1.0 + 2.0 * y, 2.0 * x));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -284,6 +340,17 @@ fn tuple_rotate(x: f64, y: f64, go: bool) -> f64 {
     a + 2.0 * b + 3.0 * c
 }
 
+/// (a, b) = (b, a + b) three times from (x, y): a = x + 2y, b = 2x + 3y; f = a·b,
+/// ∂x = b + 2a = 4x + 7y, ∂y = 2b + 3a = 7x + 12y.
+#[differentiable]
+fn fibonacci_pair(x: f64, y: f64, n: usize) -> f64 {
+    let (mut a, mut b) = (x, y);
+    for _ in 0..n {
+        (a, b) = (b, a + b);
+    }
+    a * b
+}
+
 #[test]
 fn tuple_assignment() {
     let (x, y) = (1.5, 2.0);
@@ -295,4 +362,6 @@ fn tuple_assignment() {
         => (2.0 + 3.0 * y, 1.0 + 3.0 * x));
     check!(|x, y| tuple_rotate(x, y, false), |x, y| tuple_rotate_vjp(x, y, false); x, y
         => (1.0 + 2.0 * y, 2.0 * x + 3.0));
+    check!(|x, y| fibonacci_pair(x, y, 3), |x, y| fibonacci_pair_vjp(x, y, 3); x, y
+        => (4.0 * x + 7.0 * y, 7.0 * x + 12.0 * y));
 }

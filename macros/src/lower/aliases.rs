@@ -99,23 +99,32 @@ impl Lowering<'_> {
     pub(crate) fn alias_local(&mut self, local: &Local) -> Option<Local> {
         let name = simple_binding(&local.pat)?;
         let init = local.init.as_ref().filter(|i| i.diverge.is_none())?;
-        let borrowed = match &*init.expr {
-            Expr::Reference(r) if r.mutability.is_some() => true,
+        let target = self.referent(&init.expr)?;
+        self.bind(&name, Act::Inactive);
+        self.point(name, target);
+        Some(local.clone())
+    }
+
+    /// The local that `e`, of type `&mut T`, points to when the lowering follows it: `&mut a`,
+    /// `&mut *r` or `r` with `r` followed.
+    fn referent(&self, e: &Expr) -> Option<String> {
+        let borrowed = match e {
+            Expr::Reference(r) => r.mutability.is_some(),
             other => path_name(other).is_some_and(|n| self.followed(&n).is_some()),
         };
-        if !borrowed {
-            return None;
-        }
-        let (target, _) = self.mut_place(&init.expr)?;
-        let target = self.followed(&target).unwrap_or(target);
-        let act = self.lookup(&target).cloned().unwrap_or(Act::Inactive);
-        self.bind(&name, act);
+        let (target, _) = self.mut_place(e).filter(|_| borrowed)?;
+        Some(self.followed(&target).unwrap_or(target))
+    }
+
+    /// Makes the bound variable `name` an alias of `target`, with its activity.
+    fn point(&mut self, name: String, target: String) {
+        let act = self.act_of(&target);
+        self.set_slot(&name, act);
         self.aliases.push(Alias {
             name,
             target,
             depth: self.scopes.len(),
         });
-        Some(local.clone())
     }
 
     /// Whether `body` mentions a reference bound by `let r = &mut a;`.
@@ -147,24 +156,14 @@ impl Lowering<'_> {
             return false;
         }
         self.aliases.retain(|a| a.name != name);
-        let borrowed = match &*assign.right {
-            Expr::Reference(r) => r.mutability.is_some(),
-            other => path_name(other).is_some_and(|n| self.followed(&n).is_some()),
-        };
-        let Some((target, _)) = self.mut_place(&assign.right).filter(|_| borrowed) else {
-            // Anything else is a reference the lowering does not follow.
-            let (_, act) = self.expr(&assign.right);
-            self.set_slot(&name, act);
-            return true;
-        };
-        let target = self.followed(&target).unwrap_or(target);
-        let act = self.lookup(&target).cloned().unwrap_or(Act::Inactive);
-        self.set_slot(&name, act);
-        self.aliases.push(Alias {
-            name,
-            target,
-            depth: self.scopes.len(),
-        });
+        match self.referent(&assign.right) {
+            Some(target) => self.point(name, target),
+            None => {
+                // Anything else is a reference the lowering does not follow.
+                let (_, act) = self.expr(&assign.right);
+                self.set_slot(&name, act);
+            }
+        }
         true
     }
 }

@@ -34,7 +34,7 @@ impl Lowering<'_> {
                     let (new, act) = self.expr(e);
                     if is_active(&act)
                         && matches!(e, Expr::Call(_) | Expr::MethodCall(_))
-                        && !passes_mut(e)
+                        && !self.passes_mut(e)
                     {
                         self.report(
                             e.span(),
@@ -305,14 +305,17 @@ impl Lowering<'_> {
     }
 }
 
-/// Whether a call passes some argument as `&mut` (its effect is the mutation, so its result
-/// may be discarded).
-fn passes_mut(e: &Expr) -> bool {
-    let args = match e {
-        Expr::Call(c) => &c.args,
-        Expr::MethodCall(m) => &m.args,
-        _ => return false,
-    };
-    args.iter()
-        .any(|a| matches!(a, Expr::Reference(r) if r.mutability.is_some()))
+impl Lowering<'_> {
+    /// Whether a call passes some argument as `&mut` (`&mut v`, or a reference `r` the
+    /// lowering follows): its effect is the mutation, so its result may be discarded.
+    fn passes_mut(&self, e: &Expr) -> bool {
+        let args = match e {
+            Expr::Call(c) => &c.args,
+            Expr::MethodCall(m) => &m.args,
+            _ => return false,
+        };
+        args.iter().any(|a| {
+            matches!(a, Expr::Reference(r) if r.mutability.is_some()) || self.mut_place(a).is_some()
+        })
+    }
 }

@@ -106,10 +106,10 @@ impl Lowering<'_> {
             .iter()
             .any(|i| !is_inactive(&self.act_of(&i.to_string())));
         let place_active = !is_inactive(&place_act) || root_active || mentions;
-        let message = if matches!(place, Expr::Unary(_)) {
+        let message = if let Expr::Unary(u) = place {
             format!(
-                "writes through `{}`, a reference #[differentiable] does not follow (it follows differentiated `&mut` parameters and `let r = &mut v;` of a local), with an active value on one side, so the derivative would be wrong: return the new value instead",
-                place.to_token_stream()
+                "writes through `*{}`, a reference #[differentiable] does not follow (it follows differentiated `&mut` parameters and `let r = &mut v;` of a local), with an active value on one side, so the derivative would be wrong: return the new value instead",
+                u.expr.to_token_stream()
             )
         } else if is_inactive(value) {
             format!(

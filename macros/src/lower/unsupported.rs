@@ -67,7 +67,13 @@ impl Lowering<'_> {
         mention: bool,
         what: &str,
     ) {
+        let mut seen: Vec<String> = Vec::new();
         for (name, how) in written {
+            // The first write of a name is the one reported.
+            if seen.contains(&name.to_string()) {
+                continue;
+            }
+            seen.push(name.to_string());
             let current = self.lookup(&name.to_string()).cloned();
             if current.is_some_and(|a| !is_inactive(&a)) || mention {
                 let message = format!(
