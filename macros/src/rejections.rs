@@ -297,3 +297,35 @@ fn writes_in_conditions_and_opaque_constructs() {
         }
     ));
 }
+
+#[test]
+fn errors_in_regions_that_do_not_reach_the_result() {
+    // `a` is written by the arm but never read: the borrow is still an error.
+    rejects(
+        quote!(
+            fn f(x: f64, c: bool) -> f64 {
+                let mut a = x;
+                if c {
+                    let pair = (&mut a, 1.0);
+                    *pair.0 = 2.0;
+                }
+                x
+            }
+        ),
+        "this `&mut` borrow of an active value is not followed",
+    );
+    rejects(
+        quote!(
+            fn f(x: f64, n: usize) -> f64 {
+                let mut a = x;
+                for _ in 0..n {
+                    a = a * x;
+                    let pair = (&mut a, 1.0);
+                    *pair.0 = 2.0;
+                }
+                x
+            }
+        ),
+        "this `&mut` borrow of an active value is not followed",
+    );
+}

@@ -335,6 +335,8 @@ impl Lowering<'_> {
             self.assign(name, act);
         }
         if !self.is_useful(id) {
+            // Its errors are reported even though nothing of it reaches the result.
+            self.check_escapes(arm, &inputs, &vars.assigned, analysed.graph.nodes.len());
             return None;
         }
         let roots: Vec<Act> = carried

@@ -233,6 +233,11 @@ impl Lowering<'_> {
             self.assign(name, act);
         }
         if !self.is_useful(id) {
+            // Nothing of it reaches the result, but its errors (a `&mut` borrow the lowering
+            // does not follow) are reported all the same.
+            for (arm, analysed) in arms.iter().zip(&first) {
+                self.check_escapes(arm, &inputs, &assigned, analysed.graph.nodes.len());
+            }
             return (original, result);
         }
         let count = arms.len();
