@@ -5,6 +5,9 @@
 //! hand-computed value in its comment and against central finite differences. The writes
 //! the lowering cannot follow are rejected at their span (`tests/ui/writes/`).
 
+// Plain assignments through references (`*r = *r * y`) are what is tested.
+#![allow(clippy::assign_op_pattern)]
+
 mod common;
 
 use adjoint::prelude::*;
