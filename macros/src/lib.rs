@@ -24,6 +24,8 @@ mod parse;
 mod patterns;
 mod pipeline;
 #[cfg(test)]
+mod rejections;
+#[cfg(test)]
 mod snapshots;
 
 use proc_macro::TokenStream;

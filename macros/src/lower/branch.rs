@@ -20,6 +20,12 @@ impl Lowering<'_> {
             let (bound, payload, cond) = match &*current.cond {
                 Expr::Let(l) => {
                     let (scrutinee, act) = self.expr(&l.expr);
+                    let act = match act {
+                        a if !crate::ir::graph::is_inactive(&a) && self.reject_ref_mut(&l.pat) => {
+                            Act::Inactive
+                        }
+                        a => a,
+                    };
                     bound_as = poisoned(&act);
                     let mut cond = l.clone();
                     cond.expr = Box::new(scrutinee);
@@ -31,6 +37,7 @@ impl Lowering<'_> {
                     };
                     (bound, payload, Box::new(Expr::Let(cond)))
                 }
+                cond if self.condition_writes(cond) => return self.opaque(&Expr::If(e.clone())),
                 _ => (Vec::new(), None, current.cond.clone()),
             };
             conds.push(cond);
@@ -80,9 +87,11 @@ impl Lowering<'_> {
         let (scrutinee, act) = self.expr(&m.expr);
         let mut arms = Vec::new();
         for arm in &m.arms {
+            let rejected = !crate::ir::graph::is_inactive(&act) && self.reject_ref_mut(&arm.pat);
             let body = &arm.body;
             let block = parse_quote!({ #body });
             let (bound, payload) = match (&act, payload_pattern(&arm.pat)) {
+                _ if rejected => (pattern_names(&arm.pat), None),
                 (Act::Active(id), Some(Some(name))) => (Vec::new(), Some((name, *id))),
                 (Act::Active(_), Some(None)) => (pattern_names(&arm.pat), None),
                 (Act::Active(_), None) => return self.opaque(&Expr::Match(m.clone())),

@@ -12,31 +12,75 @@ use syn::spanned::Spanned;
 use syn::{Expr, Ident, parse_quote};
 
 impl Lowering<'_> {
-    /// Call arguments; `&mut v` with an active local `v` is an inout argument: its slot carries
-    /// `v`'s value before the call, and the call rebinds `v`.
+    /// Call arguments; `&mut v` with an active local `v` (or `r`, `&mut *r` with `r` a
+    /// reference the lowering follows) is an inout argument: its slot carries `v`'s value
+    /// before the call, and the call rebinds `v`.
     fn call_args(
         &mut self,
         args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
         offset: usize,
-    ) -> (Vec<Expr>, Vec<Act>, Vec<(usize, String)>) {
+    ) -> (Vec<Expr>, Vec<Act>, Vec<crate::lower::Inout>) {
         let mut inout = Vec::new();
         let (exprs, acts) = args
             .iter()
             .enumerate()
             .map(|(i, a)| {
-                if let Expr::Reference(r) = a
-                    && r.mutability.is_some()
-                    && let Some(name) = local_name(&r.expr)
-                    && let Some(act @ Act::Active(_)) = self.lookup(&name.to_string()).cloned()
+                if let Some((name, place)) = self.mut_place(a)
+                    && let Some(act @ Act::Active(_)) = self.lookup(&name).cloned()
                 {
-                    inout.push((i + offset, name.to_string()));
                     // The uniform companion takes the value and returns the new one.
-                    return (parse_quote!(::core::clone::Clone::clone(&#name)), act);
+                    let value = parse_quote!(::core::clone::Clone::clone(&#place));
+                    inout.push((i + offset, name, place));
+                    return (value, act);
                 }
                 self.expr(a)
             })
             .unzip();
         (exprs, acts, inout)
+    }
+
+    /// `std::mem::swap(&mut a, &mut b)`, `replace(&mut a, v)` and `take(&mut a)` (by the
+    /// paths `std::mem::`, `core::mem::` and `mem::`) on locals the lowering follows: they
+    /// move activities between the locals, and the call stays as written. `swap` exchanges
+    /// the activities of `a` and `b`; `replace` returns `a`'s and gives `a` that of `v`;
+    /// `take` returns `a`'s and leaves `a` data (its default value).
+    fn mem_call(&mut self, c: &syn::ExprCall) -> Option<(Expr, Act)> {
+        let Expr::Path(p) = &*c.func else {
+            return None;
+        };
+        let segments: Vec<String> = p
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string())
+            .collect();
+        let function = match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+            ["std" | "core", "mem", f] | ["mem", f] if p.qself.is_none() => f,
+            _ => return None,
+        };
+        let (a, _) = self.mut_place(c.args.first()?)?;
+        let old = self.act_of(&a);
+        match (function, c.args.len()) {
+            ("swap", 2) => {
+                let (b, _) = self.mut_place(&c.args[1])?;
+                let other = self.act_of(&b);
+                self.assign(&a, other);
+                self.assign(&b, old);
+                Some((Expr::Call(c.clone()), Act::Inactive))
+            }
+            ("replace", 2) => {
+                let (value, act) = self.expr(&c.args[1]);
+                self.assign(&a, act);
+                let mut out = c.clone();
+                out.args[1] = value;
+                Some((Expr::Call(out), old))
+            }
+            ("take", 1) => {
+                self.assign(&a, Act::Inactive);
+                Some((Expr::Call(c.clone()), old))
+            }
+            _ => None,
+        }
     }
 
     pub(crate) fn args(
@@ -55,6 +99,8 @@ impl Lowering<'_> {
         }
         let (receiver, ra) = self.expr(&m.receiver);
         let (args, acts, inout) = self.call_args(&m.args, 1);
+        let operands: Vec<Act> = std::iter::once(ra.clone()).chain(acts.clone()).collect();
+        self.closures_called(&m.args, &operands, m.method.span());
         let mut out = m.clone();
         out.receiver = Box::new(receiver.clone());
         out.args = args.iter().cloned().collect();
@@ -103,7 +149,16 @@ impl Lowering<'_> {
     }
 
     pub(crate) fn call(&mut self, c: &syn::ExprCall) -> (Expr, Act) {
+        if let Some(lowered) = self.mem_call(c) {
+            return lowered;
+        }
         let (args, acts, inout) = self.call_args(&c.args, 0);
+        let mut operands = acts.clone();
+        if let Some(callee) = local_name(&c.func) {
+            operands.push(self.act_of(&callee.to_string()));
+        }
+        let passed = std::iter::once(&*c.func).chain(&c.args);
+        self.closures_called(passed, &operands, c.func.span());
         let mut out = c.clone();
         out.args = args.iter().cloned().collect();
         let rebuilt = Expr::Call(out);

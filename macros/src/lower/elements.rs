@@ -4,7 +4,7 @@ use crate::ir::graph::is_active;
 use crate::ir::graph::{Act, NodeId, NodeKind};
 use crate::lower::Lowering;
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, parse_quote};
 
@@ -27,6 +27,7 @@ impl Lowering<'_> {
             let message = "an index must be data, not an active value";
             return (rebuilt, Act::Poison(ix.index.span(), message.into()));
         }
+        let base = self.read_place(&ix.expr, base);
         let read = quote!(::adjoint::__private::index_read(&#base, #index));
         self.element(parent, false, ix.span(), rebuilt, read)
     }
@@ -45,8 +46,25 @@ impl Lowering<'_> {
             let message = "an index must be data, not an active value";
             return (rebuilt, Act::Poison(ix.index.span(), message.into()));
         }
+        let collection = self.read_place(&inner.expr, collection);
         let read = quote!(::adjoint::__private::index_read2(&#collection, #i, #j));
         self.element(parent, true, ix.span(), rebuilt, read)
+    }
+
+    /// The collection an element read borrows: `*r` for a followed reference `r`, else the
+    /// rewritten expression.
+    fn read_place(&self, original: &Expr, rewritten: Expr) -> TokenStream {
+        match original {
+            Expr::Path(p)
+                if p.qself.is_none()
+                    && p.path
+                        .get_ident()
+                        .is_some_and(|i| self.followed(&i.to_string()).is_some()) =>
+            {
+                self.place_of(p.path.get_ident().expect("checked"))
+            }
+            _ => rewritten.to_token_stream(),
+        }
     }
 
     /// An element read of the active collection `parent`: `read` returns the element and its

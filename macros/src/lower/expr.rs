@@ -34,7 +34,7 @@ impl Lowering<'_> {
                     let (new, act) = self.expr(e);
                     if is_active(&act)
                         && matches!(e, Expr::Call(_) | Expr::MethodCall(_))
-                        && !passes_mut(e)
+                        && !self.passes_mut(e)
                     {
                         self.report(
                             e.span(),
@@ -45,10 +45,19 @@ impl Lowering<'_> {
                     let semi = semi.or_else(|| (i != last).then(Default::default));
                     stmts.push(Stmt::Expr(new, semi));
                 }
-                other => stmts.push(other.clone()),
+                Stmt::Macro(m) => {
+                    self.macro_statement(m);
+                    stmts.push(stmt.clone());
+                }
+                Stmt::Item(item) => {
+                    self.item_statement(item);
+                    stmts.push(stmt.clone());
+                }
             }
         }
         self.scopes.pop();
+        let depth = self.scopes.len();
+        self.aliases.retain(|a| a.depth <= depth);
         (
             Block {
                 brace_token: block.brace_token,
@@ -59,6 +68,9 @@ impl Lowering<'_> {
     }
 
     pub(crate) fn local(&mut self, local: &Local) -> Local {
+        if let Some(kept) = self.alias_local(local) {
+            return kept;
+        }
         let mut out = local.clone();
         let act = match &local.init {
             Some(LocalInit { expr, diverge, .. }) => {
@@ -72,15 +84,31 @@ impl Lowering<'_> {
             None => Act::Inactive,
         };
         self.bind_pattern(&local.pat, act);
+        if let (Some(init), Pat::Ident(p)) = (&local.init, &local.pat) {
+            self.record_closure(&p.ident, &init.expr);
+        }
         out
     }
 
     pub(crate) fn bind_pattern(&mut self, pat: &Pat, act: Act) {
+        if !is_inactive(&act) && self.reject_ref_mut(pat) {
+            return self.bind_parts(pat, Act::Inactive);
+        }
+        self.bind_parts(pat, act);
+    }
+
+    fn bind_parts(&mut self, pat: &Pat, act: Act) {
         match pat {
-            Pat::Ident(p) if p.subpat.is_none() => self.bind(&p.ident.to_string(), act),
-            Pat::Type(p) => self.bind_pattern(&p.pat, act),
-            Pat::Paren(p) => self.bind_pattern(&p.pat, act),
-            Pat::Reference(r) => self.bind_pattern(&r.pat, act),
+            Pat::Ident(p) if p.subpat.is_none() => {
+                let name = p.ident.to_string();
+                self.bind(&name, act);
+                if p.mutability.is_some() {
+                    self.mutable.push(name);
+                }
+            }
+            Pat::Type(p) => self.bind_parts(&p.pat, act),
+            Pat::Paren(p) => self.bind_parts(&p.pat, act),
+            Pat::Reference(r) => self.bind_parts(&r.pat, act),
             Pat::Wild(_) => {}
             Pat::Tuple(t) if !t.elems.iter().any(|e| matches!(e, Pat::Rest(_))) => {
                 for (index, elem) in t.elems.iter().enumerate() {
@@ -91,7 +119,7 @@ impl Lowering<'_> {
                         Act::Active(_) => continue,
                         other => other.clone(),
                     };
-                    self.bind_pattern(elem, part);
+                    self.bind_parts(elem, part);
                 }
             }
             other => {
@@ -174,18 +202,20 @@ impl Lowering<'_> {
         }
     }
 
-    /// `&x` has the activity of `x`; `&mut` of an active value is rejected.
+    /// `&x` has the activity of `x`. A `&mut` borrow of an active value that the lowering does
+    /// not follow (it follows `&mut v` passed to a call and `let r = &mut v;`) is an error:
+    /// writes through it would be invisible.
     fn reference(&mut self, r: &syn::ExprReference) -> (Expr, Act) {
         let (inner, act) = self.expr(&r.expr);
         let mut out = r.clone();
         out.expr = Box::new(inner);
-        let act = match act {
-            Act::Active(_) if r.mutability.is_some() => Act::Poison(
+        if r.mutability.is_some() && !is_inactive(&act) {
+            self.report(
                 r.span(),
-                "`&mut` of an active value is not supported yet: pass it by value and return the new value".into(),
-            ),
-            a => a,
-        };
+                "this `&mut` borrow of an active value is not followed by #[differentiable], so writes through it would lose their derivative: pass `&mut v` of a local straight to a call, bind it with `let r = &mut v;`, or assign the new value",
+            );
+            return (Expr::Reference(out), Act::Inactive);
+        }
         (Expr::Reference(out), act)
     }
 
@@ -275,14 +305,17 @@ impl Lowering<'_> {
     }
 }
 
-/// Whether a call passes some argument as `&mut` (its effect is the mutation, so its result
-/// may be discarded).
-fn passes_mut(e: &Expr) -> bool {
-    let args = match e {
-        Expr::Call(c) => &c.args,
-        Expr::MethodCall(m) => &m.args,
-        _ => return false,
-    };
-    args.iter()
-        .any(|a| matches!(a, Expr::Reference(r) if r.mutability.is_some()))
+impl Lowering<'_> {
+    /// Whether a call passes some argument as `&mut` (`&mut v`, or a reference `r` the
+    /// lowering follows): its effect is the mutation, so its result may be discarded.
+    fn passes_mut(&self, e: &Expr) -> bool {
+        let args = match e {
+            Expr::Call(c) => &c.args,
+            Expr::MethodCall(m) => &m.args,
+            _ => return false,
+        };
+        args.iter().any(|a| {
+            matches!(a, Expr::Reference(r) if r.mutability.is_some()) || self.mut_place(a).is_some()
+        })
+    }
 }

@@ -35,7 +35,9 @@ impl Lowering<'_> {
             Loop::Plain(l) if ends_with_break_check(&l.body) => {
                 Some(self.lower_loop(&l.body, Vec::new(), e.clone(), quote!(loop), tape, None))
             }
-            Loop::While(w) if !matches!(&*w.cond, Expr::Let(_)) => {
+            Loop::While(w)
+                if !matches!(&*w.cond, Expr::Let(_)) && !self.condition_writes(&w.cond) =>
+            {
                 let cond = &w.cond;
                 Some(self.lower_loop(
                     &w.body,
@@ -291,7 +293,8 @@ impl Lowering<'_> {
             over_range: replay.is_some(),
             exits_early: !exit_check.is_empty(),
             all_carried: carried.len() == vars.assigned.len(),
-            replayable_body: scan::replayable(body),
+            // A pullback running the body again would copy a reference as if it were a value.
+            replayable_body: scan::replayable(body) && !self.mentions_alias(body),
             captures_uncopyable: captured.iter().any(|n| *n == "self")
                 || (!self.refs_capturable && captured.iter().any(|n| self.ref_names.contains(n))),
             only_accumulates: changes_only_by(body, &carried_names),
@@ -332,6 +335,8 @@ impl Lowering<'_> {
             self.assign(name, act);
         }
         if !self.is_useful(id) {
+            // Its errors are reported even though nothing of it reaches the result.
+            self.check_escapes(arm, &inputs, &vars.assigned, analysed.graph.nodes.len());
             return None;
         }
         let roots: Vec<Act> = carried

@@ -7,12 +7,14 @@
 //! the graph; [`crate::ir::activity::useful`] then decides which nodes reach the result, and the
 //! second pass rewrites exactly those and reports the errors that matter.
 
+mod aliases;
 mod branch;
 mod cache;
 mod calls;
 mod elements;
 mod expr;
 mod fusion;
+mod hidden_writes;
 mod loops;
 mod mutation;
 mod recurrence;
@@ -28,6 +30,10 @@ use crate::patterns::exits::early_exit_in;
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::{Block, Expr, Ident, parse_quote};
+
+/// An inout argument `&mut v` of a call: its slot, the local the call rebinds and the place
+/// its new value is written back to (`v`, or `*r` through a followed reference).
+pub(crate) type Inout = (usize, String, TokenStream);
 
 /// Lowers the body of a function with signature `sig`.
 pub fn lower(
@@ -53,7 +59,15 @@ pub fn lower(
             prologue.push(parse_quote!(let #name = &mut #owned;));
         }
         match &p.pattern {
-            None => l.bind(&p.name, act),
+            None => {
+                l.bind(&p.name, act);
+                if p.inout {
+                    l.inout_params.push(p.name.clone());
+                }
+                if declared_mut(p) {
+                    l.mutable.push(p.name.clone());
+                }
+            }
             Some(pat) => {
                 l.bind_pattern(pat, act);
                 let pass = &p.pass;
@@ -118,10 +132,12 @@ pub fn lower(
 /// one copy of it: passed by value, bound by name and not `mut` (re-binding it is seen during
 /// lowering, which stops the sharing from there on).
 fn shareable(p: &crate::parse::signature::Param) -> bool {
-    !p.inout
-        && !p.by_ref
-        && p.pattern.is_none()
-        && !matches!(p.decl.clone().into_iter().next(), Some(proc_macro2::TokenTree::Ident(i)) if i == "mut")
+    !p.inout && !p.by_ref && p.pattern.is_none() && !declared_mut(p)
+}
+
+/// Whether a parameter is declared `mut x: T`.
+fn declared_mut(p: &crate::parse::signature::Param) -> bool {
+    matches!(p.decl.clone().into_iter().next(), Some(proc_macro2::TokenTree::Ident(i)) if i == "mut")
 }
 
 /// The state of one lowering pass over one body (a function or a region).
@@ -153,6 +169,15 @@ pub struct Lowering<'u> {
     /// element, in a body the pullback runs again: their writes keep only their pullbacks
     /// ([`index_rewrite`](../../adjoint_core/collections/indexing/fn.index_rewrite.html)).
     pub write_only: Vec<String>,
+    /// The references to locals the lowering follows (`let r = &mut a;`), innermost last.
+    pub(crate) aliases: Vec<aliases::Alias>,
+    /// The inout (`&mut`) parameters, bound by name: `*x = e` rebinds `x`.
+    pub(crate) inout_params: Vec<String>,
+    /// Closures bound to a name that assign (or borrow `&mut`) locals they capture, with
+    /// those locals: a call of the closure with active arguments poisons them.
+    pub(crate) closure_writes: Vec<(String, Vec<String>)>,
+    /// The variables declared `mut` (a macro they are passed to may assign them).
+    pub(crate) mutable: Vec<String>,
 }
 
 impl<'u> Lowering<'u> {
@@ -171,6 +196,10 @@ impl<'u> Lowering<'u> {
             in_loop: false,
             rerun: false,
             write_only: Vec::new(),
+            aliases: Vec::new(),
+            inout_params: Vec::new(),
+            closure_writes: Vec::new(),
+            mutable: Vec::new(),
         }
     }
 
@@ -218,17 +247,43 @@ impl<'u> Lowering<'u> {
             .map(|(_, a)| a)
     }
 
+    /// The activity of the variable `name`; data when it is not a local.
+    pub(crate) fn act_of(&self, name: &str) -> Act {
+        self.lookup(name).cloned().unwrap_or(Act::Inactive)
+    }
+
     pub(crate) fn bind(&mut self, name: &str, act: Act) {
         self.ref_names.retain(|r| r != name);
         self.shared.retain(|r| r != name);
+        self.unalias(name);
         self.scopes
             .last_mut()
             .expect("a scope is open")
             .push((name.to_owned(), act));
     }
 
-    /// Rebinds an existing variable (assignment); returns false when it is not a local.
+    /// Rebinds an existing variable (assignment), with the local it refers to and every other
+    /// reference to that local when it is one the lowering follows ([`aliases`]); returns
+    /// false when it is not a local.
     pub fn assign(&mut self, name: &str, act: Act) -> bool {
+        let Some(target) = self.aliases.iter().rev().find(|a| a.name == name) else {
+            return self.set_slot(name, act);
+        };
+        let target = target.target.clone();
+        let others: Vec<String> = self
+            .aliases
+            .iter()
+            .filter(|a| a.target == target)
+            .map(|a| a.name.clone())
+            .collect();
+        for other in others {
+            self.set_slot(&other, act.clone());
+        }
+        self.set_slot(&target, act)
+    }
+
+    /// Rebinds the innermost variable `name` alone; returns false when it is not a local.
+    pub(crate) fn set_slot(&mut self, name: &str, act: Act) -> bool {
         let slot = self
             .scopes
             .iter_mut()
@@ -275,8 +330,9 @@ impl<'u> Lowering<'u> {
         self.rule_with_inout(slots, spans, span, original, call, Vec::new())
     }
 
-    /// [`Self::rule`] for a call with `&mut v` arguments: `(slot, v)` pairs, each rebinding `v`
-    /// to its value after the call.
+    /// [`Self::rule`] for a call with `&mut v` arguments: `(slot, v, place)` triples, each
+    /// rebinding `v` to its value after the call, written back to `place` (`v`, or `*r` through
+    /// a followed reference).
     pub(crate) fn rule_with_inout(
         &mut self,
         slots: Vec<Act>,
@@ -284,10 +340,10 @@ impl<'u> Lowering<'u> {
         span: Span,
         original: Expr,
         call: impl FnOnce(Vec<TokenStream>) -> TokenStream,
-        inout: Vec<(usize, String)>,
+        inout: Vec<Inout>,
     ) -> (Expr, Act) {
         let pullback = format_ident!("__pb{}", self.graph.nodes.len());
-        let inout_slots = inout.iter().map(|(slot, _)| *slot).collect();
+        let inout_slots = inout.iter().map(|(slot, ..)| *slot).collect();
         let kind = |slots| NodeKind::Rule {
             pullback: pullback.clone(),
             slots,
@@ -298,7 +354,7 @@ impl<'u> Lowering<'u> {
             Ok(id) => id,
             Err(act) => return (original, act),
         };
-        for (slot, name) in &inout {
+        for (slot, name, _) in &inout {
             let after = self.graph.add(NodeKind::InoutOut {
                 call: id,
                 slot: *slot,
@@ -311,7 +367,7 @@ impl<'u> Lowering<'u> {
         let needs = slots.iter().map(|a| self.needs(a)).collect();
         let call = call(needs);
         self.hoisted.push(pullback.clone());
-        let names: Vec<Ident> = inout.iter().map(|(_, n)| format_ident!("{}", n)).collect();
+        let names: Vec<&TokenStream> = inout.iter().map(|(.., place)| place).collect();
         let news: Vec<Ident> = (0..names.len())
             .map(|k| format_ident!("__new{}", k))
             .collect();

@@ -28,17 +28,11 @@ impl Lowering<'_> {
         let mut out = b.clone();
         out.right = Box::new(right.clone());
         let rebuilt = Expr::Binary(out);
-        let Some(name) = local_name(&b.left) else {
-            let (_, place) = self.expr(&b.left);
-            if !is_inactive(&ra) || !is_inactive(&place) {
-                self.report(b.left.span(), non_local_write(&b.left));
-            }
+        let Some(name) = self.written_local(&b.left) else {
+            self.unfollowed_write(&b.left, &ra);
             return (rebuilt, Act::Inactive);
         };
-        let current = self
-            .lookup(&name.to_string())
-            .cloned()
-            .unwrap_or(Act::Inactive);
+        let current = self.act_of(&name.to_string());
         let left = &b.left;
         let right = self.operand(&b.right, &right);
         let spans = vec![b.left.span(), b.right.span()];
@@ -58,23 +52,90 @@ impl Lowering<'_> {
         if let Expr::Index(place) = &*a.left {
             return self.element_write(place, &a.right, Expr::Assign(a.clone()));
         }
+        if self.repoint(a) {
+            return (Expr::Assign(a.clone()), Act::Inactive);
+        }
         let (right, ra) = self.expr(&a.right);
         let mut out = a.clone();
         out.right = Box::new(right);
-        match local_name(&a.left) {
-            Some(name) => {
-                if !self.assign(&name.to_string(), ra.clone()) && !is_inactive(&ra) {
-                    self.report(a.left.span(), non_local_write(&a.left));
-                }
-            }
-            None if matches!(&*a.left, Expr::Infer(_)) => {}
-            None => {
-                if !is_inactive(&ra) {
-                    self.report(a.left.span(), non_local_write(&a.left));
-                }
-            }
-        }
+        self.write(&a.left, ra);
         (Expr::Assign(out), Act::Inactive)
+    }
+
+    /// Writes a value of activity `act` to the left side of an assignment: rebinds a local
+    /// (`a`, or `*r` through a followed reference), each local of a tuple `(a, (b, _))` to its
+    /// component (`_` skipped); anything else is an error when an active value is on either
+    /// side.
+    fn write(&mut self, left: &Expr, act: Act) {
+        match left {
+            Expr::Infer(_) => {}
+            Expr::Paren(p) => self.write(&p.expr, act),
+            Expr::Tuple(t) => {
+                for (index, elem) in t.elems.iter().enumerate() {
+                    if matches!(elem, Expr::Infer(_)) {
+                        continue;
+                    }
+                    let part = match &act {
+                        Act::Active(parent) => self.component(*parent, index),
+                        other => other.clone(),
+                    };
+                    self.write(elem, part);
+                }
+            }
+            _ => match self.written_local(left) {
+                Some(name) => {
+                    if !self.assign(&name.to_string(), act.clone()) && !is_inactive(&act) {
+                        self.report(left.span(), non_local_write(left));
+                    }
+                }
+                None => self.unfollowed_write(left, &act),
+            },
+        }
+    }
+
+    /// A write to a place the lowering does not follow (a field, a deref of a reference it
+    /// does not know, a destructuring pattern other than a tuple): an error when the value
+    /// written or the place is active, since the place's derivative would be silently wrong.
+    fn unfollowed_write(&mut self, place: &Expr, value: &Act) {
+        let (_, place_act) = self.expr(place);
+        let root_active = self.root_of(place).is_some_and(|r| !is_inactive(&r));
+        let mentions = matches!(
+            place,
+            Expr::Array(_) | Expr::Call(_) | Expr::Struct(_) | Expr::Range(_)
+        ) && crate::patterns::scan::idents(place.to_token_stream())
+            .iter()
+            .any(|i| !is_inactive(&self.act_of(&i.to_string())));
+        let place_active = !is_inactive(&place_act) || root_active || mentions;
+        let message = if let Expr::Unary(u) = place {
+            format!(
+                "writes through `*{}`, a reference #[differentiable] does not follow (it follows differentiated `&mut` parameters and `let r = &mut v;` of a local), with an active value on one side, so the derivative would be wrong: return the new value instead",
+                u.expr.to_token_stream()
+            )
+        } else if is_inactive(value) {
+            format!(
+                "writes to `{}`, part of an active value, which #[differentiable] does not follow yet, so its old derivative would be kept: build the new value and assign the whole variable",
+                place.to_token_stream()
+            )
+        } else {
+            non_local_write(place)
+        };
+        if !is_inactive(value) || place_active {
+            self.report(place.span(), message);
+        }
+    }
+
+    /// The activity of the local a place is part of: `p` of `p.x`, `v[i][j]`, `*r`, `p.get()`.
+    fn root_of(&self, place: &Expr) -> Option<Act> {
+        match place {
+            Expr::Path(p) => p.path.get_ident().map(|i| self.act_of(&i.to_string())),
+            Expr::Field(f) => self.root_of(&f.base),
+            Expr::Index(i) => self.root_of(&i.expr),
+            Expr::Paren(p) => self.root_of(&p.expr),
+            Expr::Group(g) => self.root_of(&g.expr),
+            Expr::Unary(u) => self.root_of(&u.expr),
+            Expr::MethodCall(m) => self.root_of(&m.receiver),
+            _ => None,
+        }
     }
 
     /// `v[i] = value` on a local collection: a new version of `v` whose pullback takes the
@@ -88,15 +149,11 @@ impl Lowering<'_> {
         let (index, index_act) = self.expr(&place.index);
         let (value_expr, value_act) = self.expr(value);
         let Some(name) = local_name(&place.expr) else {
-            if !is_inactive(&value_act) {
-                self.report(place.span(), non_local_write(&Expr::Index(place.clone())));
-            }
+            self.unfollowed_write(&Expr::Index(place.clone()), &value_act);
             return (original, Act::Inactive);
         };
-        let current = self
-            .lookup(&name.to_string())
-            .cloned()
-            .unwrap_or(Act::Inactive);
+        let current = self.act_of(&name.to_string());
+        let target = self.place_of(name);
         if is_active(&index_act) {
             self.report(
                 place.index.span(),
@@ -114,9 +171,9 @@ impl Lowering<'_> {
                 // A collection the loop only writes is not kept: the write was made by the
                 // forward pass, and only its pullback is built again.
                 let (write, target) = if rewrite {
-                    (quote!(index_rewrite), quote!(&#name))
+                    (quote!(index_rewrite), quote!(&#target))
                 } else {
-                    (quote!(index_write), quote!(&mut #name))
+                    (quote!(index_write), quote!(&mut #target))
                 };
                 quote_spanned!(place.span()=> {
                     let (__index, __element) = (#index, #value_expr);
@@ -131,10 +188,8 @@ impl Lowering<'_> {
     /// `v.push(value)` on a local `Vec`: a new version of `v`.
     pub(crate) fn push(&mut self, m: &syn::ExprMethodCall, name: &Ident) -> (Expr, Act) {
         let (value_expr, value_act) = self.expr(&m.args[0]);
-        let current = self
-            .lookup(&name.to_string())
-            .cloned()
-            .unwrap_or(Act::Inactive);
+        let current = self.act_of(&name.to_string());
+        let target = self.place_of(name);
         let mut original = m.clone();
         original.args[0] = value_expr.clone();
         let spans = vec![m.receiver.span(), m.args[0].span()];
@@ -146,7 +201,7 @@ impl Lowering<'_> {
             |n| {
                 quote_spanned!(m.method.span()=> {
                     let __element = #value_expr;
-                    ::adjoint::__private::vec_push(&mut #name, __element, [#(#n),*])
+                    ::adjoint::__private::vec_push(&mut #target, __element, [#(#n),*])
                 })
             },
         );

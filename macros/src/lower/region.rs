@@ -97,6 +97,19 @@ impl Lowering<'_> {
         child.refs_capturable = self.refs_capturable;
         child.shared = self.shared.clone();
         child.in_loop = self.in_loop || arm.looping;
+        // The references, closures and `mut` variables of the enclosing scopes, which the
+        // child sees as one scope.
+        child.aliases = self
+            .aliases
+            .iter()
+            .map(|a| crate::lower::aliases::Alias {
+                depth: 1,
+                ..a.clone()
+            })
+            .collect();
+        child.inout_params = self.inout_params.clone();
+        child.closure_writes = self.closure_writes.clone();
+        child.mutable = self.mutable.clone();
         let mut scope: Vec<(String, Act)> = self
             .scopes
             .iter()
@@ -220,6 +233,11 @@ impl Lowering<'_> {
             self.assign(name, act);
         }
         if !self.is_useful(id) {
+            // Nothing of it reaches the result, but its errors (a `&mut` borrow the lowering
+            // does not follow) are reported all the same.
+            for (arm, analysed) in arms.iter().zip(&first) {
+                self.check_escapes(arm, &inputs, &assigned, analysed.graph.nodes.len());
+            }
             return (original, result);
         }
         let count = arms.len();

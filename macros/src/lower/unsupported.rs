@@ -21,15 +21,11 @@ impl Lowering<'_> {
         };
         let mention = scan::first_mention(tokens.clone(), &mut tracked);
         let what = construct_name(e);
-        for name in scan::assigned(tokens.clone()) {
-            let current = self.lookup(&name.to_string()).cloned();
-            if current.is_some_and(|a| !is_inactive(&a)) || mention.is_some() {
-                let message = format!(
-                    "`{name}` is assigned inside {what}, which #[differentiable] does not support over active values yet"
-                );
-                self.assign(&name.to_string(), Act::Poison(name.span(), message));
-            }
-        }
+        let written = match e {
+            Expr::Macro(m) => self.macro_written(&m.mac),
+            _ => crate::lower::hidden_writes::written_in(tokens.clone()),
+        };
+        self.poison_written(written, mention.is_some(), &what);
         let exit = match e {
             Expr::Return(r) => Some(r.return_token.span),
             Expr::Closure(_) => None,
@@ -57,6 +53,34 @@ impl Lowering<'_> {
                 (e.clone(), Act::Poison(span, message))
             }
             None => (e.clone(), Act::Inactive),
+        }
+    }
+}
+
+impl Lowering<'_> {
+    /// Poisons the variables a construct the lowering does not walk may write (`written`, each
+    /// with how), those that are active and, when the construct reads an active value
+    /// (`mention`), all: their value may now depend on it by a path with no derivative.
+    pub(crate) fn poison_written(
+        &mut self,
+        written: Vec<(proc_macro2::Ident, String)>,
+        mention: bool,
+        what: &str,
+    ) {
+        let mut seen: Vec<String> = Vec::new();
+        for (name, how) in written {
+            // The first write of a name is the one reported.
+            if seen.contains(&name.to_string()) {
+                continue;
+            }
+            seen.push(name.to_string());
+            let current = self.lookup(&name.to_string()).cloned();
+            if current.is_some_and(|a| !is_inactive(&a)) || mention {
+                let message = format!(
+                    "`{name}` {how} inside {what}, which #[differentiable] does not support over active values yet"
+                );
+                self.assign(&name.to_string(), Act::Poison(name.span(), message));
+            }
         }
     }
 }

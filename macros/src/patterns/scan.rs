@@ -46,8 +46,10 @@ pub fn has_loop_exit(tokens: TokenStream) -> bool {
     first_mention(tokens, &mut |id| id == "break" || id == "continue").is_some()
 }
 
-/// Variables assigned in `tokens` (`x = ..`, `x += ..`), not counting `let` bindings, fields
-/// and comparisons.
+/// Variables assigned in `tokens`: `x = ..`, `x += ..`, the locals of a destructuring
+/// assignment `(a, b) = ..`, and `x` borrowed as `&mut x` (also `&mut x.f`, `&mut x[i]`,
+/// `&mut *x`: whatever the borrow is used for may write `x`); not `let` bindings, fields and
+/// comparisons.
 pub fn assigned(tokens: TokenStream) -> Vec<Ident> {
     let mut out = Vec::new();
     collect_assigned(tokens, &mut out);
@@ -58,19 +60,82 @@ fn collect_assigned(tokens: TokenStream, out: &mut Vec<Ident>) {
     let tts: Vec<TokenTree> = tokens.into_iter().collect();
     for (i, tt) in tts.iter().enumerate() {
         match tt {
-            TokenTree::Group(g) => collect_assigned(g.stream(), out),
+            TokenTree::Group(g) => {
+                if destructured(&tts, i) {
+                    out.extend(idents(g.stream()));
+                }
+                collect_assigned(g.stream(), out);
+            }
             TokenTree::Ident(id) => {
                 let prev = i.checked_sub(1).map(|j| &tts[j]);
                 let binds = matches!(prev, Some(TokenTree::Ident(k)) if k == "let" || k == "mut" || k == "ref");
                 let field = matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == '.');
-                if !binds && !field && (assigns_next(&tts[i + 1..]) || mutates_next(&tts[i + 1..]))
-                {
+                let writes = assigns_next(&tts[i + 1..]) || mutates_next(&tts[i + 1..]);
+                if borrowed_mut(&tts[..i]) || (!binds && !field && writes) {
                     out.push(id.clone());
                 }
             }
             _ => {}
         }
     }
+}
+
+/// Whether `before` ends with `&mut` (or `&raw mut`), then any `*`: the next identifier is
+/// borrowed mutably.
+fn borrowed_mut(before: &[TokenTree]) -> bool {
+    let mut rest = before;
+    while let [head @ .., TokenTree::Punct(p)] = rest
+        && p.as_char() == '*'
+    {
+        rest = head;
+    }
+    match rest {
+        [.., TokenTree::Punct(amp), TokenTree::Ident(m)] => amp.as_char() == '&' && m == "mut",
+        [
+            ..,
+            TokenTree::Punct(amp),
+            TokenTree::Ident(raw),
+            TokenTree::Ident(m),
+        ] => amp.as_char() == '&' && raw == "raw" && m == "mut",
+        _ => false,
+    }
+}
+
+/// Whether the group `tts[i]` is the left side of a destructuring assignment: `(a, b) = ..`,
+/// `[a, b] = ..`, `Pair(a, b) = ..`, `S { x, y } = ..` (a plain `=` after it, and not the
+/// pattern of a `let`, a type after `:`, or an index `v[i] = ..`).
+fn destructured(tts: &[TokenTree], i: usize) -> bool {
+    let TokenTree::Group(g) = &tts[i] else {
+        return false;
+    };
+    let plain_eq = matches!(tts.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '=' && p.spacing() == Spacing::Alone);
+    if !plain_eq || g.delimiter() == proc_macro2::Delimiter::None {
+        return false;
+    }
+    let prev = i.checked_sub(1).map(|j| &tts[j]);
+    if g.delimiter() == proc_macro2::Delimiter::Bracket
+        && matches!(
+            prev,
+            Some(TokenTree::Ident(_) | TokenTree::Group(_) | TokenTree::Literal(_))
+        )
+    {
+        return false;
+    }
+    // Walk back over a path (`Pair`, `m::S`) or a type after `:` to what precedes it.
+    let mut j = i;
+    while let Some(k) = j.checked_sub(1) {
+        match &tts[k] {
+            TokenTree::Ident(id) if id != "let" => j = k,
+            TokenTree::Punct(p) if p.as_char() == ':' => j = k,
+            _ => break,
+        }
+    }
+    let typed = tts[j..i].iter().any(
+        |t| matches!(t, TokenTree::Punct(p) if p.as_char() == ':' && p.spacing() == Spacing::Alone),
+    );
+    let after_let =
+        matches!(j.checked_sub(1).map(|k| &tts[k]), Some(TokenTree::Ident(k)) if k == "let");
+    !typed && !after_let
 }
 
 /// Variables whose elements `tokens` write (`v[i] = ..`, `v[i] += ..`) or that they push to.
@@ -114,6 +179,119 @@ fn assigns_next(rest: &[TokenTree]) -> bool {
         (Some(('<', Spacing::Joint)), Some(('<', Spacing::Joint)), Some(('=', _)))
         | (Some(('>', Spacing::Joint)), Some(('>', Spacing::Joint)), Some(('=', _))) => true,
         _ => false,
+    }
+}
+
+/// Methods that only read their receiver (besides the pure float methods): sizes, shapes,
+/// iteration by reference, copies, and the tensor operations that take `&self`.
+const READ_ONLY_METHODS: &[&str] = &[
+    "argmax",
+    "as_slice",
+    "broadcast_to",
+    "chunks",
+    "clone",
+    "cloned",
+    "contains",
+    "copied",
+    "dims",
+    "dot",
+    "eq",
+    "expect",
+    "first",
+    "flatten_from",
+    "ge",
+    "get",
+    "gt",
+    "into_iter",
+    "is_empty",
+    "is_finite",
+    "is_infinite",
+    "is_nan",
+    "is_sign_negative",
+    "is_sign_positive",
+    "iter",
+    "last",
+    "le",
+    "len",
+    "log_softmax",
+    "lt",
+    "matmul",
+    "mean",
+    "mean_all",
+    "ndim",
+    "ne",
+    "numel",
+    "partial_cmp",
+    "permute",
+    "product",
+    "relu",
+    "reshape",
+    "shape",
+    "sigmoid",
+    "softmax",
+    "square",
+    "sum",
+    "sum_all",
+    "t",
+    "to_owned",
+    "to_scalar",
+    "to_string",
+    "to_vec",
+    "total_cmp",
+    "transpose",
+    "unwrap",
+    "unwrap_or",
+    "windows",
+];
+
+/// The variables a method call in `tokens` may change through `&mut self`: the root `v` of
+/// `v.m(..)`, `v.f.m(..)`, `v[i].m(..)` for a method `m` not known to only read (see
+/// [`READ_ONLY_METHODS`] and the pure float methods), with the method.
+pub fn receivers_changed(tokens: TokenStream) -> Vec<(Ident, Ident)> {
+    let mut out = Vec::new();
+    collect_receivers(tokens, &mut out);
+    out
+}
+
+fn collect_receivers(tokens: TokenStream, out: &mut Vec<(Ident, Ident)>) {
+    let tts: Vec<TokenTree> = tokens.into_iter().collect();
+    let is_dot =
+        |t: Option<&TokenTree>| matches!(t, Some(TokenTree::Punct(p)) if p.as_char() == '.');
+    for (i, tt) in tts.iter().enumerate() {
+        match tt {
+            TokenTree::Group(g) => collect_receivers(g.stream(), out),
+            TokenTree::Ident(root) if !is_dot(i.checked_sub(1).map(|j| &tts[j])) => {
+                // Follow `.field`, `.0` and `[i]` to the first method call.
+                let mut j = i + 1;
+                loop {
+                    match (tts.get(j), tts.get(j + 1), tts.get(j + 2)) {
+                        (Some(TokenTree::Group(g)), ..)
+                            if g.delimiter() == proc_macro2::Delimiter::Bracket =>
+                        {
+                            j += 1
+                        }
+                        (Some(dot), Some(TokenTree::Ident(m)), next) if is_dot(Some(dot)) => {
+                            let call = matches!(next, Some(TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis)
+                                || matches!(next, Some(TokenTree::Punct(p)) if p.as_char() == ':');
+                            if !call {
+                                j += 2;
+                                continue;
+                            }
+                            let name = m.to_string();
+                            if !READ_ONLY_METHODS.contains(&name.as_str())
+                                && !PURE_METHODS.contains(&name.as_str())
+                            {
+                                out.push((root.clone(), m.clone()));
+                            }
+                            break;
+                        }
+                        (Some(dot), Some(TokenTree::Literal(_)), _) if is_dot(Some(dot)) => j += 2,
+                        _ => break,
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -267,6 +445,49 @@ mod tests {
         });
         let names: Vec<String> = assigned(t).iter().map(|i| i.to_string()).collect();
         assert_eq!(names, ["y", "z", "w"]);
+    }
+
+    #[test]
+    fn mutable_borrows_and_destructuring_assign() {
+        let t = quote!({
+            g(&mut a);
+            let r = &mut *b;
+            h(&mut c.f, &mut d[0], &e);
+            (f, _) = (1, 2);
+            [k, m] = [3, 4];
+            Pair(n, o) = p;
+            let (q, s) = (5, 6);
+            let t: (u, v) = w;
+            if let Some(x) = y {}
+            z[0] = 7;
+            aa == (bb, cc);
+        });
+        let names: Vec<String> = assigned(t).iter().map(|i| i.to_string()).collect();
+        assert_eq!(
+            names,
+            ["a", "b", "c", "d", "f", "_", "k", "m", "n", "o", "z"]
+        );
+    }
+
+    #[test]
+    fn receivers_of_methods_that_may_write() {
+        let t = quote!({
+            v.push(x);
+            w.len();
+            s.inner.clear();
+            m[0].sort_by(|a, b| a.total_cmp(b));
+            x.sin().max(y);
+            p.0.reverse();
+            q.iter().map(|e| e.take()).count();
+        });
+        let found: Vec<String> = receivers_changed(t)
+            .iter()
+            .map(|(r, m)| format!("{r}.{m}"))
+            .collect();
+        assert_eq!(
+            found,
+            ["v.push", "s.clear", "m.sort_by", "p.reverse", "e.take"]
+        );
     }
 
     #[test]
