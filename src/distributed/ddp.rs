@@ -242,6 +242,71 @@ fn buckets(sizes: &[(usize, DType)], cap: usize) -> Vec<Range<usize>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Cpu;
+
+    /// Rank 0 of two whose peer holds zeros everywhere: a mean halves, a broadcast from 0
+    /// keeps. Records the length of every all-reduce.
+    #[derive(Default)]
+    struct ZeroPeer {
+        reduced: Vec<usize>,
+    }
+
+    impl Communicator<Cpu> for ZeroPeer {
+        fn rank(&self) -> usize {
+            0
+        }
+        fn world_size(&self) -> usize {
+            2
+        }
+        fn all_reduce(&mut self, ts: &mut [Tensor], op: ReduceOp) -> Result<(), DistError> {
+            assert_eq!(op, ReduceOp::Mean);
+            self.reduced.push(ts.iter().map(Tensor::len).sum());
+            ts.iter_mut().for_each(|t| *t = &*t * 0.5);
+            Ok(())
+        }
+        fn broadcast(&mut self, _: &mut [Tensor], root: usize) -> Result<(), DistError> {
+            assert_eq!(root, 0);
+            Ok(())
+        }
+        fn all_gather(&mut self, t: &Tensor) -> Result<Tensor, DistError> {
+            // The peer describes the same parameters as this rank.
+            let v = t.to_vec_u32();
+            Ok(Tensor::from_vec([v.clone(), v].concat(), &[2, t.len()]))
+        }
+        fn barrier(&mut self) -> Result<(), DistError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn gradients_are_averaged_per_bucket_and_a_zero_counts_as_zeros() {
+        let mut model = vec![Tensor::ones(&[2, 3]), Tensor::ones(&[3])];
+        let g = Tensor::from_vec(vec![2.0_f32, 4.0, 6.0, 8.0, 10.0, 12.0], &[2, 3]);
+        for (cap, reduced) in [(DEFAULT_BUCKET_BYTES, vec![9]), (8, vec![3, 6])] {
+            let mut ddp = DataParallel::with_bucket_bytes(ZeroPeer::default(), &mut model, cap)
+                .unwrap();
+            let mut grad = vec![TensorTangent::Dense(g.clone()), TensorTangent::Zero];
+            ddp.average_gradients(&model, &mut grad).unwrap();
+            assert_eq!(grad[0].dense_ref().unwrap().to_vec_f32(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+            assert_eq!(grad[1].dense_ref().unwrap().to_vec_f32(), [0.0; 3]);
+            // The last parameter first, as the backward pass finishes them.
+            assert_eq!(ddp.into_inner().reduced, reduced);
+        }
+    }
+
+    #[test]
+    fn a_gradient_of_another_model_is_an_error() {
+        let mut model = vec![Tensor::ones(&[2])];
+        let mut ddp = DataParallel::new(ZeroPeer::default(), &mut model).unwrap();
+        let other = vec![Tensor::ones(&[2]), Tensor::ones(&[1])];
+        let mut grad = vec![TensorTangent::Zero, TensorTangent::Zero];
+        let err = ddp.average_gradients(&other, &mut grad).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "average_gradients: the gradient has 2 parameter tensors (12 bytes), the model had \
+             1 (8 bytes) when data parallelism started"
+        );
+    }
 
     #[test]
     fn buckets_split_at_the_cap_and_at_a_change_of_dtype() {
