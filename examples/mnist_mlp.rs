@@ -98,7 +98,7 @@ fn distributed(_: &Args) -> ExitCode {
 
 impl common::Train for Args {
     fn train<B: Backend>(&self, device: &B::Device) -> Result<(), Box<dyn Error>> {
-        self.train_on(device, SingleProcess)
+        self.train_on::<B, _>(device, SingleProcess)
     }
 }
 
@@ -121,12 +121,15 @@ impl Args {
         let mut history = common::History::start();
         for epoch in 1..=self.epochs {
             let epoch_start = Instant::now();
+            let mut averaging = std::time::Duration::ZERO;
             let batches = sampler.epoch().into_iter();
             let loss = common::epoch_over(epoch, batches, rank == 0, self.batch_size, |indices| {
                 let (x, labels) = common::tensors(&mnist.train, indices, &IMAGE, device)?;
                 let step = B::install(|| {
                     let (loss, mut grad) = value_with_gradient(model.loss_vjp(&x, &labels));
+                    let started = Instant::now();
                     ddp.average_gradients(&model, &mut grad)?;
+                    averaging += started.elapsed();
                     optimizer.step(&mut model, &grad);
                     Ok::<_, DistError>(loss)
                 });
@@ -136,9 +139,16 @@ impl Args {
             let mut loss = Tensor::<B>::from_vec_on(vec![loss as f32], &[1], device);
             ddp.comm_mut().all_reduce_mean(&mut loss)?;
             if rank == 0 {
-                let acc =
-                    common::accuracy(&mnist.test, 1000, &IMAGE, device, |x| model.logits(x))?;
+                let acc = common::accuracy(&mnist.test, 1000, &IMAGE, device, |x| model.logits(x))?;
                 history.record(epoch, loss.to_scalar(), 100.0 * acc, epoch_start);
+                if world > 1 {
+                    let steps = sampler.batches_per_epoch();
+                    println!(
+                        "          averaging gradients: {:.2} s of the epoch ({:.2} ms a step)",
+                        averaging.as_secs_f64(),
+                        1e3 * averaging.as_secs_f64() / steps as f64
+                    );
+                }
             }
         }
         if rank == 0 {

@@ -101,6 +101,9 @@ fn batch(x: &Tensor, labels: &[u32], indices: &[usize]) -> (Tensor, Tensor) {
 
 type Check = Result<(), String>;
 
+/// A check run on the world communicator.
+type CheckFn = dyn Fn(&mut MpiCommunicator) -> Check;
+
 fn ensure(ok: bool, what: impl FnOnce() -> String) -> Check {
     if ok { Ok(()) } else { Err(what()) }
 }
@@ -308,7 +311,7 @@ fn main() {
         die(&mut comm);
     }
     let (rank, n) = (comm.rank(), comm.world_size());
-    let checks: [(&str, &dyn Fn(&mut MpiCommunicator) -> Check); 5] = [
+    let checks: [(&str, &CheckFn); 5] = [
         ("collectives", &collectives),
         ("start_and_average (one bucket)", &|c| {
             start_and_average(c, 1 << 25)

@@ -283,11 +283,14 @@ mod tests {
         let mut model = vec![Tensor::ones(&[2, 3]), Tensor::ones(&[3])];
         let g = Tensor::from_vec(vec![2.0_f32, 4.0, 6.0, 8.0, 10.0, 12.0], &[2, 3]);
         for (cap, reduced) in [(DEFAULT_BUCKET_BYTES, vec![9]), (8, vec![3, 6])] {
-            let mut ddp = DataParallel::with_bucket_bytes(ZeroPeer::default(), &mut model, cap)
-                .unwrap();
+            let mut ddp =
+                DataParallel::with_bucket_bytes(ZeroPeer::default(), &mut model, cap).unwrap();
             let mut grad = vec![TensorTangent::Dense(g.clone()), TensorTangent::Zero];
             ddp.average_gradients(&model, &mut grad).unwrap();
-            assert_eq!(grad[0].dense_ref().unwrap().to_vec_f32(), [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+            assert_eq!(
+                grad[0].dense_ref().unwrap().to_vec_f32(),
+                [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+            );
             assert_eq!(grad[1].dense_ref().unwrap().to_vec_f32(), [0.0; 3]);
             // The last parameter first, as the backward pass finishes them.
             assert_eq!(ddp.into_inner().reduced, reduced);

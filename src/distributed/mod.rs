@@ -5,7 +5,7 @@
 //!
 //! * [`Communicator`]: rank, world size and the collectives (all-reduce sum or mean in place,
 //!   broadcast, all-gather, barrier) over tensors. [`SingleProcess`] is the world of one
-//!   process (every collective is the identity); [`mpi::MpiCommunicator`] (feature `mpi`)
+//!   process (every collective is the identity); `mpi::MpiCommunicator` (feature `mpi`)
 //!   runs them on an MPI library (Open MPI, MPICH) over `Tensor<Cpu>`.
 //! * [`DataParallel`]: at start, checks that every rank has the same parameters (names,
 //!   shapes, dtypes; an error names the first parameter that differs) and copies rank 0's

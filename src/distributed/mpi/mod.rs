@@ -177,7 +177,7 @@ impl MpiCommunicator<'_> {
                 return Err(error);
             }
             polls += 1;
-            if polls % 256 == 0 {
+            if polls.is_multiple_of(256) {
                 self.arrivals.poll()?;
             }
             back_off(waited);
