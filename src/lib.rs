@@ -155,6 +155,7 @@
 pub use adjoint_core::*;
 
 pub mod data;
+pub mod distributed;
 
 /// The CUDA backend ([`adjoint_cuda`]): `Tensor<Cuda>` lives on an NVIDIA GPU.
 ///

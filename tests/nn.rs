@@ -470,6 +470,44 @@ fn visit_mut_walks_the_parameters_last_first() {
     assert_eq!(backward, forward);
 }
 
+/// `visit_grad_mut` walks in `visit_mut`'s order, gives every parameter a slot (the empty
+/// gradient of a `Vec` is padded with zeros) and what it writes is what the optimizer reads.
+#[test]
+fn visit_grad_mut_writes_every_parameter_last_first() {
+    let model = Nested {
+        stem: f64_tensor(&[2], 40),
+        blocks: vec![
+            Linear::new_on(2, 2, 41, DType::F64, &Cpu),
+            Linear::new_on(2, 2, 42, DType::F64, &Cpu),
+        ],
+        pair: [f64_tensor(&[1], 43), f64_tensor(&[1], 44)],
+    };
+    let mut grad = NestedTangent {
+        stem: TensorTangent::Dense(f64_tensor(&[2], 45)),
+        blocks: Vec::new(),
+        pair: [TensorTangent::zero(), TensorTangent::zero()],
+    };
+    let mut order = Vec::new();
+    model.visit_grad_mut(&mut grad, &mut ParamPath::new(), &mut |name, p, g| {
+        order.push(name.to_owned());
+        // Every gradient becomes `2·θ` (dense, the parameter's shape).
+        *g = TensorTangent::Dense(p * 2.0);
+    });
+    let mut visit_mut_order = Vec::new();
+    let mut updated = model.clone();
+    updated.visit_mut(&grad, &mut ParamPath::new(), &mut |name, p, g| {
+        visit_mut_order.push(name.to_owned());
+        assert_eq!(
+            g.dense_ref().unwrap().to_vec_f64(),
+            (&*p * 2.0).to_vec_f64(),
+            "{name}"
+        );
+    });
+    assert_eq!(order, visit_mut_order);
+    assert_eq!(order.len(), 7);
+    assert_eq!(grad.blocks.len(), 2);
+}
+
 /// A model written by a user: a struct of layers with its own `forward`.
 #[derive(Clone, Differentiable)]
 struct Mlp {

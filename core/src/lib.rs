@@ -35,5 +35,5 @@ pub use gradient::{UnitSeed, gradient, value_with_gradient, without_derivative};
 pub use ops::conv::Conv2d;
 pub use ops::index::TensorList;
 pub use ops::loss::{cross_entropy, cross_entropy_vjp, mse, mse_vjp, nll, nll_vjp};
-pub use params::{GradVisitor, ParamPath, Parameters};
+pub use params::{GradMutVisitor, GradVisitor, ParamPath, Parameters};
 pub use tensor::{Backend, Cpu, DType, Element, Tensor, TensorError, TensorTangent};

@@ -12,6 +12,11 @@ use crate::tensor::{Backend, Cpu, Tensor, TensorTangent};
 /// [`TensorTangent::dense_ref`] reads it as a tensor (`None` for the zero).
 pub type GradVisitor<'a, B> = dyn FnMut(&str, &mut Tensor<B>, &TensorTangent<B>) + 'a;
 
+/// What [`Parameters::visit_grad_mut`] calls for each parameter: `(name, parameter, gradient)`
+/// with the gradient writable (what averaging gradients across processes uses: it replaces
+/// each part of a model's gradient by the mean over the processes).
+pub type GradMutVisitor<'a, B> = dyn FnMut(&str, &Tensor<B>, &mut TensorTangent<B>) + 'a;
+
 /// The dotted path of a parameter inside its model (`"layers.1.weight"`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ParamPath(String);
@@ -77,6 +82,17 @@ pub trait Parameters<B: Backend = Cpu>: Differentiable {
     /// Calls `f(name, parameter)` for every parameter tensor, mutably: what loading uses.
     fn visit_each_mut(&mut self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &mut Tensor<B>));
 
+    /// Calls `f(name, parameter, gradient)` for every parameter tensor with its part of `grad`
+    /// writable, in [`visit_mut`](Parameters::visit_mut)'s order (last first). Every parameter
+    /// gets a slot: a collection whose gradient is shorter than the collection (the symbolic
+    /// zero of a `Vec`) is first padded with zero tangents.
+    fn visit_grad_mut(
+        &self,
+        grad: &mut Self::Tangent,
+        path: &mut ParamPath,
+        f: &mut GradMutVisitor<'_, B>,
+    );
+
     /// The number of scalars in all parameter tensors.
     fn parameter_count(&self) -> usize {
         let mut count = 0;
@@ -104,6 +120,15 @@ impl<B: Backend> Parameters<B> for Tensor<B> {
     fn visit_each_mut(&mut self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &mut Tensor<B>)) {
         f(path.as_str(), self);
     }
+
+    fn visit_grad_mut(
+        &self,
+        grad: &mut TensorTangent<B>,
+        path: &mut ParamPath,
+        f: &mut GradMutVisitor<'_, B>,
+    ) {
+        f(path.as_str(), self, grad);
+    }
 }
 
 /// Scalar fields are not tensor parameters: they move with `move_by`, and tensor optimizers,
@@ -114,6 +139,7 @@ macro_rules! scalar_parameters {
             fn visit(&self, _: &mut ParamPath, _: &mut dyn FnMut(&str, &Tensor<B>)) {}
             fn visit_mut(&mut self, _: &$t, _: &mut ParamPath, _: &mut GradVisitor<'_, B>) {}
             fn visit_each_mut(&mut self, _: &mut ParamPath, _: &mut dyn FnMut(&str, &mut Tensor<B>)) {}
+            fn visit_grad_mut(&self, _: &mut $t, _: &mut ParamPath, _: &mut GradMutVisitor<'_, B>) {}
         }
     )*};
 }
@@ -145,6 +171,20 @@ impl<B: Backend, T: Parameters<B>> Parameters<B> for Vec<T> {
             path.with(&i.to_string(), |p| item.visit_each_mut(p, f));
         }
     }
+
+    fn visit_grad_mut(
+        &self,
+        grad: &mut Vec<T::Tangent>,
+        path: &mut ParamPath,
+        f: &mut GradMutVisitor<'_, B>,
+    ) {
+        if grad.len() < self.len() {
+            grad.resize_with(self.len(), <T::Tangent as crate::TangentVector>::zero);
+        }
+        for (i, (item, g)) in self.iter().zip(grad.iter_mut()).enumerate().rev() {
+            path.with(&i.to_string(), |p| item.visit_grad_mut(g, p, f));
+        }
+    }
 }
 
 /// An optional parameter (a bias that may be absent): visited under the same path when
@@ -165,6 +205,17 @@ impl<B: Backend, T: Parameters<B>> Parameters<B> for Option<T> {
     fn visit_each_mut(&mut self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &mut Tensor<B>)) {
         if let Some(item) = self {
             item.visit_each_mut(path, f);
+        }
+    }
+
+    fn visit_grad_mut(
+        &self,
+        grad: &mut T::Tangent,
+        path: &mut ParamPath,
+        f: &mut GradMutVisitor<'_, B>,
+    ) {
+        if let Some(item) = self {
+            item.visit_grad_mut(grad, path, f);
         }
     }
 }
@@ -190,6 +241,17 @@ impl<B: Backend, T: Parameters<B>, const N: usize> Parameters<B> for [T; N] {
     fn visit_each_mut(&mut self, path: &mut ParamPath, f: &mut dyn FnMut(&str, &mut Tensor<B>)) {
         for (i, item) in self.iter_mut().enumerate() {
             path.with(&i.to_string(), |p| item.visit_each_mut(p, f));
+        }
+    }
+
+    fn visit_grad_mut(
+        &self,
+        grad: &mut [T::Tangent; N],
+        path: &mut ParamPath,
+        f: &mut GradMutVisitor<'_, B>,
+    ) {
+        for (i, (item, g)) in self.iter().zip(grad.iter_mut()).enumerate().rev() {
+            path.with(&i.to_string(), |p| item.visit_grad_mut(g, p, f));
         }
     }
 }

@@ -6,6 +6,8 @@
 #![allow(dead_code)]
 
 pub mod models;
+#[cfg(feature = "mpi")]
+pub mod mpi;
 
 use adjoint::Parameters;
 use adjoint::data::{BatchSampler, DataError, Normalization, Split};
@@ -102,16 +104,32 @@ const REPORT_EVERY: usize = 10;
 /// One pass over the training set: `step(indices)` trains on a batch and returns its loss.
 /// Shows a progress bar with the running mean loss and throughput, and returns the epoch's
 /// mean loss.
-///
-/// The losses are summed on the device and read every [`REPORT_EVERY`] steps, so that the
-/// host can prepare the next batches while a GPU still computes.
 pub fn epoch<B: Backend>(
     number: usize,
     sampler: &mut BatchSampler,
     batch_size: usize,
+    step: impl FnMut(&[usize]) -> Result<Tensor<B>, Box<dyn Error>>,
+) -> Result<f64, Box<dyn Error>> {
+    epoch_over(number, sampler.epoch(), true, batch_size, step)
+}
+
+/// [`epoch`] over the batches `batches` (one rank's share under data parallelism), with the
+/// progress bar only if `show` (rank 0).
+///
+/// The losses are summed on the device and read every [`REPORT_EVERY`] steps, so that the
+/// host can prepare the next batches while a GPU still computes.
+pub fn epoch_over<B: Backend, I: AsRef<[usize]>>(
+    number: usize,
+    batches: impl ExactSizeIterator<Item = I>,
+    show: bool,
+    batch_size: usize,
     mut step: impl FnMut(&[usize]) -> Result<Tensor<B>, Box<dyn Error>>,
 ) -> Result<f64, Box<dyn Error>> {
-    let bar = ProgressBar::new(sampler.batches_per_epoch() as u64);
+    let bar = if show {
+        ProgressBar::new(batches.len() as u64)
+    } else {
+        ProgressBar::hidden()
+    };
     bar.set_style(
         ProgressStyle::with_template("epoch {prefix} [{bar:30}] {pos}/{len} {msg}")?
             .progress_chars("=> "),
@@ -120,14 +138,14 @@ pub fn epoch<B: Backend>(
     let started = Instant::now();
     let mut total: Option<Tensor<B>> = None;
     let mut count = 0;
-    for indices in sampler.epoch() {
-        let loss = step(indices)?;
+    for indices in batches {
+        let loss = step(indices.as_ref())?;
         total = Some(match total {
             Some(sum) => sum + loss,
             None => loss,
         });
         count += 1;
-        if count % REPORT_EVERY == 0 {
+        if show && count % REPORT_EVERY == 0 {
             let mean = mean_of(total.as_ref(), count);
             let rate = (count * batch_size) as f64 / started.elapsed().as_secs_f64();
             bar.set_message(format!("loss {mean:.4}  {rate:.0} img/s"));

@@ -272,8 +272,9 @@ fn parameters_impl(
     }
     let members: Vec<&TokenStream> = fields.iter().map(|f| &f.member).collect();
     let labels: Vec<&String> = fields.iter().map(|f| &f.label).collect();
-    // `visit_mut` walks the fields last first (see `Parameters::visit_mut`).
-    let (members_rev, labels_rev) = (members.iter().rev(), labels.iter().rev());
+    // `visit_mut` and `visit_grad_mut` walk the fields last first (see `Parameters::visit_mut`).
+    let members_rev: Vec<&TokenStream> = members.iter().rev().copied().collect();
+    let labels_rev: Vec<&String> = labels.iter().rev().copied().collect();
     quote! {
         impl #impl_generics ::adjoint::Parameters<__B> for #name #ty_generics #where_clause {
             fn visit(
@@ -297,6 +298,14 @@ fn parameters_impl(
                 f: &mut dyn FnMut(&str, &mut ::adjoint::Tensor<__B>),
             ) {
                 #(path.with(#labels, |p| ::adjoint::Parameters::<__B>::visit_each_mut(&mut self.#members, p, f));)*
+            }
+            fn visit_grad_mut(
+                &self,
+                grad: &mut Self::Tangent,
+                path: &mut ::adjoint::ParamPath,
+                f: &mut ::adjoint::GradMutVisitor<'_, __B>,
+            ) {
+                #(path.with(#labels_rev, |p| ::adjoint::Parameters::<__B>::visit_grad_mut(&self.#members_rev, &mut grad.#members_rev, p, f));)*
             }
         }
     }

@@ -172,6 +172,13 @@ macro_rules! no_parameters {
                 _: &mut dyn FnMut(&str, &mut Tensor<B>),
             ) {
             }
+            fn visit_grad_mut(
+                &self,
+                _: &mut (),
+                _: &mut $crate::ParamPath,
+                _: &mut $crate::GradMutVisitor<'_, B>,
+            ) {
+            }
         }
     )*};
 }

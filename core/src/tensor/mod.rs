@@ -18,7 +18,7 @@ pub(crate) mod shape;
 mod tangent;
 
 pub use adjoint_backend::{Backend, Conv2dGeometry, DType, MatmulSpec, UpdateOp};
-pub use adjoint_cpu::{Cpu, keep_freed_memory, matmul_calls};
+pub use adjoint_cpu::{Cpu, CpuStorage, keep_freed_memory, matmul_calls};
 pub use create::Element;
 pub use error::TensorError;
 pub use outer::OuterSum;
