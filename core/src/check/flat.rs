@@ -204,11 +204,4 @@ macro_rules! tuple_checkable {
         }
     )*};
 }
-tuple_checkable! {
-    (A 0)
-    (A 0, B 1)
-    (A 0, B 1, C 2)
-    (A 0, B 1, C 2, D 3)
-    (A 0, B 1, C 2, D 3, E 4)
-    (A 0, B 1, C 2, D 3, E 4, F 5)
-}
+crate::differentiable::for_tuples!(tuple_checkable);

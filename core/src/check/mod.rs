@@ -113,10 +113,7 @@ where
     O: Checkable,
     P: FnOnce(O::Tangent) -> I::Tangent,
 {
-    let value = |x: &I| f(x.clone()).0;
-    let (y, pullback) = f(inputs.clone());
-    let probe = Probe::new(&value, inputs, tolerance, y, pullback)?;
-    gradient_comparisons(&probe, tolerance)
+    compare_companion(tolerance, f, inputs, gradient_comparisons)
 }
 
 /// [`check_gradient_with`] for a function whose companion borrows its inputs (`fn f(x:
@@ -154,9 +151,45 @@ where
     I: Checkable,
     O: Checkable,
 {
+    compare_by(tolerance, value, vjp, inputs, gradient_comparisons)
+}
+
+/// The comparisons a check makes on a [`Probe`] (every element, or the dot-product identity).
+type Comparisons<I, O> = fn(&Probe<'_, I, O>, Tolerance) -> Result<GradientReport, CheckError>;
+
+/// `compare` on the probe of a companion `f` that takes its inputs by value: `f` called once
+/// for the pullback, then for the value at each perturbed input.
+fn compare_companion<I, O, P>(
+    tolerance: Tolerance,
+    f: impl Fn(I) -> (O, P),
+    inputs: &I,
+    compare: Comparisons<I, O>,
+) -> Result<GradientReport, CheckError>
+where
+    I: Checkable,
+    O: Checkable,
+    P: FnOnce(O::Tangent) -> I::Tangent,
+{
+    let value = |x: &I| f(x.clone()).0;
+    let (y, pullback) = f(inputs.clone());
+    compare(
+        &Probe::new(&value, inputs, tolerance, y, pullback)?,
+        tolerance,
+    )
+}
+
+/// `compare` on the probe of a function given as its `value` and its `vjp` (a companion that
+/// borrows its inputs).
+fn compare_by<I: Checkable, O: Checkable>(
+    tolerance: Tolerance,
+    value: impl Fn(&I) -> O,
+    vjp: impl Fn(&I, O::Tangent) -> I::Tangent,
+    inputs: &I,
+    compare: Comparisons<I, O>,
+) -> Result<GradientReport, CheckError> {
     let y = value(inputs);
     let probe = Probe::new(&value, inputs, tolerance, y, |seed| vjp(inputs, seed))?;
-    gradient_comparisons(&probe, tolerance)
+    compare(&probe, tolerance)
 }
 
 /// The comparisons of every element of the probe's gradient with its central difference.
@@ -215,10 +248,7 @@ where
     O: Checkable,
     P: FnOnce(O::Tangent) -> I::Tangent,
 {
-    let value = |x: &I| f(x.clone()).0;
-    let (y, pullback) = f(inputs.clone());
-    let probe = Probe::new(&value, inputs, tolerance, y, pullback)?;
-    dot_product_comparisons(&probe, tolerance)
+    compare_companion(tolerance, f, inputs, dot_product_comparisons)
 }
 
 /// [`check_dot_product_with`] for a companion that borrows its inputs: `value` and `vjp` as
@@ -236,9 +266,7 @@ where
     I: Checkable,
     O: Checkable,
 {
-    let y = value(inputs);
-    let probe = Probe::new(&value, inputs, tolerance, y, |seed| vjp(inputs, seed))?;
-    dot_product_comparisons(&probe, tolerance)
+    compare_by(tolerance, value, vjp, inputs, dot_product_comparisons)
 }
 
 /// The dot-product identity along a random direction of each top-level input.

@@ -150,6 +150,24 @@ impl Differentiable for () {
     fn move_by(&mut self, _: &()) {}
 }
 
+/// Calls the macro `$impls` with the tuples the value traits are implemented for, from 1 to 8
+/// parts: one `(A 0, B 1, …)` list of type parameters and field indices per tuple.
+macro_rules! for_tuples {
+    ($impls:ident) => {
+        $impls! {
+            (A 0)
+            (A 0, B 1)
+            (A 0, B 1, C 2)
+            (A 0, B 1, C 2, D 3)
+            (A 0, B 1, C 2, D 3, E 4)
+            (A 0, B 1, C 2, D 3, E 4, F 5)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+        }
+    };
+}
+pub(crate) use for_tuples;
+
 macro_rules! tuple_impls {
     ($(($($name:ident $idx:tt),+))*) => {$(
         impl<$($name: TangentVector),+> TangentVector for ($($name,)+) {
@@ -187,13 +205,4 @@ macro_rules! tuple_impls {
         }
     )*};
 }
-tuple_impls! {
-    (A 0)
-    (A 0, B 1)
-    (A 0, B 1, C 2)
-    (A 0, B 1, C 2, D 3)
-    (A 0, B 1, C 2, D 3, E 4)
-    (A 0, B 1, C 2, D 3, E 4, F 5)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
-}
+for_tuples!(tuple_impls);

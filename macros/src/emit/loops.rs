@@ -44,17 +44,57 @@ pub struct LoopCode {
 }
 
 impl LoopCode {
-    /// Taping: each iteration pushes its step closure, holding that iteration's residuals;
-    /// the pullback runs the closures in reverse.
-    pub fn taped(self, setup: TokenStream, header: TokenStream, exit_check: TokenStream) -> Expr {
+    /// The loop's pullback, stored in its variable: it takes the seed and the accumulators of
+    /// the loop's inputs, runs `prologue`, then `walk` over the iterations, which turns
+    /// `__carry` (the seed at first) into the adjoint of the loop's carried state.
+    fn pullback(&self, prologue: TokenStream, walk: TokenStream) -> TokenStream {
         let LoopCode {
             pullback,
+            ins,
+            acc_ty,
+            ..
+        } = self;
+        quote! {
+            #pullback = move |__seed, __acc: #acc_ty| {
+                let (#(#ins,)*) = __acc;
+                #prologue
+                let mut __carry = __seed;
+                #walk
+                __carry
+            };
+        }
+    }
+
+    /// One iteration of a replayed loop's pullback: the differentiated body (which records the
+    /// iteration's pullbacks in `hoisted`), then its step, applied to `__carry` at once.
+    fn iteration(&self) -> TokenStream {
+        let LoopCode {
             step,
             ins,
             hoisted,
             stmts,
-            acc_ty,
+            ..
         } = self;
+        quote! {
+            #(let #hoisted;)*
+            { #(#stmts)* };
+            let __step = #step;
+            __carry = __step(__carry, (#(&mut *#ins,)*));
+        }
+    }
+
+    /// Taping: each iteration pushes its step closure, holding that iteration's residuals;
+    /// the pullback runs the closures in reverse.
+    pub fn taped(self, setup: TokenStream, header: TokenStream, exit_check: TokenStream) -> Expr {
+        let (hoisted, stmts, step, ins) = (&self.hoisted, &self.stmts, &self.step, &self.ins);
+        let pullback = self.pullback(
+            TokenStream::new(),
+            quote! {
+                for __step in __tape.into_iter().rev() {
+                    __carry = __step(__carry, (#(&mut *#ins,)*));
+                }
+            },
+        );
         Expr::Verbatim(quote!(({
             #setup
             #header {
@@ -63,14 +103,7 @@ impl LoopCode {
                 __tape.push(#step);
                 #exit_check
             }
-            #pullback = move |__seed, __acc: #acc_ty| {
-                let (#(#ins,)*) = __acc;
-                let mut __carry = __seed;
-                for __step in __tape.into_iter().rev() {
-                    __carry = __step(__carry, (#(&mut *#ins,)*));
-                }
-                __carry
-            };
+            #pullback
         })))
     }
 
@@ -80,14 +113,6 @@ impl LoopCode {
     /// `captured` variables, differentiating each iteration as it goes: nothing is stored per
     /// iteration.
     pub fn replayed(self, replay: Replay, body: &Block, rerun: Rerun) -> Expr {
-        let LoopCode {
-            pullback,
-            step,
-            ins,
-            hoisted,
-            stmts,
-            acc_ty,
-        } = self;
         let again = replay.in_pullback();
         let Replay { pattern, range, .. } = replay;
         let Rerun {
@@ -97,7 +122,7 @@ impl LoopCode {
             recorded,
         } = rerun;
         let (capture, restore) = captures(captured, &how);
-        let iteration = differentiated_iteration(&hoisted, &stmts, &step, &ins);
+        let iteration = self.iteration();
         let order = if backwards {
             quote!(::core::iter::Iterator::rev(__adjoint_range))
         } else {
@@ -115,6 +140,19 @@ impl LoopCode {
         } else {
             quote!(next_value)
         };
+        let pullback = self.pullback(
+            quote! {
+                #(#restore)*
+                #(let mut #caches = #caches;)*
+                #again
+            },
+            quote! {
+                for #pattern in #order {
+                    #(let #values = #caches.#read();)*
+                    #iteration
+                }
+            },
+        );
         Expr::Verbatim(quote!(({
             let __adjoint_range = #range;
             #(#capture)*
@@ -122,18 +160,7 @@ impl LoopCode {
                 ::core::iter::Iterator::size_hint(&__adjoint_range).0,
             );)*
             for #pattern in ::core::clone::Clone::clone(&__adjoint_range) #body
-            #pullback = move |__seed, __acc: #acc_ty| {
-                let (#(#ins,)*) = __acc;
-                #(#restore)*
-                #(let mut #caches = #caches;)*
-                #again
-                let mut __carry = __seed;
-                for #pattern in #order {
-                    #(let #values = #caches.#read();)*
-                    #iteration
-                }
-                __carry
-            };
+            #pullback
         })))
     }
 
@@ -150,14 +177,6 @@ impl LoopCode {
         free: &[&String],
         shared: &[Capture],
     ) -> Expr {
-        let LoopCode {
-            pullback,
-            step,
-            ins,
-            hoisted,
-            stmts,
-            acc_ty,
-        } = self;
         let again = replay.in_pullback();
         let Replay {
             pattern,
@@ -166,8 +185,25 @@ impl LoopCode {
             ..
         } = replay;
         let (capture, restore) = captures(free, shared);
-        let iteration = differentiated_iteration(&hoisted, &stmts, &step, &ins);
+        let iteration = self.iteration();
         let carried: Vec<Ident> = carried.iter().map(|n| format_ident!("{}", n)).collect();
+        let pullback = self.pullback(
+            quote! {
+                #(#restore)*
+                #again
+            },
+            quote! {
+                let __states = ::core::iter::Iterator::zip(
+                    ::core::iter::Iterator::rev(__adjoint_range),
+                    ::core::iter::Iterator::rev(::core::iter::IntoIterator::into_iter(__tape)),
+                );
+                for (#pat, __state) in __states {
+                    #[allow(unused_mut)]
+                    let (#(mut #carried,)*) = __state;
+                    #iteration
+                }
+            },
+        );
         Expr::Verbatim(quote!(({
             let __adjoint_range = #range;
             #(#capture)*
@@ -178,39 +214,8 @@ impl LoopCode {
                 __tape.push((#(::core::clone::Clone::clone(&#carried),)*));
                 #body
             }
-            #pullback = move |__seed, __acc: #acc_ty| {
-                let (#(#ins,)*) = __acc;
-                #(#restore)*
-                #again
-                let mut __carry = __seed;
-                let __states = ::core::iter::Iterator::zip(
-                    ::core::iter::Iterator::rev(__adjoint_range),
-                    ::core::iter::Iterator::rev(::core::iter::IntoIterator::into_iter(__tape)),
-                );
-                for (#pat, __state) in __states {
-                    #[allow(unused_mut)]
-                    let (#(mut #carried,)*) = __state;
-                    #iteration
-                }
-                __carry
-            };
+            #pullback
         })))
-    }
-}
-
-/// One iteration of a replayed loop's pullback: the differentiated body (which records the
-/// iteration's pullbacks in `hoisted`), then its step, applied to `__carry` at once.
-fn differentiated_iteration(
-    hoisted: &[Ident],
-    stmts: &[Stmt],
-    step: &TokenStream,
-    ins: &[Ident],
-) -> TokenStream {
-    quote! {
-        #(let #hoisted;)*
-        { #(#stmts)* };
-        let __step = #step;
-        __carry = __step(__carry, (#(&mut *#ins,)*));
     }
 }
 
