@@ -388,7 +388,7 @@ mod tests {
                 BinaryOp::EVERY.len(),
                 ReduceOp::EVERY.len()
             ),
-            (21, 18, 3)
+            (22, 19, 3)
         );
     }
 
