@@ -409,7 +409,7 @@ mod tests {
         );
         assert_eq!(
             (BinaryOp::Add.code(), BinaryOp::ClampGrad(0.0, 1.0).code()),
-            (0, 17)
+            (0, 18)
         );
         assert_eq!(ReduceOp::Min.code(), 2);
     }
