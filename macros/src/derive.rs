@@ -154,6 +154,7 @@ impl Shape<'_> {
             self.each(|m| quote!(::adjoint::TangentVector::scaled(self.#m, factor)));
         let settled_fields = self.each(|m| quote!(::adjoint::TangentVector::settled(self.#m)));
         let clone_fields = self.each(|m| quote!(::core::clone::Clone::clone(&self.#m)));
+        let operators = self.operator_impls();
         let mut debug_where = (*where_clause).clone();
         for f in self.fields.iter().filter(|f| f.differentiable) {
             let ty = &f.ty;
@@ -194,6 +195,16 @@ impl Shape<'_> {
                 }
             }
 
+            #operators
+        }
+    }
+
+    /// The operators of the tangent struct: `+`, `+=`, `-` and `* f64`, through
+    /// `TangentVector`.
+    fn operator_impls(&self) -> TokenStream {
+        let (impl_generics, ty_generics, _) = self.generics.split_for_impl();
+        let (tangent, where_clause) = (&self.tangent, &self.where_clause);
+        quote! {
             impl #impl_generics ::core::ops::Add for #tangent #ty_generics #where_clause {
                 type Output = Self;
                 fn add(self, other: Self) -> Self {
