@@ -206,7 +206,7 @@ fn unary_typed<T: Real + Send + Sync + Elementary, M: Map1<T>>(op: UnaryOp, v: M
         UnaryOp::Sigmoid => v.map(T::sigmoid_elementwise),
         UnaryOp::Silu => v.map(T::silu_elementwise),
         UnaryOp::Gelu => v.map(T::gelu_elementwise),
-        UnaryOp::GeluErf => v.map(T::gelu_erf_elementwise),
+        UnaryOp::GeluErf => v.map(|x| x.gelu_erf_elementwise()),
         UnaryOp::AddScalar(c) => {
             let c = cst::<T>(c);
             v.map(move |x| x + c)
@@ -251,7 +251,7 @@ fn dispatch<T: Real + Send + Sync + Elementary, A: Apply<T>>(op: BinaryOp, app: 
     }
     fixed_ops!(BinaryOp, op, run, [Add, Sub, Mul, Div, Max, Min, Pow, Eq, Lt, Le, Gt, Ge, TanhGrad, SigmoidGrad], {
         BinaryOp::GeluGrad => app.apply(T::gelu_grad),
-        BinaryOp::GeluErfGrad => app.apply(T::gelu_erf_grad),
+        BinaryOp::GeluErfGrad => app.apply(|x, d| x.gelu_erf_grad(d)),
         BinaryOp::SiluGrad => app.apply(T::silu_grad),
         BinaryOp::LeakyReluGrad(s) => {
             let s = cst::<T>(s);
