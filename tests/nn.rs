@@ -10,111 +10,10 @@ mod common;
 
 use adjoint::prelude::*;
 use adjoint::{ParamPath, Parameters};
+use common::layers::{check_layer, check_layer_with, params, probe_vjp};
 use common::tensors::f64_tensor;
 
 type ConvOptions = adjoint::ops::conv::Conv2d;
-
-/// `Σ forward(x) · r`: a scalar whose gradient exercises every output element.
-#[differentiable]
-fn probe<L: Layer>(layer: &L, x: &Tensor, #[no_derivative] r: &Tensor) -> Tensor {
-    (layer.forward(x) * r).sum_all()
-}
-
-/// The parameters of `layer` as `(name, tensor)`.
-fn params<L: Parameters>(layer: &L) -> Vec<(String, Tensor)> {
-    let mut out = Vec::new();
-    layer.visit(&mut ParamPath::new(), &mut |name, t| {
-        out.push((name.to_owned(), t.clone()))
-    });
-    out
-}
-
-/// The gradient `grad` of `layer`, one `(name, tensor)` per parameter (zeros where symbolic).
-fn grads<L: Parameters + Clone>(layer: &L, grad: &L::Tangent) -> Vec<(String, Tensor)> {
-    let mut out = Vec::new();
-    layer
-        .clone()
-        .visit_mut(grad, &mut ParamPath::new(), &mut |name, p, g| {
-            let g = g.dense_ref().cloned().unwrap_or_else(|| p.zeros_like());
-            out.push((name.to_owned(), g))
-        });
-    // `visit_mut` walks the parameters last first: back to `visit`'s order.
-    out.reverse();
-    out
-}
-
-/// `layer` with element `j` of parameter `name` moved by `delta`.
-fn perturbed<L: Parameters + Clone>(layer: &L, name: &str, j: usize, delta: f64) -> L {
-    let mut l = layer.clone();
-    l.visit_each_mut(&mut ParamPath::new(), &mut |n, t| {
-        if n == name {
-            let mut v = t.to_vec_f64();
-            v[j] += delta;
-            *t = Tensor::from_vec(v, t.shape());
-        }
-    });
-    l
-}
-
-fn assert_close(what: &str, analytic: f64, fd: f64) {
-    assert!(
-        (fd - analytic).abs() < 1e-6 * (1.0 + fd.abs()),
-        "{what}: analytic {analytic} vs finite differences {fd}"
-    );
-}
-
-/// Checks the pullback of `layer.forward` at `x` against central differences, w.r.t. every
-/// parameter and (if `wrt_x`) every element of `x`. Returns the parameter names checked.
-fn check_layer<L: Layer + Clone>(layer: &L, x: &Tensor, wrt_x: bool) -> Vec<String> {
-    check_layer_with(&|| layer.clone(), x, wrt_x)
-}
-
-/// [`check_layer`] for the layer `make()`; every evaluation uses a new `make()`, so a layer
-/// with state (dropout's seed counter) is in the same state each time.
-fn check_layer_with<L: Layer + Clone>(
-    make: &dyn Fn() -> L,
-    x: &Tensor,
-    wrt_x: bool,
-) -> Vec<String> {
-    const H: f64 = 1e-6;
-    let layer = &make();
-    let out_shape = make().forward(x).shape().to_vec();
-    let r = f64_tensor(&out_shape, 99);
-    let f = |l: &L, x: &Tensor| probe(l, x, &r).to_scalar();
-    let (value, (dlayer, dx)) = value_with_gradient(probe_vjp(&make(), x, &r));
-    // The companion's forward pass fuses `x·Wᵀ + b` (docs/design.md §4.2.1), which reads `W`
-    // transposed instead of copying it: the same sums, in another order, so the same value up
-    // to the last bits.
-    let plain = f(&make(), x);
-    assert!(
-        (value.to_scalar() - plain).abs() <= 1e-14 * plain.abs().max(1.0),
-        "value {} vs the function's {plain}",
-        value.to_scalar()
-    );
-    let mut names = Vec::new();
-    for (name, g) in grads(layer, &dlayer) {
-        let g = g.to_vec_f64();
-        for (j, &gj) in g.iter().enumerate() {
-            let fd = (f(&perturbed(layer, &name, j, H), x) - f(&perturbed(layer, &name, j, -H), x))
-                / (2.0 * H);
-            assert_close(&format!("{name}[{j}]"), gj, fd);
-        }
-        names.push(name);
-    }
-    if wrt_x {
-        let dx = dx.to_tensor_like(x).to_vec_f64();
-        let values = x.to_vec_f64();
-        for (j, &gj) in dx.iter().enumerate() {
-            let at = |delta: f64| {
-                let mut v = values.clone();
-                v[j] += delta;
-                f(&make(), &Tensor::from_vec(v, x.shape()))
-            };
-            assert_close(&format!("x[{j}]"), gj, (at(H) - at(-H)) / (2.0 * H));
-        }
-    }
-    names
-}
 
 #[test]
 fn linear_gradients_match_finite_differences() {
@@ -133,7 +32,7 @@ fn linear_exact_small_case() {
     // y = x Wᵀ + b = [1 + 4 + 0.5, 3 + 8 − 0.5] = [5.5, 10.5].
     let layer = Linear::from_parts(
         Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]),
-        Tensor::from_vec(vec![0.5, -0.5], &[2]),
+        Some(Tensor::from_vec(vec![0.5, -0.5], &[2])),
     );
     let x = Tensor::from_vec(vec![1.0, 2.0], &[1, 2]);
     assert_eq!(layer.forward(&x).to_vec_f64(), [5.5, 10.5]);
@@ -205,11 +104,11 @@ fn embedding_gradient_matches_finite_differences() {
 fn layer_norm_gradients_match_finite_differences() {
     let mut layer = LayerNorm::new_on(4, DType::F64, &Cpu);
     assert_eq!(layer.weight.to_vec_f64(), [1.0; 4]);
-    assert_eq!(layer.bias.to_vec_f64(), [0.0; 4]);
+    assert_eq!(layer.bias.as_ref().unwrap().to_vec_f64(), [0.0; 4]);
     assert_eq!(layer.eps, 1e-5);
     // Non-trivial γ and β.
     layer.weight = f64_tensor(&[4], 10);
-    layer.bias = f64_tensor(&[4], 11);
+    layer.bias = Some(f64_tensor(&[4], 11));
     assert_eq!(
         check_layer(&layer, &f64_tensor(&[2, 3, 4], 12), true),
         ["weight", "bias"]
@@ -370,7 +269,7 @@ fn initialization_follows_pytorch() {
     assert_eq!(linear.weight.dtype(), DType::F32);
     check_uniform(&linear.weight, 0.1);
     let linear_b = Linear::new(4, 5000, 0);
-    check_uniform(&linear_b.bias, 0.5);
+    check_uniform(linear_b.bias.as_ref().unwrap(), 0.5);
     // Same seed, same parameters; another seed, others; weight and bias drawn independently.
     assert_eq!(Linear::new(100, 200, 0).weight, linear.weight);
     assert_ne!(Linear::new(100, 200, 1).weight, linear.weight);
@@ -588,7 +487,12 @@ fn a_step_through_install_runs_on_the_pool_and_gives_the_same_bits() {
     let x = Tensor::rand_uniform(&[128, 256], -1.0, 1.0, 33);
     let y = Tensor::rand_uniform(&[128, 10], -1.0, 1.0, 34);
     let bits = |model: &Mlp| {
-        [&model.hidden.weight, &model.hidden.bias, &model.out.weight].map(|t| {
+        [
+            &model.hidden.weight,
+            model.hidden.bias.as_ref().unwrap(),
+            &model.out.weight,
+        ]
+        .map(|t| {
             t.to_vec_f32()
                 .iter()
                 .map(|v| v.to_bits())

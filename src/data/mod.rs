@@ -1,5 +1,6 @@
-//! Data sets for examples and benchmarks: an [IDX](idx) file reader, the [MNIST](Mnist) loader
-//! and a seeded, shuffled [batch sampler](BatchSampler).
+//! Data sets for examples and benchmarks: an [IDX](idx) file reader, the [MNIST](Mnist) loader,
+//! a seeded, shuffled [batch sampler](BatchSampler), and [character-level text](text) for
+//! language models.
 //!
 //! The repository ships the four MNIST files under `data/mnist/` (gzipped IDX, CC BY-SA 3.0:
 //! see `data/mnist/README.md`), so a fresh clone trains with no download. Any folder holding the
@@ -29,6 +30,7 @@
 
 pub mod idx;
 pub mod mnist;
+pub mod text;
 
 pub use idx::{IdxArray, IdxType};
 pub use mnist::{Batch, MNIST_MEAN, MNIST_STD, Mnist, Normalization, Split};

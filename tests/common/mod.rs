@@ -16,6 +16,7 @@
 #![allow(dead_code, unused_macros)]
 
 pub mod affine1;
+pub mod layers;
 pub mod tensors;
 
 use std::fmt::Debug;

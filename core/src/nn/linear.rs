@@ -8,7 +8,8 @@ use adjoint_macros::{Differentiable, differentiable};
 
 /// A fully connected layer, `y = x · Wᵀ + b`, with PyTorch's layout (so weights move between
 /// adjoint and PyTorch through safetensors unchanged): `weight` is `[out, in]`, `bias` is
-/// `[out]`. The input is `[…, in]` (any leading batch axes), the output `[…, out]`.
+/// `[out]`, or absent (`y = x · Wᵀ`, PyTorch's `bias=False`, [`Linear::without_bias`]). The
+/// input is `[…, in]` (any leading batch axes), the output `[…, out]`.
 ///
 /// Derivative, with `ȳ` of shape `[…, out]`: `x̄ = ȳ · W`, `W̄ = Σ ȳᵀ · x` (over the batch
 /// axes), `b̄ = Σ ȳ` (over all but the last axis).
@@ -22,7 +23,7 @@ use adjoint_macros::{Differentiable, differentiable};
 ///
 /// let layer = Linear::from_parts(
 ///     Tensor::from_vec(vec![1.0_f32, 2.0, 3.0, 4.0], &[2, 2]),
-///     Tensor::from_vec(vec![0.5_f32, -0.5], &[2]),
+///     Some(Tensor::from_vec(vec![0.5_f32, -0.5], &[2])),
 /// );
 /// let y = layer.forward(&Tensor::from_vec(vec![1.0_f32, 1.0], &[1, 2]));
 /// assert_eq!(y.to_vec_f32(), [3.5, 6.5]);
@@ -31,8 +32,8 @@ use adjoint_macros::{Differentiable, differentiable};
 pub struct Linear<B: Backend = Cpu> {
     /// `W`, of shape `[out, in]`.
     pub weight: Tensor<B>,
-    /// `b`, of shape `[out]`.
-    pub bias: Tensor<B>,
+    /// `b`, of shape `[out]`, if the layer has one.
+    pub bias: Option<Tensor<B>>,
 }
 
 impl Linear<Cpu> {
@@ -62,23 +63,37 @@ impl<B: Backend> Linear<B> {
     ) -> Self {
         Linear {
             weight: kaiming_uniform_on(&[output, input], input, 5f64.sqrt(), seed, dtype, device),
-            bias: fan_in_uniform_on(&[output], input, derive_seed(seed, 1), dtype, device),
+            bias: Some(fan_in_uniform_on(
+                &[output],
+                input,
+                derive_seed(seed, 1),
+                dtype,
+                device,
+            )),
         }
     }
 
-    /// A `Linear` with the given `weight [out, in]` and `bias [out]`.
+    /// A `Linear` with the given `weight [out, in]` and `bias [out]` (or none).
     ///
     /// # Panics
     /// If the shapes do not fit together.
     #[track_caller]
-    pub fn from_parts(weight: Tensor<B>, bias: Tensor<B>) -> Self {
+    pub fn from_parts(weight: Tensor<B>, bias: Option<Tensor<B>>) -> Self {
         assert!(
-            weight.rank() == 2 && bias.shape() == [weight.shape()[0]],
+            weight.rank() == 2
+                && bias
+                    .as_ref()
+                    .is_none_or(|b| b.shape() == [weight.shape()[0]]),
             "Linear: weight {:?} must be [out, in] and bias {:?} [out]",
             weight.shape(),
-            bias.shape()
+            bias.as_ref().map(Tensor::shape)
         );
         Linear { weight, bias }
+    }
+
+    /// This layer without its bias: `y = x · Wᵀ` (PyTorch's `nn.Linear(…, bias=False)`).
+    pub fn without_bias(self) -> Self {
+        Linear { bias: None, ..self }
     }
 
     /// The number of inputs, `in`.
@@ -99,9 +114,12 @@ impl<B: Backend> Layer<B> for Linear<B>
 where
     Tensor<B>: Differentiable<Tangent = TensorTangent<B>>,
 {
-    /// `x · Wᵀ + b`; see [`Linear`] for the derivative.
+    /// `x · Wᵀ + b` (`x · Wᵀ` without a bias); see [`Linear`] for the derivative.
     #[differentiable]
     fn forward(&self, x: &Tensor<B>) -> Tensor<B> {
-        x.matmul(&self.weight.t()) + &self.bias
+        match self.bias.clone() {
+            Some(b) => x.matmul(&self.weight.t()) + &b,
+            None => x.matmul(&self.weight.t()),
+        }
     }
 }

@@ -17,6 +17,7 @@
 //! | [`Relu`], [`Gelu`], [`GeluErf`], [`Tanh`], [`Sigmoid`], [`Silu`] | elementwise | none |
 //! | [`Flatten`], [`MaxPool2d`] | reshape, window maximum | none |
 //! | [`Chain`] | `second(first(x))` | both layers' |
+//! | [`CausalSelfAttention`], [`Mlp`], [`Block`], [`Gpt`] | a GPT and its parts ([`GptConfig`]) | nanoGPT's names |
 //!
 //! Layers chain with [`Layer::then`], which keeps the static type of the whole model (the idea
 //! of DeepSwift's `ChainedLayers`): no boxing, no dynamic dispatch, and the tangent of the chain
@@ -101,6 +102,7 @@ mod chain;
 mod conv;
 mod dropout;
 mod embedding;
+mod gpt;
 pub mod init;
 mod linear;
 mod norm;
@@ -110,6 +112,7 @@ pub use chain::Chain;
 pub use conv::{Conv2d, MaxPool2d};
 pub use dropout::Dropout;
 pub use embedding::Embedding;
+pub use gpt::{Block, CausalSelfAttention, Gpt, GptConfig, Mlp, Sampling};
 pub use linear::Linear;
 pub use norm::LayerNorm;
 

@@ -8,7 +8,8 @@ use adjoint_macros::{Differentiable, differentiable};
 
 /// Layer normalization over the last axis (PyTorch's `nn.LayerNorm(D)`):
 /// `y = (x − μ)/√(σ² + ε) · γ + β`, with `μ`, `σ²` the mean and (biased) variance of the last
-/// axis of size `D`.
+/// axis of size `D`; without a bias ([`LayerNorm::without_bias`], PyTorch's `bias=False`),
+/// `β = 0` and is not a parameter.
 ///
 /// Derivative, with `x̂ = (x − μ)·r`, `r = 1/√(σ² + ε)` and `ĝ = ȳ·γ`:
 /// `β̄ = Σ ȳ`, `γ̄ = Σ ȳ·x̂` (sums over all but the last axis),
@@ -19,8 +20,8 @@ use adjoint_macros::{Differentiable, differentiable};
 pub struct LayerNorm<B: Backend = Cpu> {
     /// `γ`, of shape `[D]`.
     pub weight: Tensor<B>,
-    /// `β`, of shape `[D]`.
-    pub bias: Tensor<B>,
+    /// `β`, of shape `[D]`, if the layer has one.
+    pub bias: Option<Tensor<B>>,
     /// `ε`, added to the variance.
     #[no_derivative]
     pub eps: f64,
@@ -39,7 +40,7 @@ impl<B: Backend> LayerNorm<B> {
     pub fn new_on(dim: usize, dtype: DType, device: &B::Device) -> Self {
         LayerNorm {
             weight: Tensor::ones_on(&[dim], dtype, device),
-            bias: Tensor::zeros_on(&[dim], dtype, device),
+            bias: Some(Tensor::zeros_on(&[dim], dtype, device)),
             eps: 1e-5,
         }
     }
@@ -47,6 +48,11 @@ impl<B: Backend> LayerNorm<B> {
     /// This layer with `ε = eps`.
     pub fn with_eps(self, eps: f64) -> Self {
         LayerNorm { eps, ..self }
+    }
+
+    /// This layer without its bias: `β = 0`, not a parameter.
+    pub fn without_bias(self) -> Self {
+        LayerNorm { bias: None, ..self }
     }
 }
 
@@ -60,6 +66,9 @@ where
     #[differentiable]
     fn forward(&self, x: &Tensor<B>) -> Tensor<B> {
         let eps = without_derivative(self).eps;
-        x.layer_norm(&self.weight, &self.bias, eps)
+        match self.bias.clone() {
+            Some(b) => x.layer_norm(&self.weight, &b, eps),
+            None => x.layer_norm(&self.weight, &self.weight.zeros_like(), eps),
+        }
     }
 }
