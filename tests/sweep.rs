@@ -14,10 +14,16 @@
 
 #[path = "sweep/draw.rs"]
 mod draw;
+#[path = "sweep/labelled.rs"]
+mod labelled;
+#[path = "sweep/mask.rs"]
+mod mask;
 #[path = "sweep/pointwise.rs"]
 mod pointwise;
 #[path = "support/rng.rs"]
 mod rng;
+#[path = "sweep/split.rs"]
+mod split;
 #[path = "sweep/structured.rs"]
 mod structured;
 
@@ -37,6 +43,9 @@ pub struct Op {
 fn table() -> Vec<Op> {
     let mut ops = pointwise::ops();
     ops.extend(structured::ops());
+    ops.extend(labelled::ops());
+    ops.extend(mask::ops());
+    ops.extend(split::ops());
     ops
 }
 

@@ -1,5 +1,6 @@
 //! Sweep lines of the elementwise ops: unary functions, binary ops with broadcasting, the
-//! comparisons and `where_`, and the tensor–scalar operators.
+//! comparisons and `where_`, the tensor–scalar operators, and the constants made from a
+//! tensor's shape (`zeros_like` and friends, whose derivative is zero).
 
 use super::Op;
 use super::draw::{Case, Rng, case};
@@ -77,6 +78,19 @@ macro_rules! unary_lines {
     };
 }
 
+/// Lines of unary ops with a constant `c` drawn in `[-2, 2)`.
+macro_rules! constant_lines {
+    ($($name:literal $method:ident;)*) => {
+        vec![$(Op {
+            name: $name,
+            draw: |r| {
+                let c = r.uniform(-2.0, 2.0);
+                unary(r, false, move |x| x.$method(c, [true, false]))
+            },
+        },)*]
+    };
+}
+
 macro_rules! binary_lines {
     ($($name:literal $pos:literal $method:ident;)*) => {
         vec![$(Op { name: $name, draw: |r| binary(r, $pos, |a, b| a.$method(b, [true, true])) },)*]
@@ -90,7 +104,9 @@ pub fn ops() -> Vec<Op> {
         "rsqrt" true rsqrt_vjp_full; "recip" true recip_vjp_full; "abs" false abs_vjp_full;
         "sin" false sin_vjp_full; "cos" false cos_vjp_full; "tanh" false tanh_vjp_full;
         "sigmoid" false sigmoid_vjp_full; "relu" false relu_vjp_full; "gelu" false gelu_vjp_full;
-        "silu" false silu_vjp_full; "neg" false neg_vjp_full; "square" false square_vjp_full;
+        "gelu_erf" false gelu_erf_vjp_full; "silu" false silu_vjp_full; "neg" false neg_vjp_full;
+        "square" false square_vjp_full; "zeros_like" false zeros_like_vjp_full;
+        "ones_like" false ones_like_vjp_full;
     };
     ops.extend(binary_lines! {
         "add" false add_vjp_full; "sub" false sub_vjp_full; "mul" false mul_vjp_full;
@@ -99,12 +115,16 @@ pub fn ops() -> Vec<Op> {
         "gt" false gt_vjp_full; "ge" false ge_vjp_full; "lt" false lt_vjp_full;
         "le" false le_vjp_full;
     });
+    ops.extend(constant_lines! {
+        "add_scalar" add_scalar_vjp_full; "mul_scalar" mul_scalar_vjp_full;
+        "full_like" full_like_vjp_full; "scalar_like" scalar_like_vjp_full;
+    });
     ops.extend(parametrized());
     ops.extend(scalar_operators());
     ops
 }
 
-/// Unary ops with a constant parameter, and `where_`.
+/// Unary ops with other constant parameters, and `where_`.
 fn parametrized() -> Vec<Op> {
     vec![
         Op {
@@ -124,20 +144,6 @@ fn parametrized() -> Vec<Op> {
                 unary(r, false, |x| {
                     x.clamp_vjp_full(-0.5, 0.5, [true, false, false])
                 })
-            },
-        },
-        Op {
-            name: "add_scalar",
-            draw: |r| {
-                let c = r.uniform(-2.0, 2.0);
-                unary(r, false, move |x| x.add_scalar_vjp_full(c, [true, false]))
-            },
-        },
-        Op {
-            name: "mul_scalar",
-            draw: |r| {
-                let c = r.uniform(-2.0, 2.0);
-                unary(r, false, move |x| x.mul_scalar_vjp_full(c, [true, false]))
             },
         },
         Op {

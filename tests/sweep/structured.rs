@@ -1,5 +1,5 @@
-//! Sweep lines of the ops with structure: reductions, layout, indexing, losses, layer norm,
-//! matmul, convolution and pooling.
+//! Sweep lines of the ops with structure: reductions, layout, indexing, softmax, mse, layer
+//! norm, matmul, convolution and pooling.
 
 use super::Op;
 use super::draw::{Case, Rng, case};
@@ -284,12 +284,6 @@ fn indexing() -> Vec<Op> {
     ]
 }
 
-/// `[N, C]` scores and `N` labels below `C`.
-fn scores(r: &mut Rng) -> (Tensor, Tensor) {
-    let (n, c) = (r.dim1(), r.dim1());
-    (r.values(&[n, c]), r.ids(&[n], c))
-}
-
 fn losses() -> Vec<Op> {
     vec![
         Op {
@@ -309,26 +303,6 @@ fn losses() -> Vec<Op> {
                 let axis = r.axis(shape.len());
                 case(vec![r.values(&shape)], format!("axis {axis}"), move |xs| {
                     xs[0].log_softmax_vjp_full(axis, [true, false])
-                })
-            },
-        },
-        Op {
-            name: "nll",
-            draw: |r| {
-                let (x, labels) = scores(r);
-                case(vec![x], String::new(), move |xs| {
-                    let (y, pb) = xs[0].nll_vjp_full(&labels, [true, false]);
-                    (y, move |d| pb(d).0)
-                })
-            },
-        },
-        Op {
-            name: "cross_entropy",
-            draw: |r| {
-                let (x, labels) = scores(r);
-                case(vec![x], String::new(), move |xs| {
-                    let (y, pb) = xs[0].cross_entropy_vjp_full(&labels, [true, false]);
-                    (y, move |d| pb(d).0)
                 })
             },
         },

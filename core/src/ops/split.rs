@@ -63,7 +63,7 @@ impl<B: Backend> Tensor<B> {
 
     /// `n` parts along `axis`, each of `⌈len/n⌉` elements but the last, which holds the rest
     /// (as `torch.chunk`: fewer than `n` parts when `len` is not enough to fill them, e.g.
-    /// 5 elements in 4 chunks give parts of 2, 2 and 1).
+    /// 5 elements in 4 chunks give parts of 2, 2 and 1; an empty axis gives `n` empty parts).
     ///
     /// # Panics
     /// If `n` is 0 or the axis is out of range.
@@ -77,7 +77,10 @@ impl<B: Backend> Tensor<B> {
     fn chunk_sizes(&self, op: &'static str, n: usize, axis: isize) -> Vec<usize> {
         assert!(n > 0, "{op}: the number of chunks must be at least 1");
         let len = self.shape()[self.axis(op, axis)];
-        let each = len.div_ceil(n).max(1);
+        if len == 0 {
+            return vec![0; n];
+        }
+        let each = len.div_ceil(n);
         let mut sizes = vec![each; len / each];
         if !len.is_multiple_of(each) {
             sizes.push(len % each);
@@ -235,6 +238,19 @@ mod tests {
         assert_eq!(lens(x.chunk(7, 1), 1), vec![1; 7]);
         assert_eq!(lens(x.chunk(9, 0), 0), vec![1; 5]);
         assert_eq!(lens(x.chunk(1, -1), 1), vec![7]);
+        // An empty axis: `n` empty parts (torch gives them too), so that `let [q, k, v]`
+        // patterns hold on empty inputs.
+        let empty = Tensor::zeros(&[2, 0]);
+        assert_eq!(lens(empty.chunk(3, 1), 1), vec![0; 3]);
+        assert_eq!(lens(empty.chunk(1, 1), 1), vec![0]);
+        let (parts, pb) = empty.chunk_vjp_full(2, -1, [true, false, false]);
+        assert_eq!(parts.len(), 2);
+        let d = parts
+            .iter()
+            .map(|p| TensorTangent::Dense(p.ones_like()))
+            .collect();
+        let dx = pb(d).0.unwrap();
+        assert_eq!((dx.shape(), dx.len()), (&[2, 0][..], 0));
     }
 
     #[test]
