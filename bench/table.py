@@ -10,15 +10,17 @@ import statistics
 import sys
 
 # Multiply-add = 2 FLOPs, elementwise work ignored (BASELINES.md).
-FLOPS = {"mlp": 410.8e6, "cnn": 4.58e9, "rnn": 0.84e6}
+FLOPS = {"mlp": 410.8e6, "cnn": 4.58e9, "gpt": 2.67e9, "rnn": 0.84e6}
 LABELS = {
     "mlp": "MLP 784-512-512-10, batch 128, SGD step",
     "cnn": "CNN (PyTorch mnist, no dropout), batch 64, SGD step",
+    "gpt": "tiny GPT 2x4x128, T 64, V 65, batch 16, AdamW step",
     "rnn": "Elman RNN h32 x16 T100, grad W,U,b",
     "rosen2": "Rosenbrock 2-D gradient, f64",
     "rosen100": "Rosenbrock 100-D gradient, f64",
 }
-TARGETS = {"mlp": "<=0.8x torch", "cnn": "<=0.8x torch", "rnn": "<=0.25x jax",
+TARGETS = {"mlp": "<=0.8x torch", "cnn": "<=0.8x torch", "gpt": "<=0.7x torch",
+           "rnn": "<=0.25x jax",
            "rosen2": "<=0.01x torch", "rosen100": "<=0.01x torch"}
 SGEMM_FALLBACK = 200.0  # BASELINES.md, 2 threads
 SGEMM_SIZES = (1024, 2048)  # `sgemm{n}` of benches/steps.rs, `sgemm_gflops` of steps_torch.py
@@ -122,7 +124,7 @@ def main():
         print(line(r))
     print(f"\n{len(rounds)} round(s); times are medians over the rounds, ratios medians of the "
           "per-round ratios.")
-    for name in ("mlp", "cnn", "rnn"):
+    for name in ("mlp", "cnn", "gpt", "rnn"):
         for other in ("torch", "jax"):
             rs = ratios(rounds, name, other)
             if len(rs) > 1:
@@ -133,6 +135,10 @@ def main():
         print("adjoint mlp through Backend::install / on the calling thread per round: "
               + ", ".join(f"{fmt_time(i)} / {fmt_time(c)} ({i / c:.3f}x)" for i, c in caller))
     print(f"SGEMM rate: {sgemm:.0f} GFLOP/s ({sgemm_note}).")
+    if "gpt_manual_attention" in torch:
+        print(f"PyTorch GPT: F.scaled_dot_product_attention in the table; the attention written "
+              f"out as adjoint's (matmul, masked_fill, softmax, matmul): "
+              f"{fmt_time(torch['gpt_manual_attention'])}.")
     if "rnn_unrolled" in jax:
         print(f"JAX RNN: lax.scan in the table; Python-unrolled under jit: "
               f"{fmt_time(jax['rnn_unrolled'])}.")

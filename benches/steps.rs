@@ -8,6 +8,10 @@
 //! * `cnn`: one SGD step of the PyTorch `examples/mnist` net without dropout at batch 64
 //!   (conv 1→32 3×3, ReLU, conv 32→64 3×3, ReLU, max-pool 2, linear 9216→128, ReLU,
 //!   linear 128→10; 4.58 GFLOP);
+//! * `gpt`: one AdamW step (forward, cross-entropy over `[B, T, V]`, backward, the update in
+//!   two groups, weight decay 0.1 on the linear layers' matrices only) of the tiny GPT of
+//!   `BASELINES.md`, [`adjoint::nn::Gpt`] with 2 layers, 4 heads, width 128, context 64, vocab
+//!   65, no biases, no dropout, at batch 16 (random ids; 2.67 GFLOP);
 //! * `rnn`: the gradient w.r.t. W, U, b of Σ h_T² for the Elman RNN h ← tanh(h·W + x_t·U + b),
 //!   hidden 32, input 16, 100 steps, batch 1 (502 tensor ops in the forward pass), and, to
 //!   see where its time goes, `rnn_value` (the function alone) and `rnn_recorded_forward`
@@ -20,12 +24,13 @@
 //! minus before) next to the activations strictly needed by a hand-written backward pass.
 //!
 //! Run with `cargo bench --bench steps` (`bench/run.sh` runs it next to PyTorch and JAX).
-//! With `ADJOINT_BENCH_DEVICE=cuda` the MLP and CNN steps run on GPU 0 instead (no memory
+//! With `ADJOINT_BENCH_DEVICE=cuda` the MLP, CNN and GPT steps run on GPU 0 instead (no memory
 //! report: the tensors are in device memory); `scripts/gpu-check.sh` runs them next to
 //! `bench/steps_torch.py --device cuda`; `ADJOINT_BENCH_TF32=1` lets their products use TF32
 //! tensor cores (`steps_torch.py --tf32` likewise). The other workloads always run on the CPU.
 
-use adjoint::optim::{Optimizer, Sgd};
+use adjoint::nn::{Gpt, GptConfig};
+use adjoint::optim::{Adam, Groups, Optimizer, Sgd};
 use adjoint::prelude::*;
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
@@ -245,7 +250,53 @@ fn model_steps_on<B: Backend>(c: &mut Criterion, device: &B::Device) {
         })
     });
 
+    gpt_step::<B>(&mut group, device);
     group.finish();
+}
+
+/// The tiny GPT of `BASELINES.md`.
+const GPT: GptConfig = GptConfig {
+    layers: 2,
+    heads: 4,
+    width: 128,
+    context: 64,
+    vocab: 65,
+    dropout: 0.0,
+    bias: false,
+};
+/// Sequences per GPT step.
+const GPT_BATCH: usize = 16;
+
+/// Times one AdamW step of the tiny GPT on `device` (as `examples/gpt.rs` trains it, without
+/// the clipping), on random ids and targets.
+fn gpt_step<B: Backend>(group: &mut BenchmarkGroup<'_, WallTime>, device: &B::Device) {
+    let mut model = Gpt::<B>::new_on(GPT, 0, DType::F32, device);
+    let adamw = |decay| Adam::adamw(1e-3).betas(0.9, 0.99).weight_decay(decay);
+    let mut optimizer = Groups::new([adamw(0.1), adamw(0.0)]).by(Gpt::<B>::decay_group);
+    let shape = [GPT_BATCH, GPT.context];
+    let ids = |seed| {
+        let t = Tensor::rand_uniform(&shape, 0.0, GPT.vocab as f64, seed).to_vec_f32();
+        Tensor::<B>::from_vec_on(
+            t.iter()
+                .map(|&v| (v as u32).min(GPT.vocab as u32 - 1))
+                .collect(),
+            &shape,
+            device,
+        )
+    };
+    let (x, y) = (ids(41), ids(42));
+    sample_like_python(group, 30);
+    group.throughput(Throughput::Elements(2_670_000_000));
+    group.bench_function("gpt", |b| {
+        b.iter(|| {
+            let loss = B::install(|| {
+                let (loss, grad) = value_with_gradient(model.loss_vjp(&x, &y));
+                optimizer.step(&mut model, &grad);
+                loss
+            });
+            black_box(loss.to_scalar())
+        })
+    });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -102,7 +102,7 @@ mod chain;
 mod conv;
 mod dropout;
 mod embedding;
-mod gpt;
+pub mod gpt;
 pub mod init;
 mod linear;
 mod norm;
