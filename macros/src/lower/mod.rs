@@ -44,37 +44,7 @@ pub fn lower(
 ) -> Lowered {
     let mut l = Lowering::new(useful);
     l.refs_capturable = refs_capturable;
-    let mut prologue = Vec::new();
-    for (i, p) in sig.params.iter().enumerate() {
-        let act = if p.wrt {
-            Act::Active(l.graph.add_with_deps(NodeKind::Param(i), 1 << i))
-        } else {
-            Act::Inactive
-        };
-        if p.inout {
-            let (name, owned) = (
-                format_ident!("{}", p.name),
-                format_ident!("__inout_{}", p.name),
-            );
-            prologue.push(parse_quote!(let #name = &mut #owned;));
-        }
-        match &p.pattern {
-            None => {
-                l.bind(&p.name, act);
-                if p.inout {
-                    l.inout_params.push(p.name.clone());
-                }
-                if declared_mut(p) {
-                    l.mutable.push(p.name.clone());
-                }
-            }
-            Some(pat) => {
-                l.bind_pattern(pat, act);
-                let pass = &p.pass;
-                prologue.push(parse_quote!(let #pat = #pass;));
-            }
-        }
-    }
+    let mut prologue = l.bind_params(sig);
     if let Some(exit) = early_exit_in(body) {
         l.report(
             exit,
@@ -125,6 +95,45 @@ pub fn lower(
         hoisted: l.hoisted,
         errors: l.errors,
         finals,
+    }
+}
+
+impl Lowering<'_> {
+    /// Binds the parameters (active when differentiated) and returns the prologue that
+    /// rebinds inout and pattern parameters at the start of the body.
+    fn bind_params(&mut self, sig: &FnSignature) -> Vec<syn::Stmt> {
+        let mut prologue = Vec::new();
+        for (i, p) in sig.params.iter().enumerate() {
+            let act = if p.wrt {
+                Act::Active(self.graph.add_with_deps(NodeKind::Param(i), 1 << i))
+            } else {
+                Act::Inactive
+            };
+            if p.inout {
+                let (name, owned) = (
+                    format_ident!("{}", p.name),
+                    format_ident!("__inout_{}", p.name),
+                );
+                prologue.push(parse_quote!(let #name = &mut #owned;));
+            }
+            match &p.pattern {
+                None => {
+                    self.bind(&p.name, act);
+                    if p.inout {
+                        self.inout_params.push(p.name.clone());
+                    }
+                    if declared_mut(p) {
+                        self.mutable.push(p.name.clone());
+                    }
+                }
+                Some(pat) => {
+                    self.bind_pattern(pat, act);
+                    let pass = &p.pass;
+                    prologue.push(parse_quote!(let #pat = #pass;));
+                }
+            }
+        }
+        prologue
     }
 }
 
