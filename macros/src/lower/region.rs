@@ -205,11 +205,8 @@ impl Lowering<'_> {
                 let act = first_poison(first.iter().map(|c| &c.finals[j]));
                 self.assign(name, act);
             }
-            let tail = first_poison(first.iter().map(|c| &c.tail));
-            for (arm, analysed) in arms.iter().zip(&first) {
-                self.check_escapes(arm, &inputs, &assigned, analysed.graph.nodes.len());
-            }
-            return (original, tail);
+            self.arms_escapes(&arms, &first, &inputs, &assigned);
+            return (original, first_poison(first.iter().map(|c| &c.tail)));
         }
         let pullback = format_ident!("__pb{}", self.graph.nodes.len());
         let (accumulated, acc_slots) = accumulators(&inputs);
@@ -235,9 +232,7 @@ impl Lowering<'_> {
         if !self.is_useful(id) {
             // Nothing of it reaches the result, but its errors (a `&mut` borrow the lowering
             // does not follow) are reported all the same.
-            for (arm, analysed) in arms.iter().zip(&first) {
-                self.check_escapes(arm, &inputs, &assigned, analysed.graph.nodes.len());
-            }
+            self.arms_escapes(&arms, &first, &inputs, &assigned);
             return (original, result);
         }
         let count = arms.len();
@@ -272,6 +267,19 @@ impl Lowering<'_> {
         })));
         self.hoisted.push(pullback);
         (expr, result)
+    }
+
+    /// [`check_escapes`](Self::check_escapes) of every arm, given its analysis pass.
+    fn arms_escapes(
+        &mut self,
+        arms: &[Arm],
+        first: &[Child],
+        inputs: &[Input],
+        assigned: &[String],
+    ) {
+        for (arm, analysed) in arms.iter().zip(first) {
+            self.check_escapes(arm, inputs, assigned, analysed.graph.nodes.len());
+        }
     }
 
     /// The inputs of a branch: the active names its arms read, plus the payload an arm's
