@@ -170,16 +170,18 @@ impl Lowering<'_> {
             .chain(vars.free.iter().map(|i| &i.name))
             .chain(&data)
             .collect();
-        let facts = self.loop_facts(body, &exit_check, &replay, &vars, &carried, &captured);
+        let written = element_written(body, &carried_names);
+        let shape = LoopShape {
+            carried: &carried_names,
+            captured: &captured,
+            written: &written,
+        };
+        let facts = self.loop_facts(body, &exit_check, &replay, &vars, shape);
         let strategy = loop_strategy(&facts);
         // A recomputed loop only writes the collections it writes element by element: its
         // pullback keeps no copy of them and runs only the pullbacks of their writes.
         let recomputed = matches!(strategy, Strategy::Replayed { .. });
-        let write_only = if recomputed {
-            element_written(body, &carried_names)
-        } else {
-            Vec::new()
-        };
+        let write_only = if recomputed { written } else { Vec::new() };
         let cache = recomputed.then(|| recorded_calls(body)).flatten();
         let (arm, analysed) = match &cache {
             Some((_, given, _)) => self.reading_recorded(arm, given, &vars, &carried),
@@ -284,11 +286,12 @@ impl Lowering<'_> {
         exit_check: &TokenStream,
         replay: &Option<Replay>,
         vars: &LoopVars,
-        carried: &[usize],
-        captured: &[&String],
+        LoopShape {
+            carried,
+            captured,
+            written,
+        }: LoopShape<'_>,
     ) -> LoopFacts {
-        let carried_names: Vec<&String> = carried.iter().map(|&j| &vars.assigned[j]).collect();
-        let written = scan::element_written(body.to_token_stream());
         LoopFacts {
             over_range: replay.is_some(),
             exits_early: !exit_check.is_empty(),
@@ -297,10 +300,8 @@ impl Lowering<'_> {
             replayable_body: scan::replayable(body) && !self.mentions_alias(body),
             captures_uncopyable: captured.iter().any(|n| *n == "self")
                 || (!self.refs_capturable && captured.iter().any(|n| self.ref_names.contains(n))),
-            only_accumulates: changes_only_by(body, &carried_names),
-            writes_carried_elements: written
-                .iter()
-                .any(|w| carried_names.iter().any(|c| w == c.as_str())),
+            only_accumulates: changes_only_by(body, carried),
+            writes_carried_elements: !written.is_empty(),
             nested_loop: scan::has_loop(body),
             borrows: scan::borrows(body),
         }
@@ -430,6 +431,15 @@ impl Lowering<'_> {
             _ => 0,
         }
     }
+}
+
+/// The names a loop's strategy is decided over: its carried variables, everything its pullback
+/// would capture, and the carried collections it writes element by element.
+#[derive(Clone, Copy)]
+struct LoopShape<'a> {
+    carried: &'a [&'a String],
+    captured: &'a [&'a String],
+    written: &'a [String],
 }
 
 /// The carried collections the body writes element by element (`y[i] = ..`), in carried order.
