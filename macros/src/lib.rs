@@ -17,6 +17,7 @@ mod derive;
 mod diag;
 mod emit;
 mod expand;
+mod forward;
 mod ir;
 mod lower;
 mod normalize;

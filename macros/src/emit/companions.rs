@@ -106,7 +106,7 @@ pub fn companions(
 }
 
 /// The `#[cfg]` attributes of the function, repeated on each companion.
-fn cfgs(item: &FnItem) -> Vec<&syn::Attribute> {
+pub fn cfgs(item: &FnItem) -> Vec<&syn::Attribute> {
     item.attrs
         .iter()
         .filter(|a| a.path().is_ident("cfg"))
@@ -285,7 +285,7 @@ fn forward_pullback(sig: &FnSignature, span: proc_macro2::Span) -> TokenStream {
 }
 
 /// Whether the companions are associated functions (an impl or trait), not free functions.
-fn is_method_form(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> bool {
+pub fn is_method_form(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> bool {
     sig.has_receiver
         || args.associated
         || args.enclosing.is_some()

@@ -66,7 +66,13 @@ pub fn function(args: DiffArgs, input: TokenStream, mut errors: Errors) -> Token
     };
     match sig {
         Some(sig) if errors.is_empty() => {
-            let companions = companions(&item, &sig, &args, body.flatten());
+            let mut companions = companions(&item, &sig, &args, body.flatten());
+            if args.forward && item.body.is_some() {
+                match crate::forward::companions(&item, &sig, &args) {
+                    Ok(forward) => companions.extend(forward),
+                    Err(e) => companions.extend(e.into_compile_errors()),
+                }
+            }
             debug_print(&item.sig.ident, &companions);
             quote!(#item #companions)
         }

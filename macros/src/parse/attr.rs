@@ -13,6 +13,8 @@ pub struct DiffArgs {
     /// The function is an associated function of an impl or trait (without `self` and
     /// without `Self` in its signature, the macro cannot tell).
     pub associated: bool,
+    /// `forward`: also write the forward-mode companions `f_jvp` (see [`crate::forward`]).
+    pub forward: bool,
     /// Set when `#[differentiable]` is on the enclosing `impl` or `trait`: its type and const
     /// parameters (and `Self` in a trait), which the companions' precise captures must name.
     pub enclosing: Option<Vec<proc_macro2::TokenStream>>,
@@ -36,10 +38,14 @@ impl Parse for DiffArgs {
                 args.wrt = Some(names.into_iter().collect());
             } else if key == "associated" {
                 args.associated = true;
+            } else if key == "forward" {
+                args.forward = true;
             } else {
                 return Err(syn::Error::new(
                     key.span(),
-                    format!("unknown argument `{key}`: expected `wrt(param, ...)` or `associated`"),
+                    format!(
+                        "unknown argument `{key}`: expected `wrt(param, ...)`, `associated` or `forward`"
+                    ),
                 ));
             }
             if !input.is_empty() {
