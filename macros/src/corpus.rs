@@ -143,3 +143,68 @@ fn every_marked_item_of_the_workspace_expands() {
         std::fs::write(&path, &out).expect("write the corpus expansions");
     }
 }
+
+/// The forward rewrite of every free `#[differentiable]` function of the workspace: how many
+/// it accepts, and the first reason of each one it rejects (printed with `--nocapture`). The
+/// rewrite must never panic, whatever the body.
+#[test]
+fn forward_mode_over_the_corpus() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut files = Vec::new();
+    for folder in FOLDERS {
+        rust_files(&root.join(folder), &mut files);
+    }
+    files.sort();
+    let (mut accepted, mut rejected) = (0, Vec::new());
+    for path in &files {
+        let text = std::fs::read_to_string(path).expect("read a source file");
+        let Ok(file) = syn::parse_file(&text) else {
+            continue;
+        };
+        let mut fns = ForwardFns(Vec::new());
+        fns.visit_file(&file);
+        for f in fns.0 {
+            match forward_of(&f) {
+                Some(Ok(())) => accepted += 1,
+                Some(Err(e)) => rejected.push(format!("{}: {}: {e}", path.display(), f.sig.ident)),
+                None => {}
+            }
+        }
+    }
+    println!("forward mode accepts {accepted} of {} functions", accepted + rejected.len());
+    for r in &rejected {
+        println!("  {r}");
+    }
+    assert!(accepted > 0, "the corpus holds differentiable functions");
+}
+
+/// Free functions marked `#[differentiable]`.
+struct ForwardFns(Vec<syn::ItemFn>);
+
+impl<'a> Visit<'a> for ForwardFns {
+    fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
+        if f.attrs.iter().any(|a| matches!(macro_of(a), Some(Macro::Differentiable))) {
+            self.0.push(f.clone());
+        }
+        syn::visit::visit_item_fn(self, f);
+    }
+}
+
+/// The forward rewrite of one function: `None` when its signature is rejected anyway.
+fn forward_of(f: &syn::ItemFn) -> Option<Result<(), String>> {
+    let mut f = f.clone();
+    f.attrs.retain(|a| macro_of(a).is_none());
+    let mut item: crate::parse::item::FnItem = syn::parse2(f.to_token_stream()).ok()?;
+    let args = crate::parse::attr::DiffArgs::default();
+    let excluded = crate::parse::signature::strip_no_derivative(&mut item.sig);
+    let mut errors = crate::diag::Errors::default();
+    let sig = crate::parse::signature::analyse(&item.sig, &excluded, &args, &mut errors)?;
+    if !errors.is_empty() {
+        return None;
+    }
+    Some(
+        crate::forward::companions(&item, &sig, &args)
+            .map(|_| ())
+            .map_err(|e| e.into_compile_errors().to_string().chars().take(200).collect()),
+    )
+}

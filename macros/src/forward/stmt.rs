@@ -74,7 +74,9 @@ impl Forward {
                 }
             }
             Stmt::Item(item) => item.to_token_stream(),
-            Stmt::Macro(m) => m.to_token_stream(),
+            Stmt::Macro(m) => match self.other_macro(&m.mac, m.to_token_stream()) {
+                Fx::Data(v) | Fx::Pair(v) => v,
+            },
         }
     }
 
