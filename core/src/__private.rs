@@ -34,6 +34,8 @@ pub use crate::pullbacks::{Branch, Shared, Tape, tape};
 #[doc(hidden)]
 pub use crate::rules::cached::Cached;
 #[doc(hidden)]
+pub use crate::rules::forward::{plus_opt, tangent_or_zero};
+#[doc(hidden)]
 pub use crate::rules::methods::{FloatMethods, recorded};
 #[doc(hidden)]
 pub use crate::rules::operators::{

@@ -16,6 +16,7 @@
 //! [`NoTangent`]: crate::NoTangent
 
 pub(crate) mod cached;
+pub mod forward;
 pub mod methods;
 pub mod operators;
 pub(crate) mod sites;
