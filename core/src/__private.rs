@@ -39,7 +39,8 @@ pub use crate::rules::forward::{plus_opt, tangent_or_zero};
 pub use crate::rules::methods::{FloatMethods, recorded};
 #[doc(hidden)]
 pub use crate::rules::operators::{
-    AddRule, CastRule, DivRule, MulRule, NegRule, Operand, RemRule, SubRule, operand,
+    AddJvp, AddRule, CastJvp, CastRule, DivJvp, DivRule, MulJvp, MulRule, NegJvp, NegRule, Operand,
+    RemJvp, RemRule, SubJvp, SubRule, operand,
 };
 #[doc(hidden)]
 pub use crate::rules::sites::{GivenRule, Site, SitePlain, site, with_value_slot};
