@@ -34,10 +34,13 @@ pub use crate::pullbacks::{Branch, Shared, Tape, tape};
 #[doc(hidden)]
 pub use crate::rules::cached::Cached;
 #[doc(hidden)]
+pub use crate::rules::forward::{plus_opt, tangent_or_zero};
+#[doc(hidden)]
 pub use crate::rules::methods::{FloatMethods, recorded};
 #[doc(hidden)]
 pub use crate::rules::operators::{
-    AddRule, CastRule, DivRule, MulRule, NegRule, Operand, RemRule, SubRule, operand,
+    AddJvp, AddRule, CastJvp, CastRule, DivJvp, DivRule, MulJvp, MulRule, NegJvp, NegRule, Operand,
+    RemJvp, RemRule, SubJvp, SubRule, operand,
 };
 #[doc(hidden)]
 pub use crate::rules::sites::{GivenRule, Site, SitePlain, site, with_value_slot};

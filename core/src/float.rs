@@ -80,6 +80,10 @@ macro_rules! forward_methods {
             /// `self * a + b` with one rounding.
             fn mul_add(self, a: Self, b: Self) -> Self;
         }
+        /// The names of the methods of [`FloatMath`], for the test that each has its rules.
+        #[cfg(test)]
+        pub(crate) const METHOD_NAMES: &[&str] =
+            &[$(stringify!($u),)* $(stringify!($b),)* "powi", "mul_add"];
         float_math_impl!(f32; unary: $($u)*; binary: $($b)*);
         float_math_impl!(f64; unary: $($u)*; binary: $($b)*);
     };

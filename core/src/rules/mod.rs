@@ -9,6 +9,10 @@
 //! The pullback returns one slot per input, in order, as a tuple (a 1-tuple for a single input);
 //! inputs that are never differentiable (the `n` of `powi`) get a [`NoTangent`] slot.
 //!
+//! Each rule also has a forward form (a Jacobian-vector product, `_jvp`): given the inputs and
+//! their tangents `ẋᵢ` it returns the output and its tangent `ẏ = Σ ∂y/∂xᵢ · ẋᵢ`, with `None`
+//! for a zero tangent ([`forward`]).
+//!
 //! * [`operators`]: `+ - * / %`, unary `-` and `as` casts between float types.
 //! * [`methods`]: the std float methods (`sin`, `exp`, `powf`, `max`, ...).
 //!
@@ -16,6 +20,9 @@
 //! [`NoTangent`]: crate::NoTangent
 
 pub(crate) mod cached;
+pub mod forward;
 pub mod methods;
 pub mod operators;
 pub(crate) mod sites;
+#[cfg(test)]
+mod tests;
