@@ -34,6 +34,8 @@ pub use crate::pullbacks::{Branch, Shared, Tape, tape};
 #[doc(hidden)]
 pub use crate::rules::cached::Cached;
 #[doc(hidden)]
+pub use crate::rules::forward_ops::{AddJvp, CastJvp, DivJvp, MulJvp, NegJvp, RemJvp, SubJvp};
+#[doc(hidden)]
 pub use crate::rules::methods::{FloatMethods, recorded};
 #[doc(hidden)]
 pub use crate::rules::operators::{

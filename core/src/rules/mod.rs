@@ -11,11 +11,13 @@
 //!
 //! * [`operators`]: `+ - * / %`, unary `-` and `as` casts between float types.
 //! * [`methods`]: the std float methods (`sin`, `exp`, `powf`, `max`, ...).
+//! * [`forward_ops`]: the forward-mode (JVP) traits of the operators.
 //!
 //! [`TangentVector::zero`]: crate::TangentVector::zero
 //! [`NoTangent`]: crate::NoTangent
 
 pub(crate) mod cached;
+pub mod forward_ops;
 pub mod methods;
 pub mod operators;
 pub(crate) mod sites;
