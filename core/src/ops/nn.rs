@@ -9,6 +9,7 @@
 //! `β̄ = Σ ȳ`, `γ̄ = Σ ȳ·x̂` (sums over all but the last axis), and with `ĝ = ȳ·γ`:
 //! `x̄ = r · (ĝ − mean(ĝ) − x̂ · mean(ĝ·x̂))` (means over the last axis).
 
+use super::forward::self_adjoint_jvp;
 use super::slot;
 use crate::NoTangent;
 use crate::tensor::{Backend, Tensor, TensorTangent};
@@ -148,6 +149,11 @@ impl<B: Backend> Tensor<B> {
             (dx, dg, db, NoTangent)
         })
     }
+}
+
+self_adjoint_jvp! {
+    /// Forward rule of [`dropout`](Tensor::dropout): `ẏ = ẋ·mask`, the same mask (seeded).
+    dropout_jvp_full = dropout_vjp_full(p: f64 => NoTangent, seed: u64 => NoTangent);
 }
 
 #[cfg(test)]
