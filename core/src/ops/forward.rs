@@ -134,3 +134,26 @@ macro_rules! linear_jvp {
     };
 }
 pub(crate) use linear_jvp;
+
+/// The forward rule of an op with a one-element value (a loss) from its reverse rule:
+/// `ẏ = ⟨∇y, ẋ⟩ = Σ (Jᵀ·1) ⊙ ẋ`, the gradient (`first` picks it out of the pullback's slots)
+/// against the tangent.
+#[track_caller]
+pub(crate) fn through_gradient<B: Backend, P, R>(
+    t: Option<&TensorTangent<B>>,
+    rule: impl FnOnce(bool) -> (Tensor<B>, P),
+    first: impl FnOnce(R) -> TensorTangent<B>,
+) -> (Tensor<B>, Option<TensorTangent<B>>)
+where
+    P: FnOnce(TensorTangent<B>) -> R,
+{
+    let (y, pb) = rule(t.is_some_and(|t| !t.is_zero()));
+    let ty = t.map(|t| match t.dense_ref() {
+        Some(d) => {
+            let g = first(pb(TensorTangent::Dense(y.ones_like()))).to_tensor_like(d);
+            TensorTangent::Dense(g.mul(d).sum_all().reshape(y.shape()))
+        }
+        None => TensorTangent::Zero,
+    });
+    (y, ty)
+}

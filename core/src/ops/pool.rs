@@ -14,6 +14,7 @@
 //! forms against the composed ones.
 
 use super::conv::Conv2d;
+use super::forward::linear_jvp;
 use super::slot;
 use crate::NoTangent;
 use crate::tensor::error::or_panic;
@@ -175,6 +176,11 @@ impl<B: Backend> Tensor<B> {
     ) {
         self.pool_rule(kernel, options, false, needs)
     }
+}
+
+linear_jvp! {
+    /// Forward rule of [`avg_pool2d`](Tensor::avg_pool2d), linear: `ẏ = avg_pool2d(ẋ)`.
+    avg_pool2d_jvp_full(kernel: [usize; 2] => NoTangent, options: Conv2d => NoTangent) => |d| d.avg_pool2d(kernel, options);
 }
 
 /// The boxed pullback of a pooling rule (max and average pooling build different closures).
