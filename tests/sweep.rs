@@ -156,7 +156,10 @@ fn every_op_with_a_rule_is_in_the_table() {
         unknown.is_empty(),
         "table lines without a rule: {unknown:?}"
     );
-    let forward: Vec<String> = SOURCES.iter().flat_map(|s| names_of(s.1, "_jvp_full")).collect();
+    let forward: Vec<String> = SOURCES
+        .iter()
+        .flat_map(|s| names_of(s.1, "_jvp_full"))
+        .collect();
     let no_forward: Vec<&String> = rules.iter().filter(|r| !forward.contains(r)).collect();
     assert!(
         no_forward.is_empty(),

@@ -166,14 +166,10 @@ impl Case {
     }
 }
 
-/// The tangents as the forward rules of tensors take them.
-pub fn refs(ts: &[Option<TensorTangent>]) -> Vec<Option<&TensorTangent>> {
-    ts.iter().map(Option::as_ref).collect()
-}
-
 /// A rank-0 tangent as the `f64` tangent of a scalar operand.
 pub fn host(t: &Option<TensorTangent>) -> Option<f64> {
-    t.as_ref().map(|t| t.dense_ref().map_or(0.0, Tensor::to_scalar))
+    t.as_ref()
+        .map(|t| t.dense_ref().map_or(0.0, Tensor::to_scalar))
 }
 
 /// A case of `run` at `inputs`.

@@ -42,17 +42,31 @@ pub fn check_forward(case: &Case, seed: u64) -> Result<usize, String> {
     let (y, ty) = jvp(xs, &given);
     let (y_rev, pb) = (case.run)(xs);
     if y.shape() != y_rev.shape() {
-        return Err(format!("forward value has shape {:?}, the op's {:?}", y.shape(), y_rev.shape()));
+        return Err(format!(
+            "forward value has shape {:?}, the op's {:?}",
+            y.shape(),
+            y_rev.shape()
+        ));
     }
     close("forward value", &y.to_vec_f64(), &y_rev.to_vec_f64(), 1e-12)?;
-    let jv = ty.ok_or("forward tangent is None for given tangents")?.to_tensor_like(&y);
+    let jv = ty
+        .ok_or("forward tangent is None for given tangents")?
+        .to_tensor_like(&y);
     if jv.shape() != y.shape() {
-        return Err(format!("forward tangent has shape {:?}, the value {:?}", jv.shape(), y.shape()));
+        return Err(format!(
+            "forward tangent has shape {:?}, the value {:?}",
+            jv.shape(),
+            y.shape()
+        ));
     }
     let jv = jv.to_vec_f64();
     let plus = (case.run)(&moved(xs, &vs, H)).0.to_vec_f64();
     let minus = (case.run)(&moved(xs, &vs, -H)).0.to_vec_f64();
-    let fd: Vec<f64> = plus.iter().zip(&minus).map(|(p, m)| (p - m) / (2.0 * H)).collect();
+    let fd: Vec<f64> = plus
+        .iter()
+        .zip(&minus)
+        .map(|(p, m)| (p - m) / (2.0 * H))
+        .collect();
     close("J·v against central differences", &jv, &fd, 1e-6)?;
     let w = r.values(y.shape());
     let back = pb(TensorTangent::Dense(w.clone()));
@@ -61,7 +75,12 @@ pub fn check_forward(case: &Case, seed: u64) -> Result<usize, String> {
         .zip(xs.iter().zip(&vs))
         .map(|(g, (x, v))| dot(&g.to_tensor_like(x).to_vec_f64(), &v.to_vec_f64()))
         .sum();
-    close("⟨J·v, w⟩ against ⟨v, Jᵀ·w⟩", &[dot(&jv, &w.to_vec_f64())], &[vjw], 1e-10)?;
+    close(
+        "⟨J·v, w⟩ against ⟨v, Jᵀ·w⟩",
+        &[dot(&jv, &w.to_vec_f64())],
+        &[vjw],
+        1e-10,
+    )?;
     let none: Vec<Option<TensorTangent>> = xs.iter().map(|_| None).collect();
     if jvp(xs, &none).1.is_some() {
         return Err("no tangent in gives a tangent out".into());

@@ -4,8 +4,8 @@
 
 use super::Op;
 use super::draw::{Case, Rng, case, host};
-use adjoint::prelude::*;
 use adjoint::__private::{AddJvp, DivJvp, MulJvp, SubJvp};
+use adjoint::prelude::*;
 use adjoint::rules::operators::{AddRule, DivRule, MulRule, SubRule};
 
 /// A unary op on values of any rank ≤ 3 (`positive`: in `[0.5, 2)`).
@@ -25,7 +25,8 @@ where
     } else {
         r.values(&shape)
     };
-    case(vec![x], String::new(), move |xs| f(&xs[0])).with_jvp(move |xs, ts| jvp(&xs[0], ts[0].as_ref()))
+    case(vec![x], String::new(), move |xs| f(&xs[0]))
+        .with_jvp(move |xs, ts| jvp(&xs[0], ts[0].as_ref()))
 }
 
 /// A binary op on two shapes that broadcast, either side the smaller (`positive_rhs`: the
@@ -34,7 +35,8 @@ fn binary<P, R>(
     r: &mut Rng,
     positive_rhs: bool,
     f: impl Fn(&Tensor, &Tensor) -> (Tensor, P) + 'static,
-    jvp: impl Fn(&Tensor, &Tensor, [Option<&TensorTangent>; 2]) -> (Tensor, Option<TensorTangent>) + 'static,
+    jvp: impl Fn(&Tensor, &Tensor, [Option<&TensorTangent>; 2]) -> (Tensor, Option<TensorTangent>)
+    + 'static,
 ) -> Case
 where
     P: FnOnce(TensorTangent) -> R + 'static,
@@ -63,7 +65,8 @@ fn scalar<P, R>(
     r: &mut Rng,
     positive: bool,
     f: impl Fn(Tensor, f64) -> (Tensor, P) + 'static,
-    jvp: impl Fn(Tensor, f64, Option<TensorTangent>, Option<f64>) -> (Tensor, Option<TensorTangent>) + 'static,
+    jvp: impl Fn(Tensor, f64, Option<TensorTangent>, Option<f64>) -> (Tensor, Option<TensorTangent>)
+    + 'static,
 ) -> Case
 where
     P: FnOnce(TensorTangent) -> R + 'static,
@@ -79,7 +82,14 @@ where
     case(vec![t, s], String::new(), move |xs| {
         f(xs[0].clone(), xs[1].to_scalar())
     })
-    .with_jvp(move |xs, ts| jvp(xs[0].clone(), xs[1].to_scalar(), ts[0].clone(), host(&ts[1])))
+    .with_jvp(move |xs, ts| {
+        jvp(
+            xs[0].clone(),
+            xs[1].to_scalar(),
+            ts[0].clone(),
+            host(&ts[1]),
+        )
+    })
 }
 
 macro_rules! unary_lines {
@@ -139,12 +149,14 @@ fn parametrized() -> Vec<Op> {
     vec![
         Op {
             name: "leaky_relu",
-            draw: |r| unary(
+            draw: |r| {
+                unary(
                     r,
                     false,
                     |x| x.leaky_relu_vjp_full(0.1, [true, false]),
                     |x, t| x.leaky_relu_jvp_full(0.1, (t, None)),
-                ),
+                )
+            },
         },
         Op {
             name: "powf",
@@ -224,21 +236,25 @@ fn scalar_operators() -> Vec<Op> {
     vec![
         Op {
             name: "t + s",
-            draw: |r| scalar(
+            draw: |r| {
+                scalar(
                     r,
                     false,
                     |t, s| AddRule::add_vjp(t, s, [true, true]),
                     |t, s, tt, ts| AddJvp::add_jvp(t, s, (tt, ts)),
-                ),
+                )
+            },
         },
         Op {
             name: "t - s",
-            draw: |r| scalar(
+            draw: |r| {
+                scalar(
                     r,
                     false,
                     |t, s| SubRule::sub_vjp(t, s, [true, true]),
                     |t, s, tt, ts| SubJvp::sub_jvp(t, s, (tt, ts)),
-                ),
+                )
+            },
         },
         Op {
             name: "s - t",
@@ -253,21 +269,25 @@ fn scalar_operators() -> Vec<Op> {
         },
         Op {
             name: "t * s",
-            draw: |r| scalar(
+            draw: |r| {
+                scalar(
                     r,
                     false,
                     |t, s| MulRule::mul_vjp(t, s, [true, true]),
                     |t, s, tt, ts| MulJvp::mul_jvp(&t, s, (tt.as_ref(), ts)),
-                ),
+                )
+            },
         },
         Op {
             name: "t / s",
-            draw: |r| scalar(
+            draw: |r| {
+                scalar(
                     r,
                     false,
                     |t, s| DivRule::div_vjp(t, s, [true, true]),
                     |t, s, tt, ts| DivJvp::div_jvp(t, s, (tt, ts)),
-                ),
+                )
+            },
         },
         Op {
             name: "s / t",

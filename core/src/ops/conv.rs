@@ -348,7 +348,11 @@ impl<B: Backend> Tensor<B> {
         &self,
         weight: &Self,
         options: Conv2d,
-        t: (Option<&TensorTangent<B>>, Option<&TensorTangent<B>>, Option<NoTangent>),
+        t: (
+            Option<&TensorTangent<B>>,
+            Option<&TensorTangent<B>>,
+            Option<NoTangent>,
+        ),
     ) -> (Self, Option<TensorTangent<B>>) {
         let y = self.conv2d(weight, options);
         let dx = linear(t.0, |d| d.conv2d(weight, options));

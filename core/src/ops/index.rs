@@ -361,7 +361,12 @@ fn join_tangents<B: Backend, P: TensorList<B> + ?Sized>(
         .tensors()
         .iter()
         .enumerate()
-        .map(|(i, p)| t.get(i).and_then(TensorTangent::dense_ref).cloned().unwrap_or_else(|| p.zeros_like()))
+        .map(|(i, p)| {
+            t.get(i)
+                .and_then(TensorTangent::dense_ref)
+                .cloned()
+                .unwrap_or_else(|| p.zeros_like())
+        })
         .collect();
     Some(TensorTangent::Dense(join(&dense)))
 }
@@ -396,7 +401,11 @@ impl<B: Backend> Tensor<B> {
         &self,
         axis: isize,
         ids: &Self,
-        t: (Option<&TensorTangent<B>>, Option<NoTangent>, Option<&TensorTangent<B>>),
+        t: (
+            Option<&TensorTangent<B>>,
+            Option<NoTangent>,
+            Option<&TensorTangent<B>>,
+        ),
     ) -> (Self, Option<TensorTangent<B>>) {
         let y = self.index_select(axis, ids);
         let ty = linear(t.0, |d| d.index_select(axis, ids)).or_else(|| zero_if(t.2.is_some()));

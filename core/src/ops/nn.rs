@@ -175,7 +175,9 @@ impl<B: Backend> Tensor<B> {
         let rstd = centred.square().mean(&[-1], true).add_scalar(eps).rsqrt();
         let xhat = centred.mul(&rstd);
         let dx = linear(t.0, |d| {
-            let inner = d.sub(&d.mean(&[-1], true)).sub(&xhat.mul(&xhat.mul(d).mean(&[-1], true)));
+            let inner = d
+                .sub(&d.mean(&[-1], true))
+                .sub(&xhat.mul(&xhat.mul(d).mean(&[-1], true)));
             inner.mul(&rstd).mul(gamma)
         });
         let dg = linear(t.1, |d| xhat.mul(d));

@@ -29,11 +29,11 @@
 //! assert_eq!(ds, 5.0); // Σ ȳ·t
 //! ```
 
+use super::forward::{TangentArg, linear, self_adjoint_jvp, sum_terms};
 use super::slot;
 use crate::Float;
 use crate::NoTangent;
 use crate::TangentVector;
-use super::forward::{TangentArg, linear, self_adjoint_jvp, sum_terms};
 use crate::rules::forward_ops::{AddJvp, DivJvp, MulJvp, SubJvp};
 use crate::rules::operators::{AddRule, DivRule, MulRule, SubRule};
 use crate::tensor::{Backend, Tensor, TensorTangent};

@@ -128,7 +128,11 @@ impl<B: Backend> Tensor<B> {
 /// What the pullback of a split keeps: the parts' shapes, dtype and device (for the zeros of
 /// parts without a tangent) and the axis.
 /// The tangent slots of a split: the input's, then the sizes' (or count's) and the axis'.
-type SplitTangents<'t, B> = (Option<&'t TensorTangent<B>>, Option<NoTangent>, Option<NoTangent>);
+type SplitTangents<'t, B> = (
+    Option<&'t TensorTangent<B>>,
+    Option<NoTangent>,
+    Option<NoTangent>,
+);
 
 impl<B: Backend> Tensor<B> {
     /// Forward rule of [`split`](Tensor::split), linear: the parts of the tangent,
@@ -142,7 +146,11 @@ impl<B: Backend> Tensor<B> {
     ) -> (Vec<Self>, Option<Vec<TensorTangent<B>>>) {
         let parts = self.split(sizes, axis);
         let tangents = t.0.map(|t| match t.dense_ref() {
-            Some(d) => d.split(sizes, axis).into_iter().map(TensorTangent::Dense).collect(),
+            Some(d) => d
+                .split(sizes, axis)
+                .into_iter()
+                .map(TensorTangent::Dense)
+                .collect(),
             None => Vec::new(),
         });
         (parts, tangents)

@@ -77,7 +77,10 @@ arith_jvp! {
 impl<B: Backend> Tensor<B> {
     /// Forward rule of [`neg`](Tensor::neg): `ẏ = −ẋ`.
     #[track_caller]
-    pub fn neg_jvp_full(&self, t: (Option<&TensorTangent<B>>,)) -> (Self, Option<TensorTangent<B>>) {
+    pub fn neg_jvp_full(
+        &self,
+        t: (Option<&TensorTangent<B>>,),
+    ) -> (Self, Option<TensorTangent<B>>) {
         (self.neg(), linear(t.0, Tensor::neg))
     }
 }
