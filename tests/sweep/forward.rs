@@ -14,7 +14,11 @@ fn close(what: &str, a: &[f64], b: &[f64], tol: f64) -> Result<(), String> {
     if a.len() != b.len() {
         return Err(format!("{what}: {} elements against {}", a.len(), b.len()));
     }
-    match (0..a.len()).find(|&i| !((a[i] - b[i]).abs() <= tol * (1.0 + b[i].abs()))) {
+    let off = |i: usize| {
+        let e = (a[i] - b[i]).abs();
+        e.is_nan() || e > tol * (1.0 + b[i].abs())
+    };
+    match (0..a.len()).find(|&i| off(i)) {
         Some(i) => Err(format!("{what}[{i}]: {} against {}", a[i], b[i])),
         None => Ok(()),
     }
