@@ -14,6 +14,8 @@
 
 #[path = "sweep/draw.rs"]
 mod draw;
+#[path = "sweep/forward.rs"]
+mod forward;
 #[path = "sweep/labelled.rs"]
 mod labelled;
 #[path = "sweep/mask.rs"]
@@ -68,7 +70,13 @@ const SOURCES: &[(&str, &str)] = &[
             include_str!("../core/src/ops/affine/site.rs"),
         ),
     ),
-    ("arith", include_str!("../core/src/ops/arith.rs")),
+    (
+        "arith",
+        concat!(
+            include_str!("../core/src/ops/arith.rs"),
+            include_str!("../core/src/ops/arith/forward.rs"),
+        ),
+    ),
     ("compare", include_str!("../core/src/ops/compare.rs")),
     ("constant", include_str!("../core/src/ops/constant.rs")),
     ("conv", include_str!("../core/src/ops/conv.rs")),
@@ -98,8 +106,13 @@ const SOURCES: &[(&str, &str)] = &[
 
 /// Every `<name>` of a `<name>_vjp_full` in `source`.
 fn rule_names(source: &str) -> Vec<String> {
+    names_of(source, "_vjp_full")
+}
+
+/// Every `<name>` of a `<name><suffix>` in `source`.
+fn names_of(source: &str, suffix: &str) -> Vec<String> {
     let mut names = Vec::new();
-    for (at, _) in source.match_indices("_vjp_full") {
+    for (at, _) in source.match_indices(suffix) {
         let head = &source[..at];
         let start = head
             .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -143,6 +156,15 @@ fn every_op_with_a_rule_is_in_the_table() {
         unknown.is_empty(),
         "table lines without a rule: {unknown:?}"
     );
+    let forward: Vec<String> = SOURCES
+        .iter()
+        .flat_map(|s| names_of(s.1, "_jvp_full"))
+        .collect();
+    let no_forward: Vec<&String> = rules.iter().filter(|r| !forward.contains(r)).collect();
+    assert!(
+        no_forward.is_empty(),
+        "rules without a forward rule `<name>_jvp_full`: {no_forward:?}"
+    );
     let mut sorted = lines.clone();
     sorted.sort();
     sorted.dedup();
@@ -176,6 +198,21 @@ fn with_layout(case: Case, r: &mut Rng) -> (Case, String) {
             })
         })
         .collect();
+    let jvp = case.jvp.map(|jvp| {
+        let inverse = inverse.clone();
+        Box::new(move |bases: &[Tensor], ts: &[Option<TensorTangent>]| {
+            let (xs, ts): (Vec<Tensor>, Vec<Option<TensorTangent>>) = bases
+                .iter()
+                .zip(ts)
+                .zip(&inverse)
+                .map(|((b, t), q)| match q {
+                    Some(q) => b.permute_jvp_full(q, (t.as_ref(), None)),
+                    None => (b.clone(), t.clone()),
+                })
+                .unzip();
+            jvp(&xs, &ts)
+        }) as draw::Jvp
+    });
     let run = case.run;
     let wrapped = move |bases: &[Tensor]| {
         let mut back: Vec<Option<Pullback>> = Vec::new();
@@ -211,6 +248,7 @@ fn with_layout(case: Case, r: &mut Rng) -> (Case, String) {
         inputs: inputs.collect(),
         run: Box::new(wrapped),
         params: case.params,
+        jvp,
     };
     (case, layout)
 }
@@ -221,6 +259,7 @@ struct Counts {
     cases: usize,
     derivatives: usize,
     dot_products: usize,
+    forward: usize,
 }
 
 /// The F64 checks of `case`: every element, and the dot-product identity.
@@ -232,6 +271,7 @@ fn check_f64(case: &Case, seed: u64, counts: &mut Counts) -> Result<(), String> 
     let f = |xs: Vec<Tensor>| (case.run)(&xs);
     let g = check_gradient_with(tolerance, f, &case.inputs).map_err(|e| e.to_string())?;
     let d = check_dot_product_with(tolerance, f, &case.inputs).map_err(|e| e.to_string())?;
+    counts.forward += forward::check_forward(case, seed ^ 0x5eed)?;
     counts.cases += 1;
     counts.derivatives += g.checked;
     counts.dot_products += d.checked;
@@ -329,11 +369,14 @@ fn every_op_passes_the_gradient_checks_on_random_shapes() {
     }
     println!(
         "sweep: {} cases ({} ops × F64/F32 × {draws} draws of shapes and layouts, seed {seed}), \
-         {} element derivatives and {} dot-product identities checked in F64, in {:.1?}",
+         {} element derivatives and {} dot-product identities checked in F64, and {} forward \
+         checks (J·v against central differences, ⟨J·v, w⟩ = ⟨v, Jᵀ·w⟩, no tangent in gives \
+         none out), in {:.1?}",
         counts.cases,
         ops.len(),
         counts.derivatives,
         counts.dot_products,
+        counts.forward,
         start.elapsed()
     );
     // The first failure of each op, then the count.

@@ -141,12 +141,35 @@ pub type Pullback = Box<dyn FnOnce(TensorTangent) -> Vec<TensorTangent>>;
 /// An op applied to its differentiated inputs (constants such as ids captured).
 pub type Run = Box<dyn Fn(&[Tensor]) -> (Tensor, Pullback)>;
 
+/// The op's forward rule at its differentiated inputs, one tangent per input (`None`: zero):
+/// the value and its tangent.
+pub type Jvp = Box<dyn Fn(&[Tensor], &[Option<TensorTangent>]) -> (Tensor, Option<TensorTangent>)>;
+
 /// One drawn case of an op: its differentiated inputs (`F64`) and the op on them.
 pub struct Case {
     pub inputs: Vec<Tensor>,
     pub run: Run,
     /// The op's parameters (axes, options), for the failure message.
     pub params: String,
+    /// The op's forward rule; a line without one fails the sweep.
+    pub jvp: Option<Jvp>,
+}
+
+impl Case {
+    /// The case with its forward rule.
+    pub fn with_jvp(
+        mut self,
+        jvp: impl Fn(&[Tensor], &[Option<TensorTangent>]) -> (Tensor, Option<TensorTangent>) + 'static,
+    ) -> Self {
+        self.jvp = Some(Box::new(jvp));
+        self
+    }
+}
+
+/// A rank-0 tangent as the `f64` tangent of a scalar operand.
+pub fn host(t: &Option<TensorTangent>) -> Option<f64> {
+    t.as_ref()
+        .map(|t| t.dense_ref().map_or(0.0, Tensor::to_scalar))
 }
 
 /// A case of `run` at `inputs`.
@@ -162,6 +185,7 @@ where
     Case {
         inputs,
         params,
+        jvp: None,
         run: Box::new(move |xs| {
             let (y, pb) = run(xs);
             (y, Box::new(move |d| pb(d).into_tangents()) as Pullback)

@@ -48,27 +48,40 @@ fn labels_text(labels: &Tensor, ignore: Option<u32>) -> String {
 }
 
 /// A case of a plain loss.
-fn plain<P>(r: &mut Rng, f: impl Fn(&Tensor, &Tensor) -> (Tensor, P) + 'static) -> Case
+fn plain<P>(
+    r: &mut Rng,
+    f: impl Fn(&Tensor, &Tensor) -> (Tensor, P) + 'static,
+    jvp: impl Fn(&Tensor, &Tensor, Option<&TensorTangent>) -> (Tensor, Option<TensorTangent>) + 'static,
+) -> Case
 where
     P: FnOnce(TensorTangent) -> (TensorTangent, TensorTangent) + 'static,
 {
     let (x, labels) = scores(r);
+    let l2 = labels.clone();
     case(vec![x], labels_text(&labels, None), move |xs| {
         let (y, pb) = f(&xs[0], &labels);
         (y, move |d| pb(d).0)
     })
+    .with_jvp(move |xs, ts| jvp(&xs[0], &l2, ts[0].as_ref()))
 }
 
 /// A case of an `_ignoring` loss.
-fn ignoring<P, N>(r: &mut Rng, f: impl Fn(&Tensor, &Tensor, u32) -> (Tensor, P) + 'static) -> Case
+fn ignoring<P, N>(
+    r: &mut Rng,
+    f: impl Fn(&Tensor, &Tensor, u32) -> (Tensor, P) + 'static,
+    jvp: impl Fn(&Tensor, &Tensor, u32, Option<&TensorTangent>) -> (Tensor, Option<TensorTangent>)
+    + 'static,
+) -> Case
 where
     P: FnOnce(TensorTangent) -> (TensorTangent, TensorTangent, N) + 'static,
 {
     let (x, labels, k) = scores_ignoring(r);
+    let l2 = labels.clone();
     case(vec![x], labels_text(&labels, Some(k)), move |xs| {
         let (y, pb) = f(&xs[0], &labels, k);
         (y, move |d| pb(d).0)
     })
+    .with_jvp(move |xs, ts| jvp(&xs[0], &l2, k, ts[0].as_ref()))
 }
 
 /// The lines.
@@ -76,22 +89,42 @@ pub fn ops() -> Vec<Op> {
     vec![
         Op {
             name: "nll",
-            draw: |r| plain(r, |x, l| x.nll_vjp_full(l, [true, false])),
+            draw: |r| {
+                plain(
+                    r,
+                    |x, l| x.nll_vjp_full(l, [true, false]),
+                    |x, l, t| x.nll_jvp_full(l, (t, None)),
+                )
+            },
         },
         Op {
             name: "cross_entropy",
-            draw: |r| plain(r, |x, l| x.cross_entropy_vjp_full(l, [true, false])),
+            draw: |r| {
+                plain(
+                    r,
+                    |x, l| x.cross_entropy_vjp_full(l, [true, false]),
+                    |x, l, t| x.cross_entropy_jvp_full(l, (t, None)),
+                )
+            },
         },
         Op {
             name: "nll_ignoring",
-            draw: |r| ignoring(r, |x, l, k| x.nll_ignoring_vjp_full(l, k, [true; 3])),
+            draw: |r| {
+                ignoring(
+                    r,
+                    |x, l, k| x.nll_ignoring_vjp_full(l, k, [true; 3]),
+                    |x, l, k, t| x.nll_ignoring_jvp_full(l, k, (t, None, None)),
+                )
+            },
         },
         Op {
             name: "cross_entropy_ignoring",
             draw: |r| {
-                ignoring(r, |x, l, k| {
-                    x.cross_entropy_ignoring_vjp_full(l, k, [true; 3])
-                })
+                ignoring(
+                    r,
+                    |x, l, k| x.cross_entropy_ignoring_vjp_full(l, k, [true; 3]),
+                    |x, l, k, t| x.cross_entropy_ignoring_jvp_full(l, k, (t, None, None)),
+                )
             },
         },
     ]

@@ -7,7 +7,11 @@ use adjoint::prelude::*;
 
 /// `tril` or `triu` on a batch of matrices (rank 2–4, empty and size-1 axes) with a diagonal
 /// offset in `-4..=4`, past every corner of these sizes.
-fn band<P>(r: &mut Rng, f: impl Fn(&Tensor, isize) -> (Tensor, P) + 'static) -> Case
+fn band<P>(
+    r: &mut Rng,
+    f: impl Fn(&Tensor, isize) -> (Tensor, P) + 'static,
+    jvp: impl Fn(&Tensor, isize, Option<&TensorTangent>) -> (Tensor, Option<TensorTangent>) + 'static,
+) -> Case
 where
     P: FnOnce(TensorTangent) -> (TensorTangent, NoTangent) + 'static,
 {
@@ -16,6 +20,7 @@ where
     case(vec![r.values(&shape)], format!("k {k}"), move |xs| {
         f(&xs[0], k)
     })
+    .with_jvp(move |xs, ts| jvp(&xs[0], k, ts[0].as_ref()))
 }
 
 /// The lines.
@@ -41,20 +46,37 @@ pub fn ops() -> Vec<Op> {
                     mask.shape(),
                     mask.to_vec_f64()
                 );
+                let mask2 = mask.clone();
                 case(vec![r.values(&shape)], params, move |xs| {
                     let mask = mask.to_dtype(xs[0].dtype());
                     let (y, pb) = xs[0].masked_fill_vjp_full(&mask, value, [true, false, false]);
                     (y, move |d| pb(d).0)
                 })
+                .with_jvp(move |xs, ts| {
+                    let mask = mask2.to_dtype(xs[0].dtype());
+                    xs[0].masked_fill_jvp_full(&mask, value, (ts[0].as_ref(), None, None))
+                })
             },
         },
         Op {
             name: "tril",
-            draw: |r| band(r, |x, k| x.tril_vjp_full(k, [true, false])),
+            draw: |r| {
+                band(
+                    r,
+                    |x, k| x.tril_vjp_full(k, [true, false]),
+                    |x, k, t| x.tril_jvp_full(k, (t, None)),
+                )
+            },
         },
         Op {
             name: "triu",
-            draw: |r| band(r, |x, k| x.triu_vjp_full(k, [true, false])),
+            draw: |r| {
+                band(
+                    r,
+                    |x, k| x.triu_vjp_full(k, [true, false]),
+                    |x, k, t| x.triu_jvp_full(k, (t, None)),
+                )
+            },
         },
     ]
 }

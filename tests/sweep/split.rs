@@ -34,6 +34,7 @@ fn parts_case(
     shape: &[usize],
     params: String,
     split: impl Fn(&Tensor) -> (Vec<Tensor>, PartsPullback) + 'static,
+    jvp: impl Fn(&Tensor, Option<&TensorTangent>) -> (Vec<Tensor>, Option<Vec<TensorTangent>>) + 'static,
 ) -> Case {
     let left_out = r.chance(0.25).then(|| r.below(4));
     let params = format!("{params}, part {left_out:?} left out of y");
@@ -70,6 +71,32 @@ fn parts_case(
             pb(dp)
         })
     })
+    .with_jvp(move |xs, ts| {
+        let (parts, tangents) = jvp(&xs[0], ts[0].as_ref());
+        let left_out = left_out.filter(|&k| k < parts.len() && parts.len() > 1);
+        let flat = |t: &Tensor| t.reshape(&[t.len()]);
+        let kept = |v: &[Tensor]| -> Tensor {
+            let v: Vec<Tensor> = (0..v.len())
+                .filter(|&k| Some(k) != left_out)
+                .map(|k| flat(&v[k]))
+                .collect();
+            Tensor::cat(&v[..], 0)
+        };
+        let tangent = tangents.map(|ts| {
+            let dense: Vec<Tensor> = parts
+                .iter()
+                .enumerate()
+                .map(|(k, p)| {
+                    ts.get(k)
+                        .and_then(TensorTangent::dense_ref)
+                        .cloned()
+                        .unwrap_or_else(|| p.zeros_like())
+                })
+                .collect();
+            TensorTangent::Dense(kept(&dense))
+        });
+        (kept(&parts), tangent)
+    })
 }
 
 /// The lines.
@@ -81,10 +108,17 @@ pub fn ops() -> Vec<Op> {
                 let (shape, axis, len) = along(r);
                 let sizes = sizes(r, len);
                 let params = format!("axis {axis}, sizes {sizes:?}");
-                parts_case(r, &shape, params, move |x| {
-                    let (p, pb) = x.split_vjp_full(&sizes, axis, [true, false, false]);
-                    (p, Box::new(pb))
-                })
+                let sizes2 = sizes.clone();
+                parts_case(
+                    r,
+                    &shape,
+                    params,
+                    move |x| {
+                        let (p, pb) = x.split_vjp_full(&sizes, axis, [true, false, false]);
+                        (p, Box::new(pb))
+                    },
+                    move |x, t| x.split_jvp_full(&sizes2, axis, (t, None, None)),
+                )
             },
         },
         Op {
@@ -93,10 +127,16 @@ pub fn ops() -> Vec<Op> {
                 let (shape, axis, _) = along(r);
                 let n = r.between(1, 4);
                 let params = format!("axis {axis}, {n} chunks");
-                parts_case(r, &shape, params, move |x| {
-                    let (p, pb) = x.chunk_vjp_full(n, axis, [true, false, false]);
-                    (p, Box::new(pb))
-                })
+                parts_case(
+                    r,
+                    &shape,
+                    params,
+                    move |x| {
+                        let (p, pb) = x.chunk_vjp_full(n, axis, [true, false, false]);
+                        (p, Box::new(pb))
+                    },
+                    move |x, t| x.chunk_jvp_full(n, axis, (t, None, None)),
+                )
             },
         },
     ]

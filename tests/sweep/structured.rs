@@ -29,6 +29,8 @@ fn reduction<P, R>(
     r: &mut Rng,
     nonempty: bool,
     f: impl Fn(&Tensor, &[isize], bool) -> (Tensor, P) + 'static,
+    jvp: impl Fn(&Tensor, &[isize], bool, Option<&TensorTangent>) -> (Tensor, Option<TensorTangent>)
+    + 'static,
 ) -> Case
 where
     P: FnOnce(TensorTangent) -> R + 'static,
@@ -38,8 +40,19 @@ where
     let ax = axes(r, &shape, nonempty);
     let keepdim = r.chance(0.5);
     let params = format!("axes {ax:?}, keepdim {keepdim}");
+    let ax2 = ax.clone();
     case(vec![r.values(&shape)], params, move |xs| {
         f(&xs[0], &ax, keepdim)
+    })
+    .with_jvp(move |xs, ts| jvp(&xs[0], &ax2, keepdim, ts[0].as_ref()))
+}
+
+/// The tangent of a list of parts (zero for a part's `None`), `None` when no part has one.
+fn list_tangent(ts: &[Option<TensorTangent>]) -> Option<Vec<TensorTangent>> {
+    ts.iter().any(Option::is_some).then(|| {
+        ts.iter()
+            .map(|t| t.clone().unwrap_or(TensorTangent::Zero))
+            .collect()
     })
 }
 
@@ -58,41 +71,56 @@ fn reductions() -> Vec<Op> {
         Op {
             name: "sum",
             draw: |r| {
-                reduction(r, false, |x, a, k| {
-                    x.sum_vjp_full(a, k, [true, false, false])
-                })
+                reduction(
+                    r,
+                    false,
+                    |x, a, k| x.sum_vjp_full(a, k, [true, false, false]),
+                    |x, a, k, t| x.sum_jvp_full(a, k, (t, None, None)),
+                )
             },
         },
         Op {
             name: "mean",
             draw: |r| {
-                reduction(r, true, |x, a, k| {
-                    x.mean_vjp_full(a, k, [true, false, false])
-                })
+                reduction(
+                    r,
+                    true,
+                    |x, a, k| x.mean_vjp_full(a, k, [true, false, false]),
+                    |x, a, k, t| x.mean_jvp_full(a, k, (t, None, None)),
+                )
             },
         },
         Op {
             name: "max",
             draw: |r| {
-                reduction(r, true, |x, a, k| {
-                    x.max_vjp_full(a, k, [true, false, false])
-                })
+                reduction(
+                    r,
+                    true,
+                    |x, a, k| x.max_vjp_full(a, k, [true, false, false]),
+                    |x, a, k, t| x.max_jvp_full(a, k, (t, None, None)),
+                )
             },
         },
         Op {
             name: "min",
             draw: |r| {
-                reduction(r, true, |x, a, k| {
-                    x.min_vjp_full(a, k, [true, false, false])
-                })
+                reduction(
+                    r,
+                    true,
+                    |x, a, k| x.min_vjp_full(a, k, [true, false, false]),
+                    |x, a, k, t| x.min_jvp_full(a, k, (t, None, None)),
+                )
             },
         },
         Op {
             name: "var",
             draw: |r| {
-                reduction(r, true, |x, a, k| {
-                    x.var_vjp_full(a, k, [true, false, false])
-                })
+                reduction(
+                    r,
+                    true,
+                    |x, a, k| x.var_vjp_full(a, k, [true, false, false]),
+                    |x, a, k, t| x.var_jvp_full(a, k, (t, None, None)),
+                )
             },
         },
         Op {
@@ -101,6 +129,7 @@ fn reductions() -> Vec<Op> {
                 let shape = r.shape(0, 3);
                 let x = r.values(&shape);
                 case(vec![x], String::new(), |xs| xs[0].sum_all_vjp_full([true]))
+                    .with_jvp(|xs, ts| xs[0].sum_all_jvp_full((ts[0].as_ref(),)))
             },
         },
         Op {
@@ -109,6 +138,7 @@ fn reductions() -> Vec<Op> {
                 let shape = r.shape1(0, 3);
                 let x = r.values(&shape);
                 case(vec![x], String::new(), |xs| xs[0].mean_all_vjp_full([true]))
+                    .with_jvp(|xs, ts| xs[0].mean_all_jvp_full((ts[0].as_ref(),)))
             },
         },
     ]
@@ -123,9 +153,11 @@ fn layouts() -> Vec<Op> {
                 let n: usize = shape.iter().product();
                 let to = [vec![n], vec![1, n], vec![n, 1, 1]][r.below(3)].clone();
                 let params = format!("to {to:?}");
+                let to2 = to.clone();
                 case(vec![r.values(&shape)], params, move |xs| {
                     xs[0].reshape_vjp_full(&to, [true, false])
                 })
+                .with_jvp(move |xs, ts| xs[0].reshape_jvp_full(&to2, (ts[0].as_ref(), None)))
             },
         },
         Op {
@@ -134,9 +166,11 @@ fn layouts() -> Vec<Op> {
                 let to = r.shape(0, 3);
                 let from = r.partner(&to);
                 let params = format!("to {to:?}");
+                let to2 = to.clone();
                 case(vec![r.values(&from)], params, move |xs| {
                     xs[0].broadcast_to_vjp_full(&to, [true, false])
                 })
+                .with_jvp(move |xs, ts| xs[0].broadcast_to_jvp_full(&to2, (ts[0].as_ref(), None)))
             },
         },
         Op {
@@ -149,6 +183,7 @@ fn layouts() -> Vec<Op> {
                 case(vec![r.values(&shape)], format!("axis {axis}"), move |xs| {
                     xs[0].squeeze_vjp_full(axis, [true, false])
                 })
+                .with_jvp(move |xs, ts| xs[0].squeeze_jvp_full(axis, (ts[0].as_ref(), None)))
             },
         },
         Op {
@@ -159,6 +194,7 @@ fn layouts() -> Vec<Op> {
                 case(vec![r.values(&shape)], format!("axis {axis}"), move |xs| {
                     xs[0].unsqueeze_vjp_full(axis, [true, false])
                 })
+                .with_jvp(move |xs, ts| xs[0].unsqueeze_jvp_full(axis, (ts[0].as_ref(), None)))
             },
         },
         Op {
@@ -171,6 +207,7 @@ fn layouts() -> Vec<Op> {
                     format!("start {start}"),
                     move |xs| xs[0].flatten_from_vjp_full(start, [true, false]),
                 )
+                .with_jvp(move |xs, ts| xs[0].flatten_from_jvp_full(start, (ts[0].as_ref(), None)))
             },
         },
         Op {
@@ -179,9 +216,11 @@ fn layouts() -> Vec<Op> {
                 let shape = r.shape(0, 4);
                 let perm = r.permutation(shape.len());
                 let params = format!("perm {perm:?}");
+                let perm2 = perm.clone();
                 case(vec![r.values(&shape)], params, move |xs| {
                     xs[0].permute_vjp_full(&perm, [true, false])
                 })
+                .with_jvp(move |xs, ts| xs[0].permute_jvp_full(&perm2, (ts[0].as_ref(), None)))
             },
         },
         Op {
@@ -193,6 +232,9 @@ fn layouts() -> Vec<Op> {
                 case(vec![r.values(&shape)], params, move |xs| {
                     xs[0].transpose_vjp_full(a, b, [true, false, false])
                 })
+                .with_jvp(move |xs, ts| {
+                    xs[0].transpose_jvp_full(a, b, (ts[0].as_ref(), None, None))
+                })
             },
         },
         Op {
@@ -202,6 +244,7 @@ fn layouts() -> Vec<Op> {
                 case(vec![r.values(&shape)], String::new(), |xs| {
                     xs[0].t_vjp_full([true])
                 })
+                .with_jvp(|xs, ts| xs[0].t_jvp_full((ts[0].as_ref(),)))
             },
         },
     ]
@@ -221,6 +264,9 @@ fn indexing() -> Vec<Op> {
                 case(vec![r.values(&shape)], params, move |xs| {
                     xs[0].narrow_vjp_full(axis, start, len, [true; 4])
                 })
+                .with_jvp(move |xs, ts| {
+                    xs[0].narrow_jvp_full(axis, start, len, (ts[0].as_ref(), None, None, None))
+                })
             },
         },
         Op {
@@ -239,6 +285,9 @@ fn indexing() -> Vec<Op> {
                 case(parts, format!("axis {axis}"), move |xs| {
                     Tensor::cat_vjp_full(&xs.to_vec(), axis, [true, false])
                 })
+                .with_jvp(move |xs, ts| {
+                    Tensor::cat_jvp_full(&xs.to_vec(), axis, (list_tangent(ts).as_ref(), None))
+                })
             },
         },
         Op {
@@ -249,6 +298,9 @@ fn indexing() -> Vec<Op> {
                 let parts: Vec<Tensor> = (0..r.between(1, 3)).map(|_| r.values(&shape)).collect();
                 case(parts, format!("axis {axis}"), move |xs| {
                     Tensor::stack_vjp_full(&xs.to_vec(), axis, [true, false])
+                })
+                .with_jvp(move |xs, ts| {
+                    Tensor::stack_jvp_full(&xs.to_vec(), axis, (list_tangent(ts).as_ref(), None))
                 })
             },
         },
@@ -262,9 +314,13 @@ fn indexing() -> Vec<Op> {
                 let count = r.between(0, 4);
                 let ids = r.ids(&[count], shape[a]);
                 let params = format!("axis {axis}, ids {:?}", ids.to_vec_u32());
+                let ids2 = ids.clone();
                 case(vec![r.values(&shape)], params, move |xs| {
                     let (y, pb) = xs[0].index_select_vjp_full(axis, &ids, [true, false, false]);
                     (y, move |d| pb(d).0)
+                })
+                .with_jvp(move |xs, ts| {
+                    xs[0].index_select_jvp_full(axis, &ids2, (ts[0].as_ref(), None, None))
                 })
             },
         },
@@ -275,10 +331,12 @@ fn indexing() -> Vec<Op> {
                 let ids_shape = r.shape(0, 2);
                 let ids = r.ids(&ids_shape, table[0]);
                 let params = format!("ids {:?} {:?}", ids.shape(), ids.to_vec_u32());
+                let ids2 = ids.clone();
                 case(vec![r.values(&table)], params, move |xs| {
                     let (y, pb) = xs[0].embedding_vjp_full(&ids, [true, false]);
                     (y, move |d| pb(d).0)
                 })
+                .with_jvp(move |xs, ts| xs[0].embedding_jvp_full(&ids2, (ts[0].as_ref(), None)))
             },
         },
     ]
@@ -294,6 +352,7 @@ fn losses() -> Vec<Op> {
                 case(vec![r.values(&shape)], format!("axis {axis}"), move |xs| {
                     xs[0].softmax_vjp_full(axis, [true, false])
                 })
+                .with_jvp(move |xs, ts| xs[0].softmax_jvp_full(axis, (ts[0].as_ref(), None)))
             },
         },
         Op {
@@ -304,6 +363,7 @@ fn losses() -> Vec<Op> {
                 case(vec![r.values(&shape)], format!("axis {axis}"), move |xs| {
                     xs[0].log_softmax_vjp_full(axis, [true, false])
                 })
+                .with_jvp(move |xs, ts| xs[0].log_softmax_jvp_full(axis, (ts[0].as_ref(), None)))
             },
         },
         Op {
@@ -314,6 +374,7 @@ fn losses() -> Vec<Op> {
                 case(inputs, String::new(), |xs| {
                     xs[0].mse_vjp_full(&xs[1], [true, true])
                 })
+                .with_jvp(|xs, ts| xs[0].mse_jvp_full(&xs[1], (ts[0].as_ref(), ts[1].as_ref())))
             },
         },
         Op {
@@ -330,6 +391,10 @@ fn losses() -> Vec<Op> {
                         let (x, g, b, _) = pb(d);
                         (x, g, b)
                     })
+                })
+                .with_jvp(|xs, ts| {
+                    let t = (ts[0].as_ref(), ts[1].as_ref(), ts[2].as_ref(), None);
+                    xs[0].layer_norm_jvp_full(&xs[1], &xs[2], 1e-5, t)
                 })
             },
         },
@@ -375,6 +440,7 @@ fn products() -> Vec<Op> {
                 case(vec![r.values(&a), r.values(&b)], String::new(), |xs| {
                     xs[0].matmul_vjp_full(&xs[1], [true, true])
                 })
+                .with_jvp(|xs, ts| xs[0].matmul_jvp_full(&xs[1], (ts[0].as_ref(), ts[1].as_ref())))
             },
         },
         Op {
@@ -414,9 +480,16 @@ fn conv(r: &mut Rng, bias: bool) -> Case {
                 (x, w, b)
             })
         })
+        .with_jvp(move |xs, ts| {
+            let t = (ts[0].as_ref(), ts[1].as_ref(), ts[2].as_ref(), None);
+            xs[0].conv2d_with_bias_jvp_full(&xs[1], &xs[2], opts, t)
+        })
     } else {
         case(vec![x, w], params, move |xs| {
             xs[0].conv2d_vjp_full(&xs[1], opts, [true, true, false])
+        })
+        .with_jvp(move |xs, ts| {
+            xs[0].conv2d_jvp_full(&xs[1], opts, (ts[0].as_ref(), ts[1].as_ref(), None))
         })
     }
 }
@@ -436,9 +509,15 @@ fn pool(r: &mut Rng, max: bool) -> Case {
         case(vec![x], params, move |xs| {
             xs[0].max_pool2d_vjp_full(kernel, opts, [true, false, false])
         })
+        .with_jvp(move |xs, ts| {
+            xs[0].max_pool2d_jvp_full(kernel, opts, (ts[0].as_ref(), None, None))
+        })
     } else {
         case(vec![x], params, move |xs| {
             xs[0].avg_pool2d_vjp_full(kernel, opts, [true, false, false])
+        })
+        .with_jvp(move |xs, ts| {
+            xs[0].avg_pool2d_jvp_full(kernel, opts, (ts[0].as_ref(), None, None))
         })
     }
 }

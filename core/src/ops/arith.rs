@@ -16,6 +16,8 @@
 //! an operand given by value when no other tensor shares its buffer and the result has its
 //! element count ([`Backend::binary_assign`]).
 
+mod forward;
+
 use super::slot;
 use crate::rules::operators::{AddRule, DivRule, MulRule, NegRule, SubRule};
 use crate::tensor::error::{TensorError, ensure, or_panic};

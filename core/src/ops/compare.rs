@@ -9,6 +9,7 @@
 //! its rule sends `ȳ` to `a` where the mask is set and to `b` elsewhere (summed over broadcast
 //! axes), and gives the mask no tangent.
 
+use super::forward::{linear, sum_terms, zero_if};
 use super::slot;
 use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::shape::{aligned, broadcast_shape};
@@ -16,7 +17,7 @@ use crate::tensor::{Backend, Tensor, TensorTangent};
 use adjoint_backend::BinaryOp;
 
 macro_rules! comparisons {
-    ($($(#[$doc:meta])* $name:ident $vjp:ident $op:ident;)*) => {
+    ($($(#[$doc:meta])* $name:ident $vjp:ident $jvp:ident $op:ident;)*) => {
         impl<B: Backend> Tensor<B> {$(
             $(#[$doc])*
             ///
@@ -32,6 +33,12 @@ macro_rules! comparisons {
             pub fn $vjp(&self, rhs: &Self, _needs: [bool; 2]) -> (Self, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, TensorTangent<B>) + use<B>) {
                 (self.$name(rhs), |_| (TensorTangent::Zero, TensorTangent::Zero))
             }
+
+            #[doc = concat!("Forward rule of [`", stringify!($name), "`](Tensor::", stringify!($name), "): a step function, so the tangent is zero (symbolic, no work).")]
+            #[track_caller]
+            pub fn $jvp(&self, rhs: &Self, t: (Option<&TensorTangent<B>>, Option<&TensorTangent<B>>)) -> (Self, Option<TensorTangent<B>>) {
+                (self.$name(rhs), zero_if(t.0.is_some() || t.1.is_some()))
+            }
         )*}
     };
 }
@@ -45,7 +52,7 @@ comparisons! {
     /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]);
     /// assert_eq!(a.eq_mask(&Tensor::from_vec(vec![2.0], &[1])).to_vec_f64(), [0.0, 1.0, 0.0]);
     /// ```
-    eq_mask eq_mask_vjp_full Eq;
+    eq_mask eq_mask_vjp_full eq_mask_jvp_full Eq;
     /// The mask `𝟙(a < b)`, with broadcasting. Derivative: zero for both operands.
     ///
     /// ```
@@ -53,7 +60,7 @@ comparisons! {
     /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]);
     /// assert_eq!(a.lt(&Tensor::from_vec(vec![2.0], &[1])).to_vec_f64(), [1.0, 0.0, 0.0]);
     /// ```
-    lt lt_vjp_full Lt;
+    lt lt_vjp_full lt_jvp_full Lt;
     /// The mask `𝟙(a ≤ b)`, with broadcasting. Derivative: zero for both operands.
     ///
     /// ```
@@ -61,7 +68,7 @@ comparisons! {
     /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]);
     /// assert_eq!(a.le(&Tensor::from_vec(vec![2.0], &[1])).to_vec_f64(), [1.0, 1.0, 0.0]);
     /// ```
-    le le_vjp_full Le;
+    le le_vjp_full le_jvp_full Le;
     /// The mask `𝟙(a > b)`, with broadcasting. Derivative: zero for both operands, so a mask
     /// computed from an active value is a constant factor:
     ///
@@ -76,7 +83,7 @@ comparisons! {
     /// }
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.0, 1.0, 1.0]);
     /// ```
-    gt gt_vjp_full Gt;
+    gt gt_vjp_full gt_jvp_full Gt;
     /// The mask `𝟙(a ≥ b)`, with broadcasting. Derivative: zero for both operands.
     ///
     /// ```
@@ -84,7 +91,7 @@ comparisons! {
     /// let a = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]);
     /// assert_eq!(a.ge(&Tensor::from_vec(vec![2.0], &[1])).to_vec_f64(), [0.0, 1.0, 1.0]);
     /// ```
-    ge ge_vjp_full Ge;
+    ge ge_vjp_full ge_jvp_full Ge;
 }
 
 impl<B: Backend> Tensor<B> {
@@ -176,6 +183,32 @@ impl<B: Backend> Tensor<B> {
             let df = slot(needs[2], &d, |d| mask.where_(&zero(d), d).sum_to(&sf));
             (TensorTangent::Zero, dt, df)
         })
+    }
+
+    /// Forward rule of [`where_`](Tensor::where_): `ẏ = where(mask, ȧ, 0) + where(mask, 0, ḃ)`;
+    /// the mask has no tangent.
+    #[track_caller]
+    #[allow(
+        non_snake_case,
+        reason = "generated code calls the rule of `where_` as `where__jvp_full`"
+    )]
+    pub fn where__jvp_full(
+        &self,
+        on_true: &Self,
+        on_false: &Self,
+        t: (
+            Option<&TensorTangent<B>>,
+            Option<&TensorTangent<B>>,
+            Option<&TensorTangent<B>>,
+        ),
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let y = self.where_(on_true, on_false);
+        let zero = |d: &Tensor<B>| d.scalar_like(0.0);
+        let dt = linear(t.1, |d| self.where_(d, &zero(d)));
+        let df = linear(t.2, |d| self.where_(&zero(d), d));
+        let mask = zero_if(t.0.is_some());
+        let ty = sum_terms(y.shape(), [mask, dt, df]);
+        (y, ty)
     }
 }
 

@@ -4,15 +4,21 @@
 //! value gets no tangent. With these, `x.full_like(c)` and friends can be called on active
 //! values in `#[differentiable]` code.
 
+use super::forward::zero_if;
 use crate::__private::NoTangent;
 use crate::tensor::{Backend, Tensor, TensorTangent};
 
 macro_rules! constant_rules {
-    ($($(#[$doc:meta])* $name:ident $vjp:ident ($($arg:ident: $ty:ty),*) $n:literal, ($($slot:ty),*);)*) => {
+    ($($(#[$doc:meta])* $name:ident $vjp:ident $jvp:ident ($($arg:ident: $ty:ty),*) $n:literal, ($($slot:ty),*);)*) => {
         impl<B: Backend> Tensor<B> {$(
             $(#[$doc])*
             pub fn $vjp(&self, $($arg: $ty,)* _needs: [bool; $n]) -> (Self, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, $($slot),*) + use<B>) {
                 (self.$name($($arg),*), |_| (TensorTangent::Zero, $(<$slot>::default()),*))
+            }
+
+            #[doc = concat!("Forward rule of [`", stringify!($name), "`](Tensor::", stringify!($name), "): the value is a constant, so its tangent is zero (symbolic, no work).")]
+            pub fn $jvp(&self, $($arg: $ty,)* t: (Option<&TensorTangent<B>>, $(Option<$slot>),*)) -> (Self, Option<TensorTangent<B>>) {
+                (self.$name($($arg),*), zero_if(t.0.is_some()))
             }
         )*}
     };
@@ -20,14 +26,14 @@ macro_rules! constant_rules {
 
 constant_rules! {
     /// Derivative rule of [`zeros_like`](Tensor::zeros_like): `x̄ = 0`.
-    zeros_like zeros_like_vjp_full() 1, ();
+    zeros_like zeros_like_vjp_full zeros_like_jvp_full() 1, ();
     /// Derivative rule of [`ones_like`](Tensor::ones_like): `x̄ = 0`.
-    ones_like ones_like_vjp_full() 1, ();
+    ones_like ones_like_vjp_full ones_like_jvp_full() 1, ();
     /// Derivative rule of [`full_like`](Tensor::full_like): `x̄ = 0`; the value is a constant.
-    full_like full_like_vjp_full(value: f64) 2, (NoTangent);
+    full_like full_like_vjp_full full_like_jvp_full(value: f64) 2, (NoTangent);
     /// Derivative rule of [`scalar_like`](Tensor::scalar_like): `x̄ = 0`; the value is a
     /// constant.
-    scalar_like scalar_like_vjp_full(value: f64) 2, (NoTangent);
+    scalar_like scalar_like_vjp_full scalar_like_jvp_full(value: f64) 2, (NoTangent);
 }
 
 #[cfg(test)]

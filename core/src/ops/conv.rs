@@ -11,6 +11,7 @@
 //! `b[o]` and `b̄ = Σ_{n,i,j} ȳ`. Pooling, on the same window geometry, is in
 //! [`pool`](super::pool).
 
+use super::forward::{linear, sum_terms};
 use super::slot;
 use crate::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
@@ -328,6 +329,54 @@ impl<B: Backend> Tensor<B> {
             let (dx, dw) = pb(d);
             (dx, dw, db, NoTangent)
         })
+    }
+}
+
+/// The tangent slots of [`conv2d_with_bias`](Tensor::conv2d_with_bias): `x`, `w`, `b`, the
+/// options (none).
+type BiasedTangents<'t, B> = (
+    Option<&'t TensorTangent<B>>,
+    Option<&'t TensorTangent<B>>,
+    Option<&'t TensorTangent<B>>,
+    Option<NoTangent>,
+);
+
+impl<B: Backend> Tensor<B> {
+    /// Forward rule of [`conv2d`](Tensor::conv2d), bilinear: `ẏ = conv(ẋ, w) + conv(x, ẇ)`.
+    #[track_caller]
+    pub fn conv2d_jvp_full(
+        &self,
+        weight: &Self,
+        options: Conv2d,
+        t: (
+            Option<&TensorTangent<B>>,
+            Option<&TensorTangent<B>>,
+            Option<NoTangent>,
+        ),
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let y = self.conv2d(weight, options);
+        let dx = linear(t.0, |d| d.conv2d(weight, options));
+        let dw = linear(t.1, |d| self.conv2d(d, options));
+        let ty = sum_terms(y.shape(), [dx, dw]);
+        (y, ty)
+    }
+
+    /// Forward rule of [`conv2d_with_bias`](Tensor::conv2d_with_bias):
+    /// `ẏ = conv(ẋ, w) + conv(x, ẇ) + ḃ` (`ḃ` broadcast over the batch and the plane).
+    #[track_caller]
+    pub fn conv2d_with_bias_jvp_full(
+        &self,
+        weight: &Self,
+        bias: &Self,
+        options: Conv2d,
+        t: BiasedTangents<'_, B>,
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let y = self.conv2d_with_bias(weight, bias, options);
+        let dx = linear(t.0, |d| d.conv2d(weight, options));
+        let dw = linear(t.1, |d| self.conv2d(d, options));
+        let db = linear(t.2, |d| d.reshape(&[d.len(), 1, 1]));
+        let ty = sum_terms(y.shape(), [dx, dw, db]);
+        (y, ty)
     }
 }
 

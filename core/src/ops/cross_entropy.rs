@@ -19,6 +19,7 @@
 //! the CUDA backend); only when that maximum is the ignored id itself are the labels read
 //! back, to check the others.
 
+use super::forward::{through_gradient, zero_if};
 use super::slot;
 use crate::__private::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
@@ -340,7 +341,7 @@ impl<B: Backend> Tensor<B> {
 /// The public rules of a labelled loss, plain and `_ignoring`, from its rule `$rule`; the
 /// labels' tangent is the symbolic zero (integer ids) and the ignored id gets none.
 macro_rules! labelled_rules {
-    ($($name:ident $vjp:ident, $ignoring:ident $ignoring_vjp:ident => $rule:ident, $math:literal;)*) => {
+    ($($name:ident $vjp:ident $jvp:ident, $ignoring:ident $ignoring_vjp:ident $ignoring_jvp:ident => $rule:ident, $math:literal;)*) => {
         impl<B: Backend> Tensor<B> {$(
             #[doc = concat!("Derivative rule of [`", stringify!($name), "`](Tensor::", stringify!($name), "): ", $math, ".")]
             #[track_caller]
@@ -355,13 +356,27 @@ macro_rules! labelled_rules {
                 let (y, pb) = self.$rule(labels, stringify!($ignoring), Some(ignore_index), needs[0]);
                 (y, move |d| (pb(d), TensorTangent::Zero, NoTangent))
             }
+
+            #[doc = concat!("Forward rule of [`", stringify!($name), "`](Tensor::", stringify!($name), "): `ẏ = ⟨∇y, ẋ⟩`, the gradient of the mean loss against the tangent; the labels are constants.")]
+            #[track_caller]
+            pub fn $jvp(&self, labels: &Self, t: (Option<&TensorTangent<B>>, Option<&TensorTangent<B>>)) -> (Self, Option<TensorTangent<B>>) {
+                let (y, ty) = through_gradient(t.0, |n| self.$rule(labels, stringify!($name), None, n), |g| g);
+                (y, ty.or_else(|| zero_if(t.1.is_some())))
+            }
+
+            #[doc = concat!("Forward rule of [`", stringify!($ignoring), "`](Tensor::", stringify!($ignoring), "): `ẏ = ⟨∇y, ẋ⟩`, zero on the ignored rows; the labels are constants.")]
+            #[track_caller]
+            pub fn $ignoring_jvp(&self, labels: &Self, ignore_index: u32, t: (Option<&TensorTangent<B>>, Option<&TensorTangent<B>>, Option<NoTangent>)) -> (Self, Option<TensorTangent<B>>) {
+                let (y, ty) = through_gradient(t.0, |n| self.$rule(labels, stringify!($ignoring), Some(ignore_index), n), |g| g);
+                (y, ty.or_else(|| zero_if(t.1.is_some())))
+            }
         )*}
     };
 }
 
 labelled_rules! {
-    nll nll_vjp_full, nll_ignoring nll_ignoring_vjp_full => nll_rule, "`logp̄ = −ȳ · onehot / N`";
-    cross_entropy cross_entropy_vjp_full, cross_entropy_ignoring cross_entropy_ignoring_vjp_full => cross_entropy_rule, "`z̄ = ȳ · (softmax(z) − onehot) / N`";
+    nll nll_vjp_full nll_jvp_full, nll_ignoring nll_ignoring_vjp_full nll_ignoring_jvp_full => nll_rule, "`logp̄ = −ȳ · onehot / N`";
+    cross_entropy cross_entropy_vjp_full cross_entropy_jvp_full, cross_entropy_ignoring cross_entropy_ignoring_vjp_full cross_entropy_ignoring_jvp_full => cross_entropy_rule, "`z̄ = ȳ · (softmax(z) − onehot) / N`";
 }
 
 #[cfg(test)]

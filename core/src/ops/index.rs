@@ -10,6 +10,7 @@
 //!
 //! Ids are `U32` tensors; an id out of range panics naming the op and the size.
 
+use super::forward::{linear, linear_jvp, zero_if};
 use super::slot;
 use crate::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
@@ -25,6 +26,8 @@ pub trait TensorList<B: Backend> {
     fn tensors(&self) -> &[Tensor<B>];
     /// The list tangent from one tangent per tensor (or none at all, for zero).
     fn from_tangents(tangents: Vec<TensorTangent<B>>) -> Self::Tangents;
+    /// The tangents of the list, one per tensor (fewer: the rest are zero).
+    fn tangent_slice(tangents: &Self::Tangents) -> &[TensorTangent<B>];
 }
 
 impl<B: Backend> TensorList<B> for [Tensor<B>] {
@@ -33,6 +36,9 @@ impl<B: Backend> TensorList<B> for [Tensor<B>] {
         self
     }
     fn from_tangents(tangents: Vec<TensorTangent<B>>) -> Self::Tangents {
+        tangents
+    }
+    fn tangent_slice(tangents: &Self::Tangents) -> &[TensorTangent<B>] {
         tangents
     }
 }
@@ -45,6 +51,9 @@ impl<B: Backend> TensorList<B> for Vec<Tensor<B>> {
     fn from_tangents(tangents: Vec<TensorTangent<B>>) -> Self::Tangents {
         tangents
     }
+    fn tangent_slice(tangents: &Self::Tangents) -> &[TensorTangent<B>] {
+        tangents
+    }
 }
 
 impl<B: Backend, const N: usize> TensorList<B> for [Tensor<B>; N] {
@@ -55,6 +64,9 @@ impl<B: Backend, const N: usize> TensorList<B> for [Tensor<B>; N] {
     fn from_tangents(tangents: Vec<TensorTangent<B>>) -> Self::Tangents {
         let mut it = tangents.into_iter();
         std::array::from_fn(|_| it.next().unwrap_or(TensorTangent::Zero))
+    }
+    fn tangent_slice(tangents: &Self::Tangents) -> &[TensorTangent<B>] {
+        tangents
     }
 }
 
@@ -332,6 +344,91 @@ impl<B: Backend> Tensor<B> {
             (dx, TensorTangent::Zero)
         })
     }
+}
+
+/// The tangent of a list op (`cat`, `stack`) that is linear in its parts: `join` applied to
+/// the parts' tangents (zeros for zero ones), or the symbolic zero when every one is zero.
+fn join_tangents<B: Backend, P: TensorList<B> + ?Sized>(
+    parts: &P,
+    t: Option<&P::Tangents>,
+    join: impl FnOnce(&[Tensor<B>]) -> Tensor<B>,
+) -> Option<TensorTangent<B>> {
+    let t = P::tangent_slice(t?);
+    if t.iter().all(TensorTangent::is_zero) {
+        return Some(TensorTangent::Zero);
+    }
+    let dense: Vec<Tensor<B>> = parts
+        .tensors()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            t.get(i)
+                .and_then(TensorTangent::dense_ref)
+                .cloned()
+                .unwrap_or_else(|| p.zeros_like())
+        })
+        .collect();
+    Some(TensorTangent::Dense(join(&dense)))
+}
+
+impl<B: Backend> Tensor<B> {
+    /// Forward rule of [`cat`](Tensor::cat), linear: `ẏ = cat(ẋ₀, ẋ₁, …)`.
+    #[track_caller]
+    pub fn cat_jvp_full<P: TensorList<B> + ?Sized>(
+        parts: &P,
+        axis: isize,
+        t: (Option<&P::Tangents>, Option<NoTangent>),
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let y = Tensor::cat(parts, axis);
+        (y, join_tangents(parts, t.0, |d| Tensor::cat(d, axis)))
+    }
+
+    /// Forward rule of [`stack`](Tensor::stack), linear: `ẏ = stack(ẋ₀, ẋ₁, …)`.
+    #[track_caller]
+    pub fn stack_jvp_full<P: TensorList<B> + ?Sized>(
+        parts: &P,
+        axis: isize,
+        t: (Option<&P::Tangents>, Option<NoTangent>),
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let y = Tensor::stack(parts, axis);
+        (y, join_tangents(parts, t.0, |d| Tensor::stack(d, axis)))
+    }
+
+    /// Forward rule of [`index_select`](Tensor::index_select), linear in `x`:
+    /// `ẏ = index_select(ẋ, axis, ids)`; the ids are constants.
+    #[track_caller]
+    pub fn index_select_jvp_full(
+        &self,
+        axis: isize,
+        ids: &Self,
+        t: (
+            Option<&TensorTangent<B>>,
+            Option<NoTangent>,
+            Option<&TensorTangent<B>>,
+        ),
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let y = self.index_select(axis, ids);
+        let ty = linear(t.0, |d| d.index_select(axis, ids)).or_else(|| zero_if(t.2.is_some()));
+        (y, ty)
+    }
+
+    /// Forward rule of [`embedding`](Tensor::embedding), linear in the table:
+    /// `ẏ = embedding(ẇ, ids)`; the ids are constants.
+    #[track_caller]
+    pub fn embedding_jvp_full(
+        &self,
+        ids: &Self,
+        t: (Option<&TensorTangent<B>>, Option<&TensorTangent<B>>),
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let y = self.embedding(ids);
+        let ty = linear(t.0, |d| d.embedding(ids)).or_else(|| zero_if(t.1.is_some()));
+        (y, ty)
+    }
+}
+
+linear_jvp! {
+    /// Forward rule of [`narrow`](Tensor::narrow), linear: `ẏ = narrow(ẋ, axis, start, len)`.
+    narrow_jvp_full(axis: isize => NoTangent, start: usize => NoTangent, len: usize => NoTangent) => |d| d.narrow(axis, start, len);
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@
 //! `mse` returns a rank-0 tensor. The labelled losses (`nll`, `cross_entropy`) are in
 //! [`cross_entropy`](super::cross_entropy); their free-function forms are here.
 
+use super::forward::{linear, self_adjoint_jvp, sum_terms};
 use super::slot;
 use crate::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
@@ -197,6 +198,44 @@ impl<B: Backend> Tensor<B> {
     }
 }
 
+self_adjoint_jvp! {
+    /// Forward rule of [`softmax`](Tensor::softmax): `ẏ = y ⊙ (ẋ − Σₐ y ⊙ ẋ)`; its Jacobian
+    /// `diag(y) − y·yᵀ` is symmetric, so this is the pullback's expression on `ẋ`.
+    softmax_jvp_full = softmax_vjp_full(axis: isize => NoTangent);
+}
+
+impl<B: Backend> Tensor<B> {
+    /// Forward rule of [`log_softmax`](Tensor::log_softmax): `ẏ = ẋ − Σₐ softmax(x) ⊙ ẋ`.
+    #[track_caller]
+    pub fn log_softmax_jvp_full(
+        &self,
+        axis: isize,
+        t: (Option<&TensorTangent<B>>, Option<NoTangent>),
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let y = self.log_softmax(axis);
+        let a = self.axis("log_softmax", axis) as isize;
+        let ty = linear(t.0, |d| d.sub(&y.exp().mul(d).sum(&[a], true)));
+        (y, ty)
+    }
+
+    /// Forward rule of [`mse`](Tensor::mse): `ẏ = 2/n·Σ (p − t)·(ṗ − ṫ)`.
+    #[track_caller]
+    pub fn mse_jvp_full(
+        &self,
+        target: &Self,
+        t: (Option<&TensorTangent<B>>, Option<&TensorTangent<B>>),
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let y = self.mse(target);
+        let diff = self.sub(target);
+        let scale = 2.0 / self.len().max(1) as f64;
+        let term = |d: &Tensor<B>| diff.mul(d).sum_all().mul_scalar(scale);
+        let dp = linear(t.0, term);
+        let dt = linear(t.1, |d| term(d).neg());
+        let ty = sum_terms(y.shape(), [dp, dt]);
+        (y, ty)
+    }
+}
+
 /// Free-function forms `cross_entropy(&logits, &labels)`, `nll(..)`, `mse(..)`, with the
 /// companions `#[differentiable]` code calls (`f_vjp` and the hidden `f_vjp::__full`).
 macro_rules! free_losses {
@@ -224,6 +263,12 @@ macro_rules! free_losses {
             pub fn __full<B: Backend>($a: &Tensor<B>, $b: &Tensor<B>, needs: [bool; 2]) -> (Tensor<B>, impl FnOnce(TensorTangent<B>) -> $slots + use<B>) {
                 paste_full!($name, $a, $b, needs)
             }
+
+            #[doc(hidden)]
+            #[track_caller]
+            pub fn __jvp<B: Backend>($a: &Tensor<B>, $b: &Tensor<B>, t: (Option<&TensorTangent<B>>, Option<&TensorTangent<B>>)) -> (Tensor<B>, Option<TensorTangent<B>>) {
+                paste_jvp!($name, $a, $b, t)
+            }
         }
     )*};
 }
@@ -237,6 +282,18 @@ macro_rules! paste_full {
     };
     (mse, $a:ident, $b:ident, $n:expr) => {
         $a.mse_vjp_full($b, $n)
+    };
+}
+
+macro_rules! paste_jvp {
+    (cross_entropy, $a:ident, $b:ident, $t:expr) => {
+        $a.cross_entropy_jvp_full($b, $t)
+    };
+    (nll, $a:ident, $b:ident, $t:expr) => {
+        $a.nll_jvp_full($b, $t)
+    };
+    (mse, $a:ident, $b:ident, $t:expr) => {
+        $a.mse_jvp_full($b, $t)
     };
 }
 

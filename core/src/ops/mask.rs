@@ -11,6 +11,7 @@
 //! A causal attention mask is `scores.masked_fill(&ones.triu(1), f64::NEG_INFINITY)`. The masks
 //! are constants: they get the symbolic zero tangent, and `v` none.
 
+use super::forward::{linear, zero_if};
 use super::slot;
 use crate::__private::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
@@ -77,6 +78,25 @@ impl<B: Backend> Tensor<B> {
         })
     }
 
+    /// Forward rule of [`masked_fill`](Tensor::masked_fill): `ẏ = mask ≠ 0 ? 0 : ẋ`; the mask
+    /// is a constant (its tangent is ignored) and `v` has none.
+    #[track_caller]
+    pub fn masked_fill_jvp_full(
+        &self,
+        mask: &Self,
+        value: f64,
+        t: (
+            Option<&TensorTangent<B>>,
+            Option<&TensorTangent<B>>,
+            Option<NoTangent>,
+        ),
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let y = self.masked_fill(mask, value);
+        let dx = linear(t.0, |d| mask.where_(&d.scalar_like(0.0), d));
+        let ty = dx.or_else(|| zero_if(t.1.is_some()));
+        (y, ty)
+    }
+
     /// `x` where the `[m, n]` mask of `triangle` and `k` is set, else 0.
     #[track_caller]
     fn band(&self, op: &'static str, k: isize, triangle: Triangle) -> Self {
@@ -95,7 +115,7 @@ impl<B: Backend> Tensor<B> {
 /// `tril` and `triu` with their rules: the op keeps the `$triangle` of the last two axes,
 /// and its pullback the same triangle of `ȳ` (a linear projection).
 macro_rules! triangles {
-    ($($(#[$doc:meta])* $name:ident $vjp:ident $triangle:ident;)*) => {
+    ($($(#[$doc:meta])* $name:ident $vjp:ident $jvp:ident $triangle:ident;)*) => {
         impl<B: Backend> Tensor<B> {$(
             $(#[$doc])*
             ///
@@ -111,6 +131,12 @@ macro_rules! triangles {
             pub fn $vjp(&self, k: isize, needs: [bool; 2]) -> (Self, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, NoTangent) + use<B>) {
                 (self.$name(k), move |d| (slot(needs[0], &d, |d| d.$name(k)), NoTangent))
             }
+
+            #[doc = concat!("Forward rule of [`", stringify!($name), "`](Tensor::", stringify!($name), "), linear: `ẏ = ", stringify!($name), "(ẋ, k)`.")]
+            #[track_caller]
+            pub fn $jvp(&self, k: isize, t: (Option<&TensorTangent<B>>, Option<NoTangent>)) -> (Self, Option<TensorTangent<B>>) {
+                (self.$name(k), linear(t.0, |d| d.$name(k)))
+            }
         )*}
     };
 }
@@ -118,10 +144,10 @@ macro_rules! triangles {
 triangles! {
     /// The lower triangle of the last two axes: `x[…, i, j]` where `j − i ≤ k`, else 0
     /// (`torch.tril`; `k = 0` keeps the main diagonal).
-    tril tril_vjp_full Lower;
+    tril tril_vjp_full tril_jvp_full Lower;
     /// The upper triangle of the last two axes: `x[…, i, j]` where `j − i ≥ k`, else 0
     /// (`torch.triu`; `k = 1` leaves out the main diagonal, the causal mask of attention).
-    triu triu_vjp_full Upper;
+    triu triu_vjp_full triu_jvp_full Upper;
 }
 
 /// Which triangle [`Tensor::band`] keeps.

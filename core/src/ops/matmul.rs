@@ -9,6 +9,7 @@
 //! its operands ([`TensorTangent::Outer`]) until it is read or added to: the tangents of a
 //! weight used in every iteration of a loop then cost one GEMM over all iterations.
 
+use super::forward::{linear, sum_terms};
 use super::slot;
 use crate::TangentVector;
 use crate::tensor::error::{TensorError, ensure, or_panic};
@@ -103,6 +104,23 @@ impl<B: Backend> Tensor<B> {
                 false,
             )
         })
+    }
+}
+
+impl<B: Backend> Tensor<B> {
+    /// Forward rule of [`matmul`](Tensor::matmul), bilinear: `ẏ = ȧ·b + a·ḃ` (each term only
+    /// for a tangent given).
+    #[track_caller]
+    pub fn matmul_jvp_full(
+        &self,
+        rhs: &Self,
+        t: (Option<&TensorTangent<B>>, Option<&TensorTangent<B>>),
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let y = self.matmul(rhs);
+        let da = linear(t.0, |d| d.matmul(rhs));
+        let db = linear(t.1, |d| self.matmul(d));
+        let ty = sum_terms(y.shape(), [da, db]);
+        (y, ty)
     }
 }
 

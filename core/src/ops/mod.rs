@@ -15,6 +15,7 @@ pub mod compare;
 pub mod constant;
 pub mod conv;
 pub mod cross_entropy;
+pub(crate) mod forward;
 pub mod index;
 pub mod loss;
 pub mod mask;

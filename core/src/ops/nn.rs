@@ -9,6 +9,7 @@
 //! `β̄ = Σ ȳ`, `γ̄ = Σ ȳ·x̂` (sums over all but the last axis), and with `ĝ = ȳ·γ`:
 //! `x̄ = r · (ĝ − mean(ĝ) − x̂ · mean(ĝ·x̂))` (means over the last axis).
 
+use super::forward::{linear, self_adjoint_jvp, sum_terms};
 use super::slot;
 use crate::NoTangent;
 use crate::tensor::{Backend, Tensor, TensorTangent};
@@ -148,6 +149,47 @@ impl<B: Backend> Tensor<B> {
             (dx, dg, db, NoTangent)
         })
     }
+}
+
+/// The tangent slots of [`layer_norm`](Tensor::layer_norm): `x`, `γ`, `β`, `eps` (none).
+type NormTangents<'t, B> = (
+    Option<&'t TensorTangent<B>>,
+    Option<&'t TensorTangent<B>>,
+    Option<&'t TensorTangent<B>>,
+    Option<NoTangent>,
+);
+
+impl<B: Backend> Tensor<B> {
+    /// Forward rule of [`layer_norm`](Tensor::layer_norm): with `x̂ = (x − μ)·r`,
+    /// `r = 1/√(σ² + ε)` over the last axis, `ẏ = γ·r·(ẋ − mean(ẋ) − x̂·mean(x̂·ẋ)) + x̂·γ̇ + β̇`.
+    #[track_caller]
+    pub fn layer_norm_jvp_full(
+        &self,
+        gamma: &Self,
+        beta: &Self,
+        eps: f64,
+        t: NormTangents<'_, B>,
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let y = self.layer_norm(gamma, beta, eps);
+        let centred = self.sub(&self.mean(&[-1], true));
+        let rstd = centred.square().mean(&[-1], true).add_scalar(eps).rsqrt();
+        let xhat = centred.mul(&rstd);
+        let dx = linear(t.0, |d| {
+            let inner = d
+                .sub(&d.mean(&[-1], true))
+                .sub(&xhat.mul(&xhat.mul(d).mean(&[-1], true)));
+            inner.mul(&rstd).mul(gamma)
+        });
+        let dg = linear(t.1, |d| xhat.mul(d));
+        let db = linear(t.2, Tensor::clone);
+        let ty = sum_terms(y.shape(), [dx, dg, db]);
+        (y, ty)
+    }
+}
+
+self_adjoint_jvp! {
+    /// Forward rule of [`dropout`](Tensor::dropout): `ẏ = ẋ·mask`, the same mask (seeded).
+    dropout_jvp_full = dropout_vjp_full(p: f64 => NoTangent, seed: u64 => NoTangent);
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! forms against the composed ones.
 
 use super::conv::Conv2d;
+use super::forward::{linear, linear_jvp};
 use super::slot;
 use crate::NoTangent;
 use crate::tensor::error::or_panic;
@@ -175,6 +176,49 @@ impl<B: Backend> Tensor<B> {
     ) {
         self.pool_rule(kernel, options, false, needs)
     }
+}
+
+impl<B: Backend> Tensor<B> {
+    /// Forward rule of [`max_pool2d`](Tensor::max_pool2d): each window's tangent is the
+    /// tangent of its first maximal element, `ẏ[p, l] = ẋ[winner(p, l)]` (the windows of `ẋ`
+    /// unfolded, masked by the winning taps and summed over the taps).
+    #[track_caller]
+    pub fn max_pool2d_jvp_full(
+        &self,
+        kernel: [usize; 2],
+        options: Conv2d,
+        t: (
+            Option<&TensorTangent<B>>,
+            Option<NoTangent>,
+            Option<NoTangent>,
+        ),
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let g = or_panic(self.geometry(kernel, &options, "max_pool2d"));
+        let [oh, ow] = g.output().expect("checked");
+        let planes = Conv2dGeometry {
+            batch: g.batch * g.channels,
+            channels: 1,
+            ..g
+        };
+        let out_shape = [g.batch, g.channels, oh, ow];
+        let (y, winners) = self.max_windows(&planes);
+        let ty = linear(t.0, |d| {
+            let taps = planes.kernel[0] * planes.kernel[1];
+            let cols = Tensor::from_storage(
+                B::im2col(d.storage(), &planes, 0.0),
+                [planes.batch, taps, oh * ow],
+            );
+            let ones = Tensor::full_on(winners.shape(), 1.0, d.dtype(), &d.device());
+            let mask = winning_taps(&winners, &ones, &planes);
+            cols.mul(&mask).sum(&[1], false).reshape(&out_shape)
+        });
+        (y.reshape(&out_shape), ty)
+    }
+}
+
+linear_jvp! {
+    /// Forward rule of [`avg_pool2d`](Tensor::avg_pool2d), linear: `ẏ = avg_pool2d(ẋ)`.
+    avg_pool2d_jvp_full(kernel: [usize; 2] => NoTangent, options: Conv2d => NoTangent) => |d| d.avg_pool2d(kernel, options);
 }
 
 /// The boxed pullback of a pooling rule (max and average pooling build different closures).

@@ -10,6 +10,7 @@
 //! Axes may be negative (`-1` is the last). `sum_all`/`mean_all`/`max_all` reduce everything
 //! to a rank-0 tensor.
 
+use super::forward::{linear, linear_jvp, zero_if};
 use super::slot;
 use crate::NoTangent;
 use crate::tensor::error::{TensorError, or_panic};
@@ -394,6 +395,105 @@ impl<B: Backend> Tensor<B> {
         let a = or_panic(normalize_axes("argmax", &[axis], self.shape()))[0];
         let s = B::argmax(self.storage(), self.shape(), a);
         Tensor::from_storage(s, drop_axes(self.shape(), &[a]))
+    }
+}
+
+linear_jvp! {
+    /// Forward rule of [`sum`](Tensor::sum), linear: `ẏ = Σ ẋ` over the axes.
+    sum_jvp_full(axes: &[isize] => NoTangent, keepdim: bool => NoTangent) => |d| d.sum(axes, keepdim);
+    /// Forward rule of [`sum_all`](Tensor::sum_all), linear: `ẏ = Σ ẋ`.
+    sum_all_jvp_full() => |d| d.sum_all();
+    /// Forward rule of [`mean`](Tensor::mean), linear: `ẏ = Σ ẋ / n` over the axes.
+    mean_jvp_full(axes: &[isize] => NoTangent, keepdim: bool => NoTangent) => |d| d.mean(axes, keepdim);
+    /// Forward rule of [`mean_all`](Tensor::mean_all), linear: `ẏ = Σ ẋ / n`.
+    mean_all_jvp_full() => |d| d.mean_all();
+}
+
+/// The tangent slots of a reduction: the input's, then the axes' and `keepdim`'s (none).
+type ReducedTangents<'t, B> = (
+    Option<&'t TensorTangent<B>>,
+    Option<NoTangent>,
+    Option<NoTangent>,
+);
+
+impl<B: Backend> Tensor<B> {
+    /// Forward rule of [`max`](Tensor::max): `ẏ = Σ 𝟙(x = y)·ẋ / #{x = y}` over the axes, the
+    /// mean of the tangents of the elements that reach the maximum (a tie shares evenly).
+    #[track_caller]
+    pub fn max_jvp_full(
+        &self,
+        axes: &[isize],
+        keepdim: bool,
+        t: ReducedTangents<'_, B>,
+    ) -> (Self, Option<TensorTangent<B>>) {
+        self.extremum_jvp(ReduceOp::Max, axes, keepdim, t.0)
+    }
+
+    /// Forward rule of [`min`](Tensor::min): as [`max_jvp_full`](Tensor::max_jvp_full) with the
+    /// minimum.
+    #[track_caller]
+    pub fn min_jvp_full(
+        &self,
+        axes: &[isize],
+        keepdim: bool,
+        t: ReducedTangents<'_, B>,
+    ) -> (Self, Option<TensorTangent<B>>) {
+        self.extremum_jvp(ReduceOp::Min, axes, keepdim, t.0)
+    }
+
+    #[track_caller]
+    fn extremum_jvp(
+        &self,
+        op: ReduceOp,
+        axes: &[isize],
+        keepdim: bool,
+        t: Option<&TensorTangent<B>>,
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let name = if matches!(op, ReduceOp::Min) {
+            "min"
+        } else {
+            "max"
+        };
+        let (y, kept) = or_panic(self.try_reduce(op, axes, keepdim, name));
+        let ty = linear(t, |d| {
+            let mask = self.binary(&y.with_shape(kept.clone()), BinaryOp::Eq, name);
+            let share = mask.div(&mask.sum(axes, true));
+            share.mul(d).sum(axes, keepdim)
+        });
+        (y, ty)
+    }
+
+    /// Forward rule of [`var`](Tensor::var): `ẏ = 2/n·Σ (x − μ)·ẋ` over the axes (the term of
+    /// `μ̇` vanishes, since `Σ (x − μ) = 0`).
+    #[track_caller]
+    pub fn var_jvp_full(
+        &self,
+        axes: &[isize],
+        keepdim: bool,
+        t: ReducedTangents<'_, B>,
+    ) -> (Self, Option<TensorTangent<B>>) {
+        let centred = self.sub(&self.mean(axes, true));
+        let (y, kept) = or_panic(
+            centred
+                .square()
+                .try_reduce(ReduceOp::Sum, axes, keepdim, "var"),
+        );
+        let scale = self.mean_scale(&kept);
+        let ty = linear(t.0, |d| {
+            centred.mul(d).sum(axes, keepdim).mul_scalar(2.0 * scale)
+        });
+        (y.mul_scalar(scale), ty)
+    }
+
+    /// Forward rule of [`argmax`](Tensor::argmax): the value is `U32` ids, whose tangent is
+    /// zero (symbolic).
+    #[track_caller]
+    pub fn argmax_jvp_full(
+        &self,
+        axis: isize,
+        t: (Option<&TensorTangent<B>>, Option<NoTangent>),
+    ) -> (Self, Option<TensorTangent<B>>) {
+        (self.argmax(axis), zero_if(t.0.is_some()))
     }
 }
 

@@ -29,10 +29,12 @@
 //! assert_eq!(ds, 5.0); // Σ ȳ·t
 //! ```
 
+use super::forward::{TangentArg, linear, self_adjoint_jvp, sum_terms};
 use super::slot;
 use crate::Float;
 use crate::NoTangent;
 use crate::TangentVector;
+use crate::rules::operators::{AddJvp, DivJvp, MulJvp, SubJvp};
 use crate::rules::operators::{AddRule, DivRule, MulRule, SubRule};
 use crate::tensor::{Backend, Tensor, TensorTangent};
 use adjoint_backend::UnaryOp;
@@ -231,6 +233,76 @@ macro_rules! scalar_operator {
         }
     )*};
 }
+
+self_adjoint_jvp! {
+    /// Forward rule of [`add_scalar`](Tensor::add_scalar): `ẏ = ẋ`.
+    add_scalar_jvp_full = add_scalar_vjp_full(c: f64 => NoTangent);
+    /// Forward rule of [`mul_scalar`](Tensor::mul_scalar): `ẏ = c·ẋ`.
+    mul_scalar_jvp_full = mul_scalar_vjp_full(c: f64 => NoTangent);
+}
+
+/// The forward rule of `t ∘ s` (or `s ∘ t`, by `kind`): `ẏ = ∂y/∂t·ṫ + ∂y/∂s·ṡ`.
+#[track_caller]
+fn scalar_jvp<B: Backend, S: Float>(
+    t: &Tensor<B>,
+    s: S,
+    kind: Kind,
+    tangents: (Option<impl TangentArg<B>>, Option<S>),
+) -> (Tensor<B>, Option<TensorTangent<B>>) {
+    let c = s.to_f64();
+    let y = scalar_rule(t, s, kind, [false, false]).0;
+    let dt = linear(tangents.0, |d| match kind {
+        Kind::Add | Kind::SubScalar => d.clone(),
+        Kind::ScalarSub => d.neg(),
+        Kind::Mul => d.mul_scalar(c),
+        Kind::DivScalar => d.mul_scalar(1.0 / c),
+        Kind::ScalarDiv => d.mul(&y).div(t).neg(),
+    });
+    let ds = tangents.1.map(|ds| {
+        let ds = ds.to_f64();
+        TensorTangent::Dense(match kind {
+            Kind::Add | Kind::ScalarSub => y.full_like(ds),
+            Kind::SubScalar => y.full_like(-ds),
+            Kind::Mul => t.mul_scalar(ds),
+            Kind::DivScalar => t.mul_scalar(-ds / (c * c)),
+            Kind::ScalarDiv => t.recip().mul_scalar(ds),
+        })
+    });
+    let ty = sum_terms(y.shape(), [dt, ds]);
+    (y, ty)
+}
+
+/// The forward operators between a tensor (`T`, its tangent `TT`) and a scalar `S`, both
+/// orders.
+macro_rules! scalar_operator_jvp {
+    ($Trait:ident $method:ident $tk:ident $sk:ident; $S:ty; $([$($T:tt)*] [$($TT:tt)*]),*) => {$(
+        impl<'a, B: Backend> $Trait<$S> for $($T)* {
+            type Output = Tensor<B>;
+            type LhsTangent = $($TT)*;
+            type RhsTangent = $S;
+            type OutTangent = TensorTangent<B>;
+            #[track_caller]
+            fn $method(self, s: $S, t: (Option<$($TT)*>, Option<$S>)) -> (Tensor<B>, Option<TensorTangent<B>>) {
+                scalar_jvp(&self, s, Kind::$tk, t)
+            }
+        }
+        impl<'a, B: Backend> $Trait<$($T)*> for $S {
+            type Output = Tensor<B>;
+            type LhsTangent = $S;
+            type RhsTangent = $($TT)*;
+            type OutTangent = TensorTangent<B>;
+            #[track_caller]
+            fn $method(self, t: $($T)*, ts: (Option<$S>, Option<$($TT)*>)) -> (Tensor<B>, Option<TensorTangent<B>>) {
+                scalar_jvp(&t, self, Kind::$sk, (ts.1, ts.0))
+            }
+        }
+    )*};
+}
+
+scalar_operator_jvp!(AddJvp add_jvp Add Add; f64; [Tensor<B>] [TensorTangent<B>], [&'a Tensor<B>] [&'a TensorTangent<B>]);
+scalar_operator_jvp!(SubJvp sub_jvp SubScalar ScalarSub; f64; [Tensor<B>] [TensorTangent<B>], [&'a Tensor<B>] [&'a TensorTangent<B>]);
+scalar_operator_jvp!(MulJvp mul_jvp Mul Mul; f64; [Tensor<B>] [TensorTangent<B>], [&'a Tensor<B>] [&'a TensorTangent<B>]);
+scalar_operator_jvp!(DivJvp div_jvp DivScalar ScalarDiv; f64; [Tensor<B>] [TensorTangent<B>], [&'a Tensor<B>] [&'a TensorTangent<B>]);
 
 scalar_operator!(Add add AddRule add_vjp Add Add; f64; Tensor<B>, &Tensor<B>);
 scalar_operator!(Sub sub SubRule sub_vjp SubScalar ScalarSub; f64; Tensor<B>, &Tensor<B>);

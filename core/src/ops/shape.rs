@@ -7,6 +7,7 @@
 //! | `permute(p)` / `transpose(a, b)` | ȳ permuted by p⁻¹ / transposed back |
 //! | `broadcast_to(s)` | ȳ summed over the broadcast axes |
 
+use super::forward::{linear, linear_jvp};
 use super::slot;
 use crate::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
@@ -17,13 +18,19 @@ use crate::tensor::{Backend, Tensor, TensorTangent};
 pub(crate) type OneArg<B> = (TensorTangent<B>, NoTangent);
 
 macro_rules! layout_rule {
-    ($(#[$doc:meta])* $vjp:ident($($arg:ident: $ty:ty),*) => $fwd:ident, |$d:ident, $x:ident| $back:expr; $n:literal, ($($slot:ty),*)) => {
+    ($(#[$doc:meta])* $vjp:ident $jvp:ident($($arg:ident: $ty:ty),*) => $fwd:ident, |$d:ident, $x:ident| $back:expr; $n:literal, ($($slot:ty),*)) => {
         $(#[$doc])*
         #[track_caller]
         pub fn $vjp(&self, $($arg: $ty,)* needs: [bool; $n]) -> (Self, impl FnOnce(TensorTangent<B>) -> (TensorTangent<B>, $($slot),*) + use<B>) {
             let y = self.$fwd($($arg),*);
             let $x = self.shape_owned();
             (y, move |d| (slot(needs[0], &d, |$d| $back), $(<$slot>::default()),*))
+        }
+
+        #[doc = concat!("Forward rule of [`", stringify!($fwd), "`](Tensor::", stringify!($fwd), "), linear: `ẏ = ", stringify!($fwd), "(ẋ)`.")]
+        #[track_caller]
+        pub fn $jvp(&self, $($arg: $ty,)* t: (Option<&TensorTangent<B>>, $(Option<$slot>),*)) -> (Self, Option<TensorTangent<B>>) {
+            (self.$fwd($($arg),*), linear(t.0, |d| d.$fwd($($arg),*)))
         }
     };
 }
@@ -289,27 +296,27 @@ impl<B: Backend> Tensor<B> {
 
     layout_rule!(
         /// Derivative rule of [`reshape`](Tensor::reshape).
-        reshape_vjp_full(shape: &[usize]) => reshape, |d, x| d.reshape(&x); 2, (NoTangent)
+        reshape_vjp_full reshape_jvp_full(shape: &[usize]) => reshape, |d, x| d.reshape(&x); 2, (NoTangent)
     );
     layout_rule!(
         /// Derivative rule of [`broadcast_to`](Tensor::broadcast_to).
-        broadcast_to_vjp_full(shape: &[usize]) => broadcast_to, |d, x| d.sum_to(&x); 2, (NoTangent)
+        broadcast_to_vjp_full broadcast_to_jvp_full(shape: &[usize]) => broadcast_to, |d, x| d.sum_to(&x); 2, (NoTangent)
     );
     layout_rule!(
         /// Derivative rule of [`squeeze`](Tensor::squeeze).
-        squeeze_vjp_full(axis: isize) => squeeze, |d, x| d.reshape(&x); 2, (NoTangent)
+        squeeze_vjp_full squeeze_jvp_full(axis: isize) => squeeze, |d, x| d.reshape(&x); 2, (NoTangent)
     );
     layout_rule!(
         /// Derivative rule of [`unsqueeze`](Tensor::unsqueeze).
-        unsqueeze_vjp_full(axis: isize) => unsqueeze, |d, x| d.reshape(&x); 2, (NoTangent)
+        unsqueeze_vjp_full unsqueeze_jvp_full(axis: isize) => unsqueeze, |d, x| d.reshape(&x); 2, (NoTangent)
     );
     layout_rule!(
         /// Derivative rule of [`flatten_from`](Tensor::flatten_from).
-        flatten_from_vjp_full(start: usize) => flatten_from, |d, x| d.reshape(&x); 2, (NoTangent)
+        flatten_from_vjp_full flatten_from_jvp_full(start: usize) => flatten_from, |d, x| d.reshape(&x); 2, (NoTangent)
     );
     layout_rule!(
         /// Derivative rule of [`t`](Tensor::t).
-        t_vjp_full() => t, |d, x| { let _ = x; d.t() }; 1, ()
+        t_vjp_full t_jvp_full() => t, |d, x| { let _ = x; d.t() }; 1, ()
     );
 
     /// Derivative rule of [`permute`](Tensor::permute): `x̄ = ȳ` permuted by `perm⁻¹`.
@@ -348,6 +355,14 @@ impl<B: Backend> Tensor<B> {
             )
         })
     }
+}
+
+linear_jvp! {
+    /// Forward rule of [`permute`](Tensor::permute), linear: `ẏ = ẋ` permuted by `perm`.
+    permute_jvp_full(perm: &[usize] => NoTangent) => |d| d.permute(perm);
+    /// Forward rule of [`transpose`](Tensor::transpose), linear: `ẏ = ẋ` with axes `a`, `b`
+    /// swapped.
+    transpose_jvp_full(a: isize => NoTangent, b: isize => NoTangent) => |d| d.transpose(a, b);
 }
 
 #[cfg(test)]

@@ -127,6 +127,48 @@ impl<B: Backend> Tensor<B> {
 
 /// What the pullback of a split keeps: the parts' shapes, dtype and device (for the zeros of
 /// parts without a tangent) and the axis.
+/// The tangent slots of a split: the input's, then the sizes' (or count's) and the axis'.
+type SplitTangents<'t, B> = (
+    Option<&'t TensorTangent<B>>,
+    Option<NoTangent>,
+    Option<NoTangent>,
+);
+
+impl<B: Backend> Tensor<B> {
+    /// Forward rule of [`split`](Tensor::split), linear: the parts of the tangent,
+    /// `ẏₖ = split(ẋ)ₖ` (the empty vector, the zero tangent, for a zero `ẋ`).
+    #[track_caller]
+    pub fn split_jvp_full(
+        &self,
+        sizes: &[usize],
+        axis: isize,
+        t: SplitTangents<'_, B>,
+    ) -> (Vec<Self>, Option<Vec<TensorTangent<B>>>) {
+        let parts = self.split(sizes, axis);
+        let tangents = t.0.map(|t| match t.dense_ref() {
+            Some(d) => d
+                .split(sizes, axis)
+                .into_iter()
+                .map(TensorTangent::Dense)
+                .collect(),
+            None => Vec::new(),
+        });
+        (parts, tangents)
+    }
+
+    /// Forward rule of [`chunk`](Tensor::chunk): [`split_jvp_full`](Tensor::split_jvp_full)
+    /// with the chunks' sizes.
+    #[track_caller]
+    pub fn chunk_jvp_full(
+        &self,
+        n: usize,
+        axis: isize,
+        t: SplitTangents<'_, B>,
+    ) -> (Vec<Self>, Option<Vec<TensorTangent<B>>>) {
+        self.split_jvp_full(&self.chunk_sizes("chunk", n, axis), axis, t)
+    }
+}
+
 struct Joiner<B: Backend> {
     shapes: Vec<Vec<usize>>,
     axis: isize,

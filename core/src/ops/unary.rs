@@ -26,6 +26,7 @@
 //! itself: a thirty-second of the memory when nothing else keeps the output (a ReLU before a
 //! max-pool, whose rule keeps only its argmax), and a pullback that reads that much less.
 
+use super::forward::{self_adjoint, self_adjoint_jvp};
 use super::{slot, slot_owned};
 use crate::NoTangent;
 use crate::ops::arith::binary_given;
@@ -41,7 +42,7 @@ pub(crate) type One<B> = (TensorTangent<B>,);
 macro_rules! unary_ops {
     ($(
         $(#[$doc:meta])*
-        $name:ident $vjp:ident $op:ident saves $saved:ident $(recorded $marker:ident)? => |$s:ident, $d:ident| $dx:expr;
+        $name:ident $vjp:ident $jvp:ident $op:ident saves $saved:ident $(recorded $marker:ident)? => |$s:ident, $d:ident| $dx:expr;
     )*) => {
         impl<B: Backend> Tensor<B> {$(
             $(#[$doc])*
@@ -62,6 +63,12 @@ macro_rules! unary_ops {
                     let $s = $s.as_ref().expect("saved for the pullback");
                     $dx
                 }),))
+            }
+
+            #[doc = concat!("Forward rule of [`", stringify!($name), "`](Tensor::", stringify!($name), "): `ẏ = f′(x)·ẋ`, the pullback's expression with the tangent for the seed.")]
+            #[track_caller]
+            pub fn $jvp(&self, t: (Option<&TensorTangent<B>>,)) -> (Self, Option<TensorTangent<B>>) {
+                self_adjoint(t.0, |n| self.$vjp([n]), |r: One<B>| r.0)
             }
         )*}
         $($(
@@ -98,7 +105,7 @@ unary_ops! {
     /// assert_eq!(x.exp().to_vec_f64(), [1.0, 1f64.exp()]);
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [1.0, 1f64.exp()]);
     /// ```
-    exp exp_vjp_full Exp saves y recorded exp => |y, d| d * y;
+    exp exp_vjp_full exp_jvp_full Exp saves y recorded exp => |y, d| d * y;
     /// `ln x` elementwise; derivative `ȳ/x`.
     ///
     /// ```
@@ -111,7 +118,7 @@ unary_ops! {
     /// assert_eq!(x.ln().to_vec_f64(), [0.0, 4f64.ln()]);
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [1.0, 0.25]);
     /// ```
-    ln ln_vjp_full Ln saves x recorded ln => |x, d| d / x;
+    ln ln_vjp_full ln_jvp_full Ln saves x recorded ln => |x, d| d / x;
     /// `√x` elementwise; derivative `ȳ/(2y)`.
     ///
     /// ```
@@ -124,7 +131,7 @@ unary_ops! {
     /// assert_eq!(x.sqrt().to_vec_f64(), [2.0, 4.0]);
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.25, 0.125]);
     /// ```
-    sqrt sqrt_vjp_full Sqrt saves y => |y, d| (d / y).mul_scalar(0.5);
+    sqrt sqrt_vjp_full sqrt_jvp_full Sqrt saves y => |y, d| (d / y).mul_scalar(0.5);
     /// `1/√x` elementwise; derivative `−ȳ·y³/2`.
     ///
     /// ```
@@ -137,7 +144,7 @@ unary_ops! {
     /// assert_eq!(x.rsqrt().to_vec_f64(), [0.5]);
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [-0.0625]);
     /// ```
-    rsqrt rsqrt_vjp_full Rsqrt saves y => |y, d| (d * &y.mul(y).mul(y)).mul_scalar(-0.5);
+    rsqrt rsqrt_vjp_full rsqrt_jvp_full Rsqrt saves y => |y, d| (d * &y.mul(y).mul(y)).mul_scalar(-0.5);
     /// `1/x` elementwise; derivative `−ȳ·y²`.
     ///
     /// ```
@@ -150,7 +157,7 @@ unary_ops! {
     /// assert_eq!(x.recip().to_vec_f64(), [0.5, -0.25]);
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [-0.25, -0.0625]);
     /// ```
-    recip recip_vjp_full Recip saves y => |y, d| (d * &y.mul(y)).neg();
+    recip recip_vjp_full recip_jvp_full Recip saves y => |y, d| (d * &y.mul(y)).neg();
     /// `|x|` elementwise; derivative `ȳ·sign(x)`, 0 at 0.
     ///
     /// ```
@@ -163,7 +170,7 @@ unary_ops! {
     /// assert_eq!(x.abs().to_vec_f64(), [2.0, 0.0, 3.0]);
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [-1.0, 0.0, 1.0]);
     /// ```
-    abs abs_vjp_full Abs saves x => |x, d| d * &x.unary(UnaryOp::Sign, "abs");
+    abs abs_vjp_full abs_jvp_full Abs saves x => |x, d| d * &x.unary(UnaryOp::Sign, "abs");
     /// `sin x` elementwise; derivative `ȳ·cos x`.
     ///
     /// ```
@@ -176,7 +183,7 @@ unary_ops! {
     /// assert_eq!(x.sin().to_vec_f64(), [0.0, 1f64.sin()]);
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [1.0, 1f64.cos()]);
     /// ```
-    sin sin_vjp_full Sin saves x recorded sin => |x, d| d * &x.cos();
+    sin sin_vjp_full sin_jvp_full Sin saves x recorded sin => |x, d| d * &x.cos();
     /// `cos x` elementwise; derivative `−ȳ·sin x`.
     ///
     /// ```
@@ -189,7 +196,7 @@ unary_ops! {
     /// assert_eq!(x.cos().to_vec_f64(), [1.0, 1f64.cos()]);
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [-0.0, -1f64.sin()]);
     /// ```
-    cos cos_vjp_full Cos saves x recorded cos => |x, d| (d * &x.sin()).neg();
+    cos cos_vjp_full cos_jvp_full Cos saves x recorded cos => |x, d| (d * &x.sin()).neg();
     /// `tanh x` elementwise; derivative `ȳ·(1 − y²)`.
     ///
     /// ```
@@ -202,7 +209,7 @@ unary_ops! {
     /// assert_eq!(x.tanh().to_vec_f64(), [0.0, 0.5f64.tanh()]);
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [1.0, 1.0 - 0.5f64.tanh() * 0.5f64.tanh()]);
     /// ```
-    tanh tanh_vjp_full Tanh saves y recorded tanh => |y, d| binary_given(y.into(), d.into(), BinaryOp::TanhGrad, "tanh");
+    tanh tanh_vjp_full tanh_jvp_full Tanh saves y recorded tanh => |y, d| binary_given(y.into(), d.into(), BinaryOp::TanhGrad, "tanh");
     /// `σ(x) = 1/(1 + e⁻ˣ)` elementwise; derivative `ȳ·y(1 − y)`.
     ///
     /// ```
@@ -215,7 +222,7 @@ unary_ops! {
     /// assert_eq!(x.sigmoid().to_vec_f64(), [0.5]);
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.25]);
     /// ```
-    sigmoid sigmoid_vjp_full Sigmoid saves y => |y, d| binary_given(y.into(), d.into(), BinaryOp::SigmoidGrad, "sigmoid");
+    sigmoid sigmoid_vjp_full sigmoid_jvp_full Sigmoid saves y => |y, d| binary_given(y.into(), d.into(), BinaryOp::SigmoidGrad, "sigmoid");
     /// GELU, tanh form: `x/2·(1 + tanh(√(2/π)(x + 0.044715x³)))`; derivative `ȳ·gelu′(x)`.
     ///
     /// ```
@@ -228,10 +235,10 @@ unary_ops! {
     /// assert_eq!(x.gelu().to_vec_f64(), [0.0]);
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.5]);
     /// ```
-    gelu gelu_vjp_full Gelu saves x => |x, d| binary_given(x.into(), d.into(), BinaryOp::GeluGrad, "gelu");
+    gelu gelu_vjp_full gelu_jvp_full Gelu saves x => |x, d| binary_given(x.into(), d.into(), BinaryOp::GeluGrad, "gelu");
     /// GELU, exact form: `x·Φ(x) = x/2·(1 + erf(x/√2))`; derivative `ȳ·(Φ(x) + x·φ(x))` with
     /// `φ(x) = e^(−x²/2)/√(2π)`.
-    gelu_erf gelu_erf_vjp_full GeluErf saves x => |x, d| binary_given(x.into(), d.into(), BinaryOp::GeluErfGrad, "gelu_erf");
+    gelu_erf gelu_erf_vjp_full gelu_erf_jvp_full GeluErf saves x => |x, d| binary_given(x.into(), d.into(), BinaryOp::GeluErfGrad, "gelu_erf");
     /// SiLU (swish) `x·σ(x)`; derivative `ȳ·σ(x)(1 + x(1 − σ(x)))`.
     ///
     /// ```
@@ -244,7 +251,7 @@ unary_ops! {
     /// assert_eq!(x.silu().to_vec_f64(), [0.0]);
     /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.5]);
     /// ```
-    silu silu_vjp_full Silu saves x => |x, d| binary_given(x.into(), d.into(), BinaryOp::SiluGrad, "silu");
+    silu silu_vjp_full silu_jvp_full Silu saves x => |x, d| binary_given(x.into(), d.into(), BinaryOp::SiluGrad, "silu");
 }
 
 /// The pullback of a rule with one tensor input and one constant parameter.
@@ -452,6 +459,19 @@ impl<B: Backend> Tensor<B> {
             (dx, NoTangent, NoTangent)
         })
     }
+}
+
+self_adjoint_jvp! {
+    /// Forward rule of [`relu`](Tensor::relu): `ẏ = ẋ·𝟙(x > 0)`.
+    relu_jvp_full = relu_vjp_full();
+    /// Forward rule of [`leaky_relu`](Tensor::leaky_relu): `ẏ = ẋ·(x > 0 ? 1 : α)`.
+    leaky_relu_jvp_full = leaky_relu_vjp_full(alpha: f64 => NoTangent);
+    /// Forward rule of [`powf`](Tensor::powf): `ẏ = p·xᵖ⁻¹·ẋ`.
+    powf_jvp_full = powf_vjp_full(p: f64 => NoTangent);
+    /// Forward rule of [`square`](Tensor::square): `ẏ = 2x·ẋ`.
+    square_jvp_full = square_vjp_full();
+    /// Forward rule of [`clamp`](Tensor::clamp): `ẏ = ẋ·𝟙(lo ≤ x ≤ hi)`.
+    clamp_jvp_full = clamp_vjp_full(lo: f64 => NoTangent, hi: f64 => NoTangent);
 }
 
 #[cfg(test)]
