@@ -50,6 +50,7 @@ pub fn companions(
     let mut fwd = Forward {
         scopes: Scopes::default(),
         errors: Errors::default(),
+        uninit: Default::default(),
     };
     fwd.scopes.push();
     for p in &sig.params {

@@ -488,16 +488,37 @@ impl Forward {
 
 /// Macros that only read their arguments: printing, formatting, assertions.
 const READING_MACROS: &[&str] = &[
-    "println", "print", "eprintln", "eprint", "format", "write", "writeln", "panic",
-    "assert", "assert_eq", "assert_ne", "debug_assert", "debug_assert_eq", "debug_assert_ne",
-    "unreachable", "todo", "unimplemented", "format_args", "dbg",
+    "println",
+    "print",
+    "eprintln",
+    "eprint",
+    "format",
+    "write",
+    "writeln",
+    "panic",
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "unreachable",
+    "todo",
+    "unimplemented",
+    "format_args",
+    "dbg",
 ];
 
 impl Forward {
     /// A macro other than `vec!`: kept as written when it only reads (a value it prints is the
     /// primal), rejected when it mentions an active value and could write it.
     pub fn other_macro(&mut self, mac: &syn::Macro, whole: TokenStream) -> Fx {
-        let name = mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        let name = mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
         if !READING_MACROS.contains(&name.as_str()) {
             if let Some(n) = self.mentions_tracked(mac.tokens.clone()) {
                 self.error(

@@ -31,6 +31,8 @@ use scope::Scopes;
 pub struct Forward {
     scopes: Scopes,
     errors: Errors,
+    /// Variables declared without a value (`let x;`), whose tangent starts as `None`.
+    uninit: std::collections::HashSet<String>,
 }
 
 impl Forward {

@@ -49,7 +49,13 @@ impl Forward {
             .map(|n| {
                 self.scopes.track(n);
                 let t = tangent_ident(n);
-                quote!(let mut #t = ::core::option::Option::None;)
+                if self.uninit.contains(n) {
+                    return quote!(let mut #t = ::core::option::Option::None;);
+                }
+                // A zero rather than `None`: the tangent a loop carries is then `Some` on
+                // every path, and the optimizer drops the tests of the rules it passes through.
+                let x: syn::Ident = syn::parse_str(n).expect("a variable name");
+                quote!(let mut #t = ::core::option::Option::Some({ use ::adjoint::Differentiable as _; #x.zero_tangent() });)
             })
             .collect()
     }
@@ -59,6 +65,7 @@ impl Forward {
         Forward {
             scopes: self.scopes.clone(),
             errors: crate::diag::Errors::default(),
+            uninit: self.uninit.clone(),
         }
     }
 
@@ -84,6 +91,9 @@ impl Forward {
     fn local(&mut self, local: &syn::Local) -> TokenStream {
         let Some(init) = &local.init else {
             self.bind_pattern(&local.pat, false);
+            if let Pat::Ident(i) = &local.pat {
+                self.uninit.insert(i.ident.to_string());
+            }
             return local.to_token_stream();
         };
         if init.diverge.is_some() {
