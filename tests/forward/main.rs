@@ -7,3 +7,4 @@
 
 mod scalar;
 mod structs;
+mod tensors;

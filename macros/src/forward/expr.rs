@@ -270,9 +270,27 @@ impl Forward {
         let mut slots = Vec::new();
         let mut active = false;
         for (k, arg) in args.enumerate() {
+            let (a, ta) = (format_ident!("__a{}", k), format_ident!("__ta{}", k));
+            // `&rvalue`: the value lives in the call's block, borrowed with its tangent.
+            if let Expr::Reference(r) = arg {
+                if r.mutability.is_none() && place(&r.expr).is_none() {
+                    let fx = self.expr(&r.expr);
+                    let (v, tv) = (format_ident!("__v{}", k), format_ident!("__tv{}", k));
+                    binds.push(match fx {
+                        Fx::Pair(pair) => {
+                            active = true;
+                            quote!(let (#v, #tv) = #pair; let (#a, #ta) = (&#v, #tv.as_ref());)
+                        }
+                        Fx::Data(value) => {
+                            quote!(let (#a, #ta) = (&#value, ::core::option::Option::None);)
+                        }
+                    });
+                    slots.push(quote!(#a));
+                    continue;
+                }
+            }
             let fx = self.expr(arg);
             active |= fx.is_pair();
-            let (a, ta) = (format_ident!("__a{}", k), format_ident!("__ta{}", k));
             let pair = fx.pair();
             binds.push(quote!(let (#a, #ta) = #pair;));
             slots.push(quote!(#a));
