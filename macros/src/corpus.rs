@@ -171,7 +171,10 @@ fn forward_mode_over_the_corpus() {
             }
         }
     }
-    println!("forward mode accepts {accepted} of {} functions", accepted + rejected.len());
+    println!(
+        "forward mode accepts {accepted} of {} functions",
+        accepted + rejected.len()
+    );
     for r in &rejected {
         println!("  {r}");
     }
@@ -183,7 +186,10 @@ struct ForwardFns(Vec<syn::ItemFn>);
 
 impl<'a> Visit<'a> for ForwardFns {
     fn visit_item_fn(&mut self, f: &'a syn::ItemFn) {
-        if f.attrs.iter().any(|a| matches!(macro_of(a), Some(Macro::Differentiable))) {
+        if f.attrs
+            .iter()
+            .any(|a| matches!(macro_of(a), Some(Macro::Differentiable)))
+        {
             self.0.push(f.clone());
         }
         syn::visit::visit_item_fn(self, f);
@@ -205,6 +211,12 @@ fn forward_of(f: &syn::ItemFn) -> Option<Result<(), String>> {
     Some(
         crate::forward::companions(&item, &sig, &args)
             .map(|_| ())
-            .map_err(|e| e.into_compile_errors().to_string().chars().take(200).collect()),
+            .map_err(|e| {
+                e.into_compile_errors()
+                    .to_string()
+                    .chars()
+                    .take(200)
+                    .collect()
+            }),
     )
 }

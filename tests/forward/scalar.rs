@@ -194,3 +194,79 @@ fn tuples_arrays_and_return() {
     // d/dx (2x sin x) = 2 sin x + 2x cos x.
     assert!(close(t, 2.0 * x.sin() + 2.0 * x * x.cos(), 1e-15));
 }
+
+/// Sorting two values by `mem::swap`, then `replace` and `take`: the tangents move with them.
+/// lo = min(x, y), hi = max(x, y); f = lo·hi² + old + taken with old = lo, taken = 2hi.
+#[differentiable(forward)]
+fn swapped(x: f64, y: f64) -> f64 {
+    let mut lo = x;
+    let mut hi = y;
+    if lo > hi {
+        std::mem::swap(&mut lo, &mut hi);
+    }
+    let mut spare = 2.0 * hi;
+    let old = std::mem::replace(&mut spare, lo);
+    let taken = std::mem::take(&mut spare);
+    lo * hi * hi + old + taken
+}
+
+#[test]
+fn mem_swap_replace_take_move_the_tangents() {
+    // x = 3 > y = 1: lo = y, hi = x; f = y x² + 2x + y: ∂x = 2xy + 2, ∂y = x² + 1.
+    assert_eq!(swapped_jvp(3.0, 1.0, 1.0, 0.0).1, 2.0 * 3.0 + 2.0);
+    assert_eq!(swapped_jvp(3.0, 1.0, 0.0, 1.0).1, 9.0 + 1.0);
+    // x = 1 < y = 3: lo = x, hi = y: f = x y² + 2y + x: ∂x = y² + 1.
+    assert_eq!(swapped_jvp(1.0, 3.0, 1.0, 0.0).1, 10.0);
+}
+
+/// Σ (i + 1)·vᵢ over v = [x, y, xy] built by `push`: ∂x = 1 + 3y, ∂y = 2 + 3x.
+#[differentiable(forward)]
+fn pushed(x: f64, y: f64) -> f64 {
+    let mut v = Vec::new();
+    v.push(x);
+    v.push(y);
+    v.push(x * y);
+    let mut s = 0.0;
+    for i in 0..v.len() {
+        s += (i + 1) as f64 * v[i];
+    }
+    s
+}
+
+#[test]
+fn push_and_a_parenthesised_cast() {
+    let (x, y) = (0.5, -2.0);
+    assert_eq!(pushed_jvp(x, y, 1.0, 0.0).1, 1.0 + 3.0 * y);
+    assert_eq!(pushed_jvp(x, y, 0.0, 1.0).1, 2.0 + 3.0 * x);
+}
+
+/// A reference local read through `*`, and a final `return`: f = (*r)² eˣ with r = &x.
+#[differentiable(forward)]
+#[allow(clippy::needless_return)]
+fn through_ref(x: f64) -> f64 {
+    let r = &x;
+    let y = *r * *r;
+    return y * x.exp();
+}
+
+#[test]
+fn reference_locals_and_a_final_return() {
+    let x = 0.7_f64;
+    // d/dx x² eˣ = (2x + x²) eˣ.
+    let want = (2.0 * x + x * x) * x.exp();
+    assert!(close(through_ref_jvp(x, 1.0).1, want, 1e-15));
+}
+
+/// A function returning `()` that writes its inout parameter: x ← x·y + y.
+#[differentiable(forward)]
+fn step(x: &mut f64, y: f64) {
+    *x = *x * y + y;
+}
+
+#[test]
+fn unit_function_with_an_inout_parameter() {
+    let (mut x, mut dx) = (2.0, 1.0);
+    let ((), ()) = step_jvp(&mut x, 3.0, &mut dx, 0.5);
+    // dx ← dx·y + x·dy + dy = 3 + 2·0.5 + 0.5.
+    assert_eq!((x, dx), (9.0, 4.5));
+}

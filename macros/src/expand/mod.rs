@@ -67,7 +67,7 @@ pub fn function(args: DiffArgs, input: TokenStream, mut errors: Errors) -> Token
     match sig {
         Some(sig) if errors.is_empty() => {
             let mut companions = companions(&item, &sig, &args, body.flatten());
-            if args.forward && item.body.is_some() {
+            if item.body.is_some() && args.forward {
                 match crate::forward::companions(&item, &sig, &args) {
                     Ok(forward) => companions.extend(forward),
                     Err(e) => companions.extend(e.into_compile_errors()),

@@ -67,9 +67,12 @@ pub fn companions(
     if !fwd.errors.is_empty() {
         return Err(fwd.errors);
     }
+    // No tail: the body ends in `return` (or diverges otherwise).
+    let unit = matches!(&sig.ret, syn::Type::Tuple(t) if t.elems.is_empty());
     let tail = match tail {
-        Some(fx) => fx.pair(),
-        None => quote!(((), ::core::option::Option::None)),
+        Some(fx) => Some(fx.pair()),
+        None if unit => Some(quote!(((), ::core::option::Option::None))),
+        None => None,
     };
     let name = &item.sig.ident;
     let span = name.span();

@@ -110,7 +110,10 @@ impl Forward {
     pub fn expr(&mut self, e: &Expr) -> Fx {
         match e {
             Expr::Lit(_) | Expr::Range(_) => Fx::Data(e.to_token_stream()),
-            Expr::Paren(p) => self.expr(&p.expr),
+            Expr::Paren(p) => match self.expr(&p.expr) {
+                Fx::Data(v) => Fx::Data(quote!((#v))),
+                pair => pair,
+            },
             Expr::Path(_) | Expr::Field(_) | Expr::Index(_) => self.place_read(e),
             Expr::Reference(r) => self.reference(r),
             Expr::Binary(b) if is_compound(&b.op) => self.compound(b),
@@ -309,6 +312,11 @@ impl Forward {
         if name == "clone" && m.args.is_empty() {
             return self.clone_call(m);
         }
+        if name == "push" && m.args.len() == 1 {
+            if let Some(fx) = self.push_call(m) {
+                return fx;
+            }
+        }
         let (recv_bind, recv, recv_tangent, recv_active) = self.receiver(&m.receiver);
         let (binds, values, args_active) = self.bind_args(m.args.iter());
         if !recv_active && !args_active {
@@ -374,6 +382,30 @@ impl Forward {
         self.expr(recv).value()
     }
 
+    /// `v.push(x)` on a variable: the tangent (zeros of `v`'s length, at the first active
+    /// element) gets `x`'s tangent, or a zero of `x`'s shape.
+    fn push_call(&mut self, m: &ExprMethodCall) -> Option<Fx> {
+        let target = place(&m.receiver).filter(|p| p.is_variable())?;
+        let pair = self.expr(&m.args[0]);
+        if !pair.is_pair() && self.scopes.hold(&target.root).is_none() {
+            return None;
+        }
+        if self.scopes.hold(&target.root).is_none() {
+            self.promote(&target.root);
+        }
+        let tv = self.scopes.tangent_place(&target.root)?;
+        let v = &m.receiver;
+        let pair = pair.pair();
+        Some(Fx::Data(quote!({
+            let (__v, __t) = #pair;
+            if __t.is_some() || #tv.is_some() {
+                let __whole = #tv.get_or_insert_with(|| { use ::adjoint::Differentiable as _; #v.zero_tangent() });
+                __whole.push(::adjoint::__private::tangent_or_zero(&__v, __t));
+            }
+            #v.push(__v);
+        })))
+    }
+
     /// `x.clone()`: the tangent is cloned with it.
     fn clone_call(&mut self, m: &ExprMethodCall) -> Fx {
         if let Some(p) = place(&m.receiver) {
@@ -402,6 +434,9 @@ impl Forward {
             let args: Vec<TokenStream> = c.args.iter().map(|a| self.expr(a).value()).collect();
             return Fx::Data(quote!(#callee(#(#args),*)));
         }
+        if let Some(fx) = self.mem_call(c, last.as_deref()) {
+            return fx;
+        }
         let (binds, values, active) = self.bind_args(c.args.iter());
         if !active {
             return Fx::Data(c.to_token_stream());
@@ -428,6 +463,73 @@ impl Forward {
             #(#binds)*
             #rule(#(#values,)* (#(#tangents,)*))
         }})
+    }
+
+    /// `mem::swap`, `mem::replace` and `mem::take` on variables: the same call on their
+    /// tangents (`take` leaves the zero tangent, `None`, with the default value).
+    fn mem_call(&mut self, c: &ExprCall, last: Option<&str>) -> Option<Fx> {
+        let Expr::Path(callee) = &*c.func else {
+            return None;
+        };
+        let in_mem = callee.path.segments.len() == 1
+            || callee.path.segments.iter().any(|s| s.ident == "mem");
+        if !in_mem || !matches!(last, Some("swap" | "replace" | "take")) {
+            return None;
+        }
+        let mut args = c.args.iter();
+        let target = match args.next()? {
+            Expr::Reference(r) if r.mutability.is_some() => {
+                place(&r.expr).filter(|p| p.is_variable())
+            }
+            _ => None,
+        };
+        // Other forms (through a reference, into a field) are not seen: rejected when active.
+        let Some(target) = target else {
+            return Some(self.opaque(&Expr::Call(c.clone())));
+        };
+        let rest: Vec<&Expr> = args.collect();
+        let tracked = self.scopes.hold(&target.root).is_some()
+            || rest
+                .iter()
+                .any(|e| self.mentions_tracked(e.to_token_stream()).is_some());
+        if !tracked {
+            return Some(Fx::Data(c.to_token_stream()));
+        }
+        if self.scopes.hold(&target.root).is_none() {
+            self.promote(&target.root);
+        }
+        let (a, ta) = (
+            syn::parse_str::<syn::Ident>(&target.root).ok()?,
+            self.scopes.tangent_place(&target.root)?,
+        );
+        Some(match (last, rest.as_slice()) {
+            (Some("swap"), [Expr::Reference(r)]) => {
+                let Some(other) =
+                    place(&r.expr).filter(|p| p.is_variable() && r.mutability.is_some())
+                else {
+                    return Some(self.opaque(&Expr::Call(c.clone())));
+                };
+                if self.scopes.hold(&other.root).is_none() {
+                    self.promote(&other.root);
+                }
+                let b = syn::parse_str::<syn::Ident>(&other.root).ok()?;
+                let tb = self.scopes.tangent_place(&other.root)?;
+                Fx::Data(
+                    quote!({ ::core::mem::swap(&mut #a, &mut #b); ::core::mem::swap(&mut #ta, &mut #tb); }),
+                )
+            }
+            (Some("replace"), [value]) => {
+                let pair = self.expr(value).pair();
+                Fx::Pair(quote!({
+                    let (__v, __t) = #pair;
+                    (::core::mem::replace(&mut #a, __v), ::core::mem::replace(&mut #ta, __t))
+                }))
+            }
+            (Some("take"), []) => {
+                Fx::Pair(quote!((::core::mem::take(&mut #a), ::core::mem::take(&mut #ta))))
+            }
+            _ => return None,
+        })
     }
 
     fn tuple(&mut self, t: &syn::ExprTuple) -> Fx {

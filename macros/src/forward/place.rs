@@ -63,7 +63,7 @@ impl Place {
     /// The tangent of the place, cloned.
     pub fn tangent_clone(&self, base_ref: TokenStream) -> TokenStream {
         let acc = &self.accesses;
-        quote!(#base_ref.map(|__t| ::core::clone::Clone::clone(&__t #acc)))
+        quote!(#base_ref.map(|__t| __t #acc .clone()))
     }
 
     /// The index expressions of the accesses, for the activity check.

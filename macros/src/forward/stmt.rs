@@ -113,7 +113,16 @@ impl Forward {
                 let ty = ty.map(|t| quote!(: #t));
                 quote!(let #pat #ty = #v;)
             }
-            Fx::Pair(p) => self.bind_active(pat, ty, p),
+            Fx::Pair(p) => {
+                let code = self.bind_active(pat, ty, p);
+                // `let r = &x;`: the tangent is held as a reference too.
+                if let (Expr::Reference(r), Pat::Ident(i)) = (&*init.expr, pat) {
+                    if r.mutability.is_none() {
+                        self.scopes.declare(&i.ident.to_string(), Some(Hold::Ref));
+                    }
+                }
+                code
+            }
         }
     }
 
