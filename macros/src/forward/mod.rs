@@ -4,7 +4,7 @@
 //! The body is rewritten once, in program order: every active value `x` gets a tangent
 //! variable `__t_x: Option<Tangent>` next to it (`None` is the zero tangent), every active
 //! operation calls its forward rule, and branches and loops keep their shape
-//! (`docs/design.md` §6 has a worked expansion). The companions:
+//! (`docs/design.md` §5 has a worked expansion). The companions:
 //!
 //! * `f_jvp(params.., d<wrt params>..) -> (R, R::Tangent)`, public: one tangent per `wrt`
 //!   parameter, in order (`&T::Tangent` for a `&T` parameter, `&mut T::Tangent` for an inout
