@@ -62,6 +62,9 @@ fn rosenbrock_group(c: &mut Criterion) {
     group.bench_function("jvp", |b| {
         b.iter(|| rosenbrock_jvp(black_box(&x), black_box(&v)))
     });
+    group.bench_function("jvp_by_hand", |b| {
+        b.iter(|| rosenbrock_jvp_by_hand(black_box(&x), black_box(&v)))
+    });
     group.bench_function("gradient", |b| {
         b.iter(|| -> Vec<f64> { gradient(rosenbrock_vjp(black_box(&x))) })
     });
