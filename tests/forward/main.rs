@@ -5,6 +5,14 @@
 //! Every tangent is checked against its hand-computed derivative, against central finite
 //! differences in f64, and against the gradient of the same function (`⟨∇f, v⟩ = ∂f·v`).
 
+// The functions are written in the forms forward mode must handle (index loops, `push` after
+// `Vec::new`, `&mut Vec` parameters), not in the forms clippy prefers.
+#![allow(
+    clippy::needless_range_loop,
+    clippy::ptr_arg,
+    clippy::vec_init_then_push
+)]
+
 mod scalar;
 mod structs;
 mod tensors;

@@ -173,7 +173,7 @@ fn inout_parameter_leaves_the_tangent_of_its_final_value() {
     let (value, t) = scale_in_place_jvp(&mut v, 3.0, &mut dv, 2.0);
     assert_eq!(v, vec![3.0, 6.0]);
     // v_i ← a v_i: dv_i ← a dv_i + v_i da.
-    assert_eq!(dv, vec![3.0 * 0.5 + 1.0 * 2.0, 3.0 * -1.0 + 2.0 * 2.0]);
+    assert_eq!(dv, vec![3.0 * 0.5 + 1.0 * 2.0, -3.0 + 2.0 * 2.0]);
     assert_eq!((value, t), (6.0, dv[0] + 2.0));
 }
 

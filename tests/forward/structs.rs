@@ -41,6 +41,6 @@ fn method_tangent_is_the_directional_derivative() {
     assert!((t2 - (2.0 * want + 0.5)).abs() < 1e-13);
     // Against reverse mode: ⟨∇, v⟩.
     let (gs, gx) = gradient(s.doubled_vjp(x));
-    let dot = gs.k * 0.25 + gs.rest * -1.0 + gx * 0.5;
+    let dot = gs.k * 0.25 - gs.rest + gx * 0.5;
     assert!((t2 - dot).abs() < 1e-13);
 }

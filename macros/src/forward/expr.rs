@@ -275,22 +275,23 @@ impl Forward {
         for (k, arg) in args.enumerate() {
             let (a, ta) = (format_ident!("__a{}", k), format_ident!("__ta{}", k));
             // `&rvalue`: the value lives in the call's block, borrowed with its tangent.
-            if let Expr::Reference(r) = arg {
-                if r.mutability.is_none() && place(&r.expr).is_none() {
-                    let fx = self.expr(&r.expr);
-                    let (v, tv) = (format_ident!("__v{}", k), format_ident!("__tv{}", k));
-                    binds.push(match fx {
-                        Fx::Pair(pair) => {
-                            active = true;
-                            quote!(let (#v, #tv) = #pair; let (#a, #ta) = (&#v, #tv.as_ref());)
-                        }
-                        Fx::Data(value) => {
-                            quote!(let (#a, #ta) = (&#value, ::core::option::Option::None);)
-                        }
-                    });
-                    slots.push(quote!(#a));
-                    continue;
-                }
+            if let Expr::Reference(r) = arg
+                && r.mutability.is_none()
+                && place(&r.expr).is_none()
+            {
+                let fx = self.expr(&r.expr);
+                let (v, tv) = (format_ident!("__v{}", k), format_ident!("__tv{}", k));
+                binds.push(match fx {
+                    Fx::Pair(pair) => {
+                        active = true;
+                        quote!(let (#v, #tv) = #pair; let (#a, #ta) = (&#v, #tv.as_ref());)
+                    }
+                    Fx::Data(value) => {
+                        quote!(let (#a, #ta) = (&#value, ::core::option::Option::None);)
+                    }
+                });
+                slots.push(quote!(#a));
+                continue;
             }
             let fx = self.expr(arg);
             active |= fx.is_pair();
@@ -312,10 +313,11 @@ impl Forward {
         if name == "clone" && m.args.is_empty() {
             return self.clone_call(m);
         }
-        if name == "push" && m.args.len() == 1 {
-            if let Some(fx) = self.push_call(m) {
-                return fx;
-            }
+        if name == "push"
+            && m.args.len() == 1
+            && let Some(fx) = self.push_call(m)
+        {
+            return fx;
         }
         let (recv_bind, recv, recv_tangent, recv_active) = self.receiver(&m.receiver);
         let (binds, values, args_active) = self.bind_args(m.args.iter());
@@ -337,26 +339,25 @@ impl Forward {
     /// The receiver of a method call: a binding for an rvalue, the receiver expression, its
     /// tangent by reference, and whether it is active.
     fn receiver(&mut self, recv: &Expr) -> (TokenStream, TokenStream, TokenStream, bool) {
-        if let Some(p) = place(recv) {
-            if self
+        if let Some(p) = place(recv)
+            && self
                 .mentions_tracked(p.mentions().parse().unwrap_or_default())
                 .is_none()
-            {
-                return match self.scopes.tangent_ref(&p.root) {
-                    Some(base) => (
-                        TokenStream::new(),
-                        recv.to_token_stream(),
-                        p.tangent_ref(base),
-                        true,
-                    ),
-                    None => (
-                        TokenStream::new(),
-                        recv.to_token_stream(),
-                        quote!(::core::option::Option::None),
-                        false,
-                    ),
-                };
-            }
+        {
+            return match self.scopes.tangent_ref(&p.root) {
+                Some(base) => (
+                    TokenStream::new(),
+                    recv.to_token_stream(),
+                    p.tangent_ref(base),
+                    true,
+                ),
+                None => (
+                    TokenStream::new(),
+                    recv.to_token_stream(),
+                    quote!(::core::option::Option::None),
+                    false,
+                ),
+            };
         }
         match self.expr(recv) {
             Fx::Pair(p) => (
@@ -639,13 +640,13 @@ impl Forward {
             .last()
             .map(|s| s.ident.to_string())
             .unwrap_or_default();
-        if !READING_MACROS.contains(&name.as_str()) {
-            if let Some(n) = self.mentions_tracked(mac.tokens.clone()) {
-                self.error(
+        if !READING_MACROS.contains(&name.as_str())
+            && let Some(n) = self.mentions_tracked(mac.tokens.clone())
+        {
+            self.error(
                     mac.path.span(),
                     format!("forward mode cannot see inside the macro `{name}!`, which uses the active value `{n}`: write its expansion, or compute the value outside it"),
                 );
-            }
         }
         Fx::Data(whole)
     }

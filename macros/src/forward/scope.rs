@@ -60,10 +60,10 @@ impl Scopes {
 
     /// Marks the visible `name` as tracked (owned), where it was declared.
     pub fn track(&mut self, name: &str) {
-        if let Some(slot) = self.blocks.iter_mut().rev().find_map(|b| b.get_mut(name)) {
-            if slot.is_none() {
-                *slot = Some(Hold::Owned);
-            }
+        if let Some(slot) = self.blocks.iter_mut().rev().find_map(|b| b.get_mut(name))
+            && slot.is_none()
+        {
+            *slot = Some(Hold::Owned);
         }
     }
 

@@ -104,7 +104,7 @@ impl Forward {
         }
         let fx = self.expr(&init.expr);
         let (pat, ty) = match &local.pat {
-            Pat::Type(t) => (&*t.pat, Some(&t.ty)),
+            Pat::Type(t) => (&*t.pat, Some(&*t.ty)),
             p => (p, None),
         };
         match fx {
@@ -116,10 +116,10 @@ impl Forward {
             Fx::Pair(p) => {
                 let code = self.bind_active(pat, ty, p);
                 // `let r = &x;`: the tangent is held as a reference too.
-                if let (Expr::Reference(r), Pat::Ident(i)) = (&*init.expr, pat) {
-                    if r.mutability.is_none() {
-                        self.scopes.declare(&i.ident.to_string(), Some(Hold::Ref));
-                    }
+                if let (Expr::Reference(r), Pat::Ident(i)) = (&*init.expr, pat)
+                    && r.mutability.is_none()
+                {
+                    self.scopes.declare(&i.ident.to_string(), Some(Hold::Ref));
                 }
                 code
             }
@@ -145,12 +145,7 @@ impl Forward {
     }
 
     /// `let x = active;` or `let (a, b) = active;`.
-    fn bind_active(
-        &mut self,
-        pat: &Pat,
-        ty: Option<&Box<syn::Type>>,
-        pair: TokenStream,
-    ) -> TokenStream {
+    fn bind_active(&mut self, pat: &Pat, ty: Option<&syn::Type>, pair: TokenStream) -> TokenStream {
         let ty = ty.map(|t| quote!(: (#t, _)));
         match pat {
             Pat::Ident(i) if i.subpat.is_none() => {
