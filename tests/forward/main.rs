@@ -1,9 +1,12 @@
 //! Forward mode (`#[differentiable(forward)]` and `f_jvp`), one module per kind of code:
+//! - [`jacobian`]: the `jvp`/`jacfwd`/`jacrev`/`jacobian` helpers and `check_jvp` on vector
+//!   functions, with their typed errors.
 //! - [`scalar`]: straight-line code, branches, loops over slices, `while`, element writes,
 //!   recursion, calls, inout parameters, tuples and early returns.
 //!
 //! Every tangent is checked against its hand-computed derivative, against central finite
 //! differences in f64, and against the gradient of the same function (`⟨∇f, v⟩ = ∂f·v`).
 
+mod jacobian;
 mod scalar;
 mod structs;
