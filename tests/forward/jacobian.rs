@@ -2,7 +2,7 @@
 //! reverse Jacobians equal each other, the hand-computed Jacobian and central finite
 //! differences; bad input is a typed error; `check_jvp` catches a wrong jvp.
 
-use adjoint::check::{CheckError, Checkable, Derivative, check_jvp};
+use adjoint::check::Checkable;
 use adjoint::prelude::*;
 use std::cell::Cell;
 
@@ -64,7 +64,7 @@ fn assert_jacobians(exact: &Jacobian, fwd: Jacobian, rev: Jacobian, auto: Jacobi
 
 /// Polar to Cartesian coordinates.
 #[differentiable(forward)]
-fn polar(r: f64, theta: f64) -> (f64, f64) {
+pub(crate) fn polar(r: f64, theta: f64) -> (f64, f64) {
     (r * theta.cos(), r * theta.sin())
 }
 
@@ -88,7 +88,7 @@ fn polar_to_cartesian() {
 
 /// A 3 → 2 map through a loop: (Σ xᵢ², Π xᵢ).
 #[differentiable(forward)]
-fn sum_and_product(x: &[f64]) -> [f64; 2] {
+pub(crate) fn sum_and_product(x: &[f64]) -> [f64; 2] {
     let mut s = 0.0;
     let mut p = 1.0;
     for i in 0..x.len() {
@@ -116,7 +116,7 @@ fn a_three_to_two_map_with_a_loop() {
 
 /// softmax(x)ᵢ = e^{xᵢ} / Σⱼ e^{xⱼ}, written with element writes into a `Vec`.
 #[differentiable(forward)]
-fn softmax(x: &[f64]) -> Vec<f64> {
+pub(crate) fn softmax(x: &[f64]) -> Vec<f64> {
     let mut e = vec![0.0; x.len()];
     let mut total = 0.0;
     for i in 0..x.len() {
@@ -157,7 +157,7 @@ fn softmax_over_a_vec() {
 
 /// A tensor layer: tanh(x·w), differentiated in both `w` (2×2) and `x` (3×2).
 #[differentiable(forward)]
-fn layer(w: Tensor, x: Tensor) -> Tensor {
+pub(crate) fn layer(w: Tensor, x: Tensor) -> Tensor {
     x.matmul(&w).tanh()
 }
 
@@ -192,7 +192,7 @@ fn a_tensor_layer() {
 
 /// A 2 → 3 map with a branch.
 #[differentiable(forward)]
-fn lifted(x: f64, y: f64) -> [f64; 3] {
+pub(crate) fn lifted(x: f64, y: f64) -> [f64; 3] {
     let a = if x > y { x - y } else { (y - x) * 2.0 };
     [a * y, x.exp() * y, (x * y).sin()]
 }
@@ -324,4 +324,132 @@ fn jvp_is_the_directional_derivative_and_rejects_bad_seeds() {
         matches!(err, JacobianError::NonFiniteSeed { element: 1, value } if value.is_nan()),
         "{err:?}"
     );
+}
+
+#[test]
+fn non_finite_inputs_are_refused_by_every_helper() {
+    let x = vec![1.0, f64::INFINITY, 0.0];
+    let jvp_f = |x: Vec<f64>, dx: Vec<f64>| sum_and_product_jvp(&x, &dx);
+    let vjp_f = |x: &Vec<f64>, w| sum_and_product_vjp(x).1(w);
+    let want = JacobianError::NonFiniteInput {
+        element: 1,
+        value: f64::INFINITY,
+    };
+    assert_eq!(jacfwd(jvp_f, &x).unwrap_err(), want);
+    assert_eq!(
+        jacrev_by(|x: &Vec<f64>| sum_and_product(x), vjp_f, &x).unwrap_err(),
+        want
+    );
+    assert_eq!(jacobian_by(jvp_f, vjp_f, &x).unwrap_err(), want);
+    assert_eq!(jvp(jvp_f, x, vec![]).unwrap_err(), want);
+    let nan = (f64::NAN, 1.0);
+    let err = jacrev(|(r, t)| polar_vjp(r, t), &nan).unwrap_err();
+    assert!(
+        matches!(err, JacobianError::NonFiniteInput { element: 0, .. }),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("input element 0 is NaN"), "{err}");
+}
+
+/// sin over a tensor, whose hand-written jvp and pullback return the transpose of the right
+/// tangent (the wrong shape for a non-square tensor).
+fn transposed_sin_jvp(x: Tensor, dx: TensorTangent) -> (Tensor, TensorTangent) {
+    let t = (&dx.unwrap() * &x.cos()).t();
+    (x.sin(), TensorTangent::Dense(t))
+}
+
+#[test]
+fn a_tangent_of_the_wrong_shape_is_a_typed_error() {
+    let x = Tensor::from_vec(vec![0.5_f64, -1.0, 2.0, 0.1, 0.0, -0.3], &[2, 3]);
+    let err = jacfwd(transposed_sin_jvp, &x).unwrap_err();
+    let JacobianError::TangentShape { message } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        message.contains("jvp's tangent")
+            && message.contains("[3, 2]")
+            && message.contains("[2, 3]"),
+        "{message}"
+    );
+    let transposed_pullback = |x: Tensor| {
+        let y = x.sin();
+        (y, move |w: TensorTangent| {
+            TensorTangent::Dense(w.unwrap().t())
+        })
+    };
+    let err = jacrev(transposed_pullback, &x).unwrap_err();
+    let JacobianError::TangentShape { message } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(message.contains("pullback's tangent"), "{message}");
+    // The seed given to jvp must have the input's shape.
+    let seed = TensorTangent::Dense(Tensor::from_vec(vec![1.0_f64; 6], &[3, 2]));
+    let err = jvp(transposed_sin_jvp, x, seed).unwrap_err();
+    assert!(matches!(err, JacobianError::SeedShape { .. }), "{err:?}");
+}
+
+#[test]
+fn an_output_that_changes_size_between_calls_is_a_typed_error() {
+    let calls = Cell::new(0);
+    let growing = |x: Vec<f64>, dx: Vec<f64>| {
+        calls.set(calls.get() + 1);
+        (vec![x[0]; calls.get()], vec![dx[0]; calls.get()])
+    };
+    let err = jacfwd(growing, &vec![1.0, 2.0]).unwrap_err();
+    assert_eq!(err, JacobianError::OutputChanged { first: 1, now: 2 });
+    let calls = Cell::new(0);
+    let growing = |x: Vec<f64>| {
+        calls.set(calls.get() + 1);
+        (vec![x[0] + x[1]; calls.get() + 1], move |w: Vec<f64>| {
+            vec![w.iter().sum(); 2]
+        })
+    };
+    let err = jacrev(growing, &vec![1.0, 2.0]).unwrap_err();
+    assert_eq!(err, JacobianError::OutputChanged { first: 2, now: 3 });
+}
+
+#[test]
+fn empty_inputs_and_outputs_give_empty_jacobians() {
+    let f = |v: Vec<f64>, dv: Vec<f64>| norm2_jvp(&v, &dv);
+    let j = jacfwd(f, &vec![]).unwrap();
+    assert_eq!((j.rows(), j.cols(), j.as_slice()), (1, 0, &[][..]));
+    let nothing = |x: Vec<f64>| (Vec::<f64>::new(), move |_w: Vec<f64>| vec![0.0; x.len()]);
+    let j = jacrev(nothing, &vec![1.0, 2.0]).unwrap();
+    assert_eq!((j.rows(), j.cols()), (0, 2));
+}
+
+#[test]
+fn the_matrix_reads_and_prints_row_major() {
+    let j = Jacobian::from_row_major(2, 3, vec![1.0, 2.5, -3.0, 4.0, 0.0, 6.0]).unwrap();
+    assert_eq!((j[(0, 1)], j[(1, 2)]), (2.5, 6.0));
+    assert_eq!(
+        (j.get(1, 0), j.get(2, 0), j.get(0, 3)),
+        (Some(4.0), None, None)
+    );
+    assert_eq!(j.row(1), Some(&[4.0, 0.0, 6.0][..]));
+    assert_eq!((j.row(2), j.column(1)), (None, Some(vec![2.5, 0.0])));
+    let t = j.transpose();
+    assert_eq!(
+        (t.rows(), t.cols(), t.as_slice()),
+        (3, 2, &[1.0, 4.0, 2.5, 0.0, -3.0, 6.0][..])
+    );
+    assert_eq!(j.max_abs_diff(&t), None);
+    assert_eq!(j.max_abs_diff(&t.transpose()), Some(0.0));
+    assert_eq!(j.to_string(), "[[1, 2.5, -3],\n [4, 0, 6]]");
+    assert_eq!(format!("{j:.1}"), "[[1.0, 2.5, -3.0],\n [4.0, 0.0, 6.0]]");
+    assert_eq!(
+        Jacobian::from_row_major(2, 2, vec![1.0; 3]).unwrap_err(),
+        JacobianError::DataLength {
+            rows: 2,
+            cols: 2,
+            len: 3
+        }
+    );
+}
+
+#[test]
+#[should_panic(expected = "Jacobian index (2, 0) outside its 2×3 shape")]
+fn indexing_outside_the_matrix_panics_with_its_shape() {
+    let j = Jacobian::from_row_major(2, 3, vec![0.0; 6]).unwrap();
+    let _ = j[(2, 0)];
 }

@@ -1,4 +1,5 @@
 //! Forward mode (`#[differentiable(forward)]` and `f_jvp`), one module per kind of code:
+//! - [`check_jvp`]: the checker against right and deliberately wrong jvps.
 //! - [`jacobian`]: the `jvp`/`jacfwd`/`jacrev`/`jacobian` helpers and `check_jvp` on vector
 //!   functions, with their typed errors.
 //! - [`scalar`]: straight-line code, branches, loops over slices, `while`, element writes,
@@ -7,6 +8,7 @@
 //! Every tangent is checked against its hand-computed derivative, against central finite
 //! differences in f64, and against the gradient of the same function (`⟨∇f, v⟩ = ∂f·v`).
 
+mod check_jvp;
 mod jacobian;
 mod scalar;
 mod structs;
