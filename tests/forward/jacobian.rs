@@ -91,9 +91,9 @@ fn polar_to_cartesian() {
 pub(crate) fn sum_and_product(x: &[f64]) -> [f64; 2] {
     let mut s = 0.0;
     let mut p = 1.0;
-    for i in 0..x.len() {
-        s += x[i] * x[i];
-        p *= x[i];
+    for v in x {
+        s += v * v;
+        p *= v;
     }
     [s, p]
 }
@@ -115,6 +115,7 @@ fn a_three_to_two_map_with_a_loop() {
 }
 
 /// softmax(x)ᵢ = e^{xᵢ} / Σⱼ e^{xⱼ}, written with element writes into a `Vec`.
+#[allow(clippy::needless_range_loop)] // writes through an index are the case under test
 #[differentiable(forward)]
 pub(crate) fn softmax(x: &[f64]) -> Vec<f64> {
     let mut e = vec![0.0; x.len()];
@@ -124,7 +125,7 @@ pub(crate) fn softmax(x: &[f64]) -> Vec<f64> {
         total += e[i];
     }
     for i in 0..x.len() {
-        e[i] = e[i] / total;
+        e[i] /= total;
     }
     e
 }
@@ -244,9 +245,9 @@ fn the_jacobian_of_a_scalar_function_is_its_gradient() {
         g[i + 1] += 200.0 * b;
     }
     let exact = Jacobian::from_row_major(1, 4, g.clone()).unwrap();
-    let fwd = jacfwd(|x, dx| rosenbrock_jvp(x, dx), &x).unwrap();
-    let rev = jacrev(|x| rosenbrock_vjp(x), &x).unwrap();
-    let auto = jacobian(|x, dx| rosenbrock_jvp(x, dx), |x| rosenbrock_vjp(x), &x).unwrap();
+    let fwd = jacfwd(rosenbrock_jvp, &x).unwrap();
+    let rev = jacrev(rosenbrock_vjp, &x).unwrap();
+    let auto = jacobian(rosenbrock_jvp, rosenbrock_vjp, &x).unwrap();
     let fd = fd_jacobian(rosenbrock, &x);
     let grad: Vec<f64> = gradient(rosenbrock_vjp(x.clone()));
     assert_eq!(rev.as_slice(), &grad[..]);
@@ -292,8 +293,8 @@ fn jacobian_picks_forward_for_few_inputs_and_reverse_for_few_outputs() {
 #[differentiable(forward)]
 fn norm2(v: &[f64]) -> f64 {
     let mut s = 0.0;
-    for i in 0..v.len() {
-        s += v[i] * v[i];
+    for x in v {
+        s += x * x;
     }
     s
 }
