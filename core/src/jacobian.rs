@@ -39,8 +39,8 @@ use crate::check::Checkable;
 /// #[differentiable(forward)]
 /// fn norm2(v: &[f64]) -> f64 {
 ///     let mut s = 0.0;
-///     for x in v {
-///         s += x * x;
+///     for i in 0..v.len() {
+///         s += v[i] * v[i];
 ///     }
 ///     s
 /// }

@@ -87,13 +87,14 @@ fn polar_to_cartesian() {
 }
 
 /// A 3 → 2 map through a loop: (Σ xᵢ², Π xᵢ).
+#[allow(clippy::needless_range_loop)] // `for x in slice` loses its tangent in forward mode: see below
 #[differentiable(forward)]
 pub(crate) fn sum_and_product(x: &[f64]) -> [f64; 2] {
     let mut s = 0.0;
     let mut p = 1.0;
-    for v in x {
-        s += v * v;
-        p *= v;
+    for i in 0..x.len() {
+        s += x[i] * x[i];
+        p *= x[i];
     }
     [s, p]
 }
@@ -290,11 +291,12 @@ fn jacobian_picks_forward_for_few_inputs_and_reverse_for_few_outputs() {
 }
 
 /// ‖v‖² over a slice.
+#[allow(clippy::needless_range_loop)] // `for x in slice` loses its tangent in forward mode: see below
 #[differentiable(forward)]
 fn norm2(v: &[f64]) -> f64 {
     let mut s = 0.0;
-    for x in v {
-        s += x * x;
+    for i in 0..v.len() {
+        s += v[i] * v[i];
     }
     s
 }
@@ -453,4 +455,29 @@ fn the_matrix_reads_and_prints_row_major() {
 fn indexing_outside_the_matrix_panics_with_its_shape() {
     let j = Jacobian::from_row_major(2, 3, vec![0.0; 6]).unwrap();
     let _ = j[(2, 0)];
+}
+
+/// ‖v‖² over a slice, iterated with `for x in v`.
+#[differentiable(forward)]
+fn norm2_by_iteration(v: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for x in v {
+        s += x * x;
+    }
+    s
+}
+
+/// Known forward-mode bug: iterating a `&[f64]` parameter with `for x in v` drops its tangent
+/// (the jvp is 0 while the gradient is right); `check_jvp` catches it.
+#[test]
+#[ignore = "forward-mode bug: `for x in slice` over a `&[f64]` parameter loses the tangent"]
+fn iteration_over_a_slice_parameter_carries_its_tangent() {
+    let f_jvp = |v: Vec<f64>, dv: Vec<f64>| norm2_by_iteration_jvp(&v, &dv);
+    let report = adjoint::check::check_jvp(
+        f_jvp,
+        |v: Vec<f64>| norm2_by_iteration(&v),
+        &vec![1.0, 2.0],
+        &vec![0.5, -1.0],
+    );
+    assert!(report.is_ok(), "{}", report.unwrap_err());
 }
