@@ -235,4 +235,7 @@ pub mod prelude {
         Float, FloatMath, TangentVector, UnitSeed, gradient, value_with_gradient,
         without_derivative,
     };
+    pub use adjoint_core::{
+        Jacobian, JacobianError, jacfwd, jacobian, jacobian_by, jacrev, jacrev_by, jvp,
+    };
 }

@@ -17,6 +17,7 @@ mod collections;
 mod differentiable;
 mod float;
 mod gradient;
+mod jacobian;
 pub mod nn;
 pub mod ops;
 pub mod optim;
@@ -32,6 +33,9 @@ pub use checkpoint::CheckpointError;
 pub use differentiable::{Differentiable, NoTangent, TangentVector};
 pub use float::{Float, FloatMath};
 pub use gradient::{UnitSeed, gradient, value_with_gradient, without_derivative};
+pub use jacobian::{
+    Jacobian, JacobianError, jacfwd, jacobian, jacobian_by, jacrev, jacrev_by, jvp,
+};
 pub use ops::conv::Conv2d;
 pub use ops::index::TensorList;
 pub use ops::loss::{cross_entropy, cross_entropy_vjp, mse, mse_vjp, nll, nll_vjp};

@@ -1,4 +1,7 @@
 //! Forward mode (`#[differentiable(forward)]` and `f_jvp`), one module per kind of code:
+//! - [`check_jvp`]: the checker against right and deliberately wrong jvps.
+//! - [`jacobian`]: the `jvp`/`jacfwd`/`jacrev`/`jacobian` helpers and `check_jvp` on vector
+//!   functions, with their typed errors.
 //! - [`scalar`]: straight-line code, branches, loops over slices, `while`, element writes,
 //!   recursion, calls, inout parameters, tuples and early returns.
 //!
@@ -13,6 +16,8 @@
     clippy::vec_init_then_push
 )]
 
+mod check_jvp;
+mod jacobian;
 mod scalar;
 mod structs;
 mod tensors;

@@ -270,3 +270,26 @@ fn unit_function_with_an_inout_parameter() {
     // dx ← dx·y + x·dy + dy = 3 + 2·0.5 + 0.5.
     assert_eq!((x, dx), (9.0, 4.5));
 }
+
+/// Σ xᵢ² three ways of iterating a slice parameter: ∂ = 2xᵢ each, so J·v = 6 Σ xᵢvᵢ.
+#[differentiable(forward)]
+fn iterate_slice(x: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for a in x {
+        s += a * a;
+    }
+    for a in x.iter() {
+        s += a * a;
+    }
+    for &a in x.iter() {
+        s += a * a;
+    }
+    s
+}
+
+#[test]
+fn every_way_of_iterating_a_slice_carries_its_tangent() {
+    let (x, v) = (vec![1.0, -2.0, 0.5], vec![0.5, 1.0, -1.0]);
+    let want = 6.0 * (0.5 - 2.0 - 0.5);
+    assert_eq!(iterate_slice_jvp(&x, &v).1, want);
+}

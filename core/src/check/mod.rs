@@ -10,6 +10,9 @@
 //!   `v` of each input and a random cotangent `w`, with `J v` from a central difference:
 //!   three calls of `f` per input, whatever its size (a cheap test of big or vector-valued
 //!   functions).
+//! * [`check_jvp`] compares every element of a forward companion's `J·v` (from
+//!   `#[differentiable(forward)]`'s `f_jvp`) with `(f(x + h·v) − f(x − h·v)) / 2h`: one call of
+//!   the jvp and two of `f`, whatever the sizes.
 //!
 //! The function under test takes its inputs as one value, a tuple for several (`|(x, y)|
 //! f_vjp(x, y)`), and returns the `(value, pullback)` pair of a companion; the inputs and the
@@ -71,10 +74,12 @@
 //! ```
 
 mod flat;
+mod forward;
 mod report;
 
 pub use flat::Checkable;
-pub use report::{CheckError, Comparison, GradientReport, Tolerance};
+pub use forward::{check_jvp, check_jvp_with};
+pub use report::{CheckError, Comparison, Derivative, GradientReport, Tolerance};
 
 /// [`check_gradient_with`] at the default [`Tolerance`].
 ///
@@ -204,6 +209,7 @@ fn gradient_comparisons<I: Checkable, O: Checkable>(
         for (element, i) in range.enumerate() {
             delta[i] = h;
             comparisons.push(Comparison {
+                derivative: Derivative::Pullback,
                 input,
                 element: Some(element),
                 analytic: probe.gradient[i],
@@ -289,6 +295,7 @@ fn dot_product_comparisons<I: Checkable, O: Checkable>(
         }
         let numeric = probe.directional(&delta);
         comparisons.push(Comparison {
+            derivative: Derivative::Pullback,
             input,
             element: None,
             analytic,
@@ -318,16 +325,8 @@ impl<'f, I: Checkable, O: Checkable> Probe<'f, I, O> {
         y: O,
         pullback: impl FnOnce(O::Tangent) -> I::Tangent,
     ) -> Result<Self, CheckError> {
-        if let Some(message) = inputs.precision_issue() {
-            return Err(CheckError::Precision {
-                message: format!("an input is {message}"),
-            });
-        }
-        if let Some(message) = y.precision_issue() {
-            return Err(CheckError::Precision {
-                message: format!("the value is {message}"),
-            });
-        }
+        precision(inputs, "an input")?;
+        precision(&y, "the value")?;
         let w = match y.flat_len() {
             1 => vec![1.0],
             n => {
@@ -339,7 +338,9 @@ impl<'f, I: Checkable, O: Checkable> Probe<'f, I, O> {
         let mut gradient = Vec::with_capacity(inputs.flat_len());
         inputs
             .flatten_tangent(&tangent, &mut gradient)
-            .map_err(|message| CheckError::TangentShape { message })?;
+            .map_err(|e| CheckError::TangentShape {
+                message: format!("the pullback's tangent does not fit the inputs: {e}"),
+            })?;
         let mut x = Vec::with_capacity(gradient.len());
         inputs.flatten(&mut x);
         Ok(Probe {
@@ -382,6 +383,17 @@ impl<'f, I: Checkable, O: Checkable> Probe<'f, I, O> {
     /// `(⟨w, f(x + δ)⟩ − ⟨w, f(x − δ)⟩) / 2h`.
     fn directional(&self, delta: &[f64]) -> f64 {
         (self.value_at(delta, 1.0) - self.value_at(delta, -1.0)) / (2.0 * self.step)
+    }
+}
+
+/// A [`CheckError::Precision`] if `value` (`what`: "an input", "the value") cannot be checked
+/// in `f64`.
+fn precision<T: Checkable>(value: &T, what: &str) -> Result<(), CheckError> {
+    match value.precision_issue() {
+        Some(message) => Err(CheckError::Precision {
+            message: format!("{what} is {message}"),
+        }),
+        None => Ok(()),
     }
 }
 

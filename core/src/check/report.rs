@@ -33,17 +33,31 @@ impl Default for Tolerance {
     }
 }
 
-/// One comparison of a derivative from the pullback with its finite difference.
+/// Which companion gave the derivative of a [`Comparison`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Derivative {
+    /// A pullback ([`check_gradient`](super::check_gradient),
+    /// [`check_dot_product`](super::check_dot_product)): the comparison names an input element.
+    Pullback,
+    /// A jvp ([`check_jvp`](super::check_jvp)): the comparison names an output element.
+    Jvp,
+}
+
+/// One comparison of a derivative from a companion with its finite difference.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Comparison {
-    /// The top-level input (the position in the inputs' tuple; 0 for a single input).
+    /// The companion checked; it says whether `input` and `element` name an input or an
+    /// output element.
+    pub derivative: Derivative,
+    /// The top-level input (the position in the inputs' tuple; 0 for a single input), or for
+    /// a [`Derivative::Jvp`] the top-level part of the output.
     pub input: usize,
-    /// The element of that input, in [`Checkable`](super::Checkable) order, or `None` for a
-    /// dot-product check along a random direction.
+    /// The element of that input (or output part), in [`Checkable`](super::Checkable) order,
+    /// or `None` for a dot-product check along a random direction.
     pub element: Option<usize>,
-    /// What the pullback gives (`∂⟨w, f⟩/∂xᵢ`, or `⟨v, Jᵀw⟩`).
+    /// What the companion gives (`∂⟨w, f⟩/∂xᵢ`, `⟨v, Jᵀw⟩`, or `(J v)ₖ`).
     pub analytic: f64,
-    /// What central differences give (or `⟨J v, w⟩`).
+    /// What central differences give (or `⟨J v, w⟩`, or `(f(x + hv) − f(x − hv))ₖ / 2h`).
     pub numeric: f64,
 }
 
@@ -77,13 +91,23 @@ impl Comparison {
 
 impl fmt::Display for Comparison {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.element {
-            Some(e) => write!(f, "input {}, element {e}", self.input)?,
-            None => write!(f, "input {}, along a random direction", self.input)?,
-        }
+        let by = match (self.derivative, self.element) {
+            (Derivative::Pullback, Some(e)) => {
+                write!(f, "input {}, element {e}", self.input)?;
+                "pullback"
+            }
+            (Derivative::Pullback, None) => {
+                write!(f, "input {}, along a random direction", self.input)?;
+                "pullback"
+            }
+            (Derivative::Jvp, e) => {
+                write!(f, "output {}, element {}", self.input, e.unwrap_or(0))?;
+                "jvp"
+            }
+        };
         write!(
             f,
-            ": the pullback gives {:e}, central differences {:e} (relative error {:.2e})",
+            ": the {by} gives {:e}, central differences {:e} (relative error {:.2e})",
             self.analytic,
             self.numeric,
             self.rel_error()
@@ -117,7 +141,9 @@ pub enum CheckError {
         /// The tolerance used.
         tolerance: Tolerance,
     },
-    /// The pullback returned a tangent that does not fit its input (shape, length).
+    /// The pullback returned a tangent that does not fit its input (shape, length), or, for
+    /// [`check_jvp`](super::check_jvp), the tangent given does not fit the inputs or the jvp's
+    /// does not fit its value.
     TangentShape {
         /// What does not fit, naming the part.
         message: String,
@@ -143,10 +169,7 @@ impl fmt::Display for CheckError {
                 tolerance.step, tolerance.atol, tolerance.rtol
             ),
             CheckError::TangentShape { message } => {
-                write!(
-                    f,
-                    "gradient check: the pullback's tangent does not fit: {message}"
-                )
+                write!(f, "gradient check: a tangent does not fit: {message}")
             }
             CheckError::Precision { message } => write!(f, "gradient check: {message}"),
         }

@@ -162,6 +162,7 @@ fn f32_tensors_are_refused_with_the_fix() {
 #[test]
 fn nan_never_passes() {
     let c = Comparison {
+        derivative: Derivative::Pullback,
         input: 0,
         element: Some(0),
         analytic: f64::NAN,

@@ -423,7 +423,16 @@ impl Forward {
                 quote!(::core::iter::Iterator::enumerate(#items)),
                 Some(t),
             ),
-            None => (quote!(#pat), self.expr(&f.expr).value(), None),
+            None => {
+                let iterated = self.expr(&f.expr);
+                if iterated.is_pair() {
+                    self.error(
+                        f.expr.span(),
+                        "forward mode: iterate over an active collection as `for x in &v`, `for x in v.iter()` or `for x in v` (a reference), or by index".to_string(),
+                    );
+                }
+                (quote!(#pat), iterated.value(), None)
+            }
         };
         self.settle_loop(&f.body, Some(&f.pat));
         self.scopes.push();
@@ -441,15 +450,17 @@ impl Forward {
         let base = match e {
             Expr::Reference(r) if r.mutability.is_none() => &*r.expr,
             Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => &*m.receiver,
+            // `for x in v` over a reference (a `&[T]` parameter, `let v = &w;`).
+            Expr::Path(_) => {
+                let p = place(e)?;
+                (self.scopes.hold(&p.root) == Some(Hold::Ref)).then_some(e)?
+            }
             _ => return None,
         };
         let p = place(base)?;
         let tangent = self.scopes.tangent_ref(&p.root)?;
         let tangent = p.tangent_ref(tangent);
-        Some((
-            quote!(::core::iter::IntoIterator::into_iter(&#base)),
-            quote!(#tangent.map(|__t| &__t[__k])),
-        ))
+        Some((quote!(#base.iter()), quote!(#tangent.map(|__t| &__t[__k]))))
     }
 
     /// The element's tangent, bound to the loop pattern's name.
