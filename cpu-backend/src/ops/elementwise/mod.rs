@@ -133,7 +133,10 @@ fn map2<T: Real + Send + Sync>(a: &[T], b: &[T], k: &impl Zip<T>) -> Vec<T> {
 /// variant listed (the unit type of the same name in module `$kernels`), and the given arms
 /// for the others.
 macro_rules! by_kernel {
-    ($enum:ident, $op:expr, |$k:ident| $run:expr, $kernels:ident, [$($v:ident),*], { $($rest:tt)* }) => {
+    (
+        $enum:ident, $op:expr, |$k:ident| $run:expr, $kernels:ident, [$($v:ident),*],
+        { $($rest:tt)* }
+    ) => {
         match $op {
             $( $enum::$v => {
                 let $k = $kernels::$v;
