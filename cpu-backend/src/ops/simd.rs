@@ -4,8 +4,9 @@
 //! training models have AVX2 and FMA (256-bit lanes, fused multiply-add); [`wide`] runs a
 //! kernel inlined into a function compiled for them when the CPU has both, and as built
 //! otherwise; [`dispatch`] does the same for a [`Kernel`] that also knows which build it is in
-//! (to use fused multiply-adds or AVX2 intrinsics); [`widest`] adds an AVX-512 build. The result is the same either way: plain `a * b + c` is never contracted into
-//! a fused multiply-add, only `mul_add` asks for one.
+//! (to use fused multiply-adds or AVX2 intrinsics); [`dispatch_widest`] adds an AVX-512
+//! build. The result is the same either way: plain `a * b + c` is never contracted into a
+//! fused multiply-add, only `mul_add` asks for one.
 
 /// Whether the CPU has AVX2 and FMA (`std` caches the answer after the first query).
 #[inline(always)]
@@ -109,47 +110,66 @@ pub(crate) fn has_avx512() -> bool {
     }
 }
 
-/// `kernel()` inlined into a function built for AVX-512 (512-bit lanes).
+/// `kernel.run::<true>()` in a build for AVX-512 (512-bit lanes) when the CPU has it, else
+/// as [`dispatch`] (AVX2 + FMA, else the baseline). What the elementwise loops run: those of
+/// transcendental functions do twice the work per instruction in 512-bit lanes, and the
+/// values are the same in every build, as for [`wide`].
+///
+/// The kernel is a type whose `run` is `#[inline(always)]`, so that its loop is compiled into
+/// each build whatever its size. A closure cannot be marked so: `widest(|| loop)` left the
+/// loop (with an exact GELU inlined, 1.5 KiB of code) out of line in the baseline build, which
+/// the AVX-512 and AVX2 builds only jumped to (28th session).
 ///
 /// # Safety
-/// Only on a CPU with the features of [`has_avx512`].
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")]
-unsafe fn avx512_build<R>(kernel: impl FnOnce() -> R) -> R {
-    kernel()
-}
-
-/// `kernel()` compiled for the widest vectors the CPU has: AVX-512, else AVX2 + FMA (as
-/// [`wide`]), else the baseline. What the elementwise loops of transcendental functions
-/// run, which do twice the work per instruction in 512-bit lanes; the values are the same
-/// in every build, as for [`wide`].
+/// What `K::run` requires besides the features.
 #[inline(always)]
-pub(crate) fn widest<R>(kernel: impl FnOnce() -> R) -> R {
+pub(crate) unsafe fn dispatch_widest<K: Kernel>(kernel: K) -> K::Output {
     #[cfg(target_arch = "x86_64")]
     if has_avx512() {
-        // SAFETY: the CPU has the features (checked just above).
+        // SAFETY: the CPU has the features (checked just above); the rest is the caller's.
         return unsafe { avx512_build(kernel) };
     }
-    wide(kernel)
+    // SAFETY: forwarded from the caller.
+    unsafe { dispatch(kernel) }
 }
 
-/// `kernel()` in each build this CPU can run, named: the baseline always, then AVX2 + FMA and
+/// The AVX-512 build of a kernel (`FMA`: it has AVX2 and FMA too).
+///
+/// # Safety
+/// Only on a CPU with the features of [`has_avx512`]; the kernel's own contract.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")]
+unsafe fn avx512_build<K: Kernel>(kernel: K) -> K::Output {
+    // SAFETY: forwarded from the caller, who checked the features.
+    unsafe { kernel.run::<true>() }
+}
+
+/// The kernel in each build this CPU can run, named: the baseline always, then AVX2 + FMA and
 /// AVX-512 where present. For tests that the builds agree.
+///
+/// # Safety
+/// What `K::run` requires besides the features.
 #[cfg(test)]
-pub(crate) fn each_build<R>(kernel: impl Fn() -> R) -> Vec<(&'static str, R)> {
+pub(crate) unsafe fn each_build<K: Kernel + Clone>(kernel: K) -> Vec<(&'static str, K::Output)> {
     /// The baseline build, out of line.
+    ///
+    /// # Safety
+    /// The kernel's own contract.
     #[inline(never)]
-    fn baseline<R>(kernel: &impl Fn() -> R) -> R {
-        kernel()
+    unsafe fn baseline<K: Kernel>(kernel: K) -> K::Output {
+        // SAFETY: forwarded from the caller; `FMA` is false.
+        unsafe { kernel.run::<false>() }
     }
-    let mut builds = vec![("baseline", baseline(&kernel))];
+    // SAFETY: forwarded from the caller.
+    let mut builds = vec![("baseline", unsafe { baseline(kernel.clone()) })];
     if has_avx2_fma() {
-        builds.push(("avx2+fma", wide(&kernel)));
+        // SAFETY: forwarded from the caller; `dispatch` picks the AVX2 build on this CPU.
+        builds.push(("avx2+fma", unsafe { dispatch(kernel.clone()) }));
     }
     #[cfg(target_arch = "x86_64")]
     if has_avx512() {
-        // SAFETY: the CPU has the features (checked just above).
-        builds.push(("avx512", unsafe { avx512_build(&kernel) }));
+        // SAFETY: the CPU has the features (checked just above); the rest is the caller's.
+        builds.push(("avx512", unsafe { avx512_build(kernel) }));
     }
     builds
 }

@@ -30,10 +30,13 @@ pub fn sigmoid_f32(x: f32) -> f32 {
     logistic(x).0
 }
 
-/// SiLU `x·σ(x)`.
+/// SiLU `x·σ(x)`. A NaN input is returned as it is: `x·σ(x)` is then a product of two NaNs,
+/// of which the SSE2 build kept one and the AVX builds (operands commuted) the other, so that
+/// the sign of the result differed between builds.
 #[inline(always)]
 pub fn silu_f32(x: f32) -> f32 {
-    x * logistic(x).0
+    let v = x * logistic(x).0;
+    if x.is_nan() { x } else { v }
 }
 
 /// The derivative of SiLU, `σ(x) + x·σ(x)(1 − σ(x))` (= `σ(x)(1 + x(1 − σ(x)))`).
@@ -53,7 +56,9 @@ fn gelu_2u(x: f32) -> f32 {
 /// `(1 + tanh u)/2 = σ(2u)`), one exponential and one division.
 #[inline(always)]
 pub fn gelu_f32(x: f32) -> f32 {
-    x * logistic(gelu_2u(x)).0
+    let v = x * logistic(gelu_2u(x)).0;
+    // A NaN input returned as it is, as by `silu_f32`.
+    if x.is_nan() { x } else { v }
 }
 
 /// The derivative of the tanh-form GELU `x·σ(2u)`: `σ(2u) + x·σ(2u)(1 − σ(2u))·2u′`, with

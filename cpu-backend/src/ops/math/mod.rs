@@ -1,8 +1,9 @@
 //! Elementary functions in `f32` written so that a loop over them vectorizes: straight-line
 //! float arithmetic, bit operations and selects, no calls and no branches. The elementwise
 //! loops that run them are compiled for AVX-512, for AVX2 + FMA and for the baseline, and
-//! picked at run time ([`widest`](super::simd::widest)); the three builds give the same bits
-//! (no `mul_add`, so nothing is contracted).
+//! picked at run time ([`dispatch_widest`](super::simd::dispatch_widest)); the three builds
+//! give the same bits (no `mul_add`, so nothing is contracted; a NaN's sign is kept by the
+//! kernels that would otherwise multiply two NaNs).
 //!
 //! libm's `tanhf` is a scalar call of about 20–30 ns on the development machine, which made
 //! the `tanh` of a 32-wide hidden state cost more than the matrix product feeding it (the RNN
