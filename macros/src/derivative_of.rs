@@ -19,7 +19,13 @@ use syn::{FnArg, Ident, Path, ReturnType, Type};
 /// Expands `#[derivative_of(path)] fn rule(..) -> (R, impl FnOnce(..) -> ..) { .. }`.
 pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let target: Option<Path> = syn::parse2(args).map_err(|e| errors.add(e)).ok();
+    let (target, jvp) = match syn::parse2::<RuleArgs>(args) {
+        Ok(a) => (Some(a.target), a.jvp),
+        Err(e) => {
+            errors.add(e);
+            (None, None)
+        }
+    };
     let mut item: FnItem = match syn::parse2::<FnItem>(input.clone()) {
         Ok(item) if item.body.is_some() => item,
         _ => {
@@ -52,11 +58,109 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let alias = alias(&item, &sig, f);
     let uniform = uniform(&item, &sig, f, &value_ty);
     let check = signature_check(&item, &target, f, &value_ty);
+    let forward = jvp.map(|jvp| forward(&item, &sig, f, &value_ty, &jvp));
     quote! {
         #item
         #alias
         #uniform
         #check
+        #forward
+    }
+}
+
+/// `#[derivative_of(f)]` or `#[derivative_of(f, jvp = rule)]`.
+struct RuleArgs {
+    target: Path,
+    /// The forward rule: a function with `f_jvp`'s signature (the parameters, then one tangent
+    /// per differentiated parameter), returning `(value, tangent)`.
+    jvp: Option<Path>,
+}
+
+impl syn::parse::Parse for RuleArgs {
+    fn parse(input: syn::parse::ParseStream) -> syn::Result<Self> {
+        let target = input.parse()?;
+        let mut jvp = None;
+        if input.parse::<Option<syn::Token![,]>>()?.is_some() && !input.is_empty() {
+            let key: Ident = input.parse()?;
+            if key != "jvp" {
+                return Err(syn::Error::new(
+                    key.span(),
+                    "expected `jvp = rule` (the forward rule)",
+                ));
+            }
+            input.parse::<syn::Token![=]>()?;
+            jvp = Some(input.parse()?);
+            let _ = input.parse::<Option<syn::Token![,]>>()?;
+        }
+        Ok(RuleArgs { target, jvp })
+    }
+}
+
+/// The forward companions of a rule with a `jvp`: the uniform `f_vjp::__jvp` (generated
+/// callers pass `Option` tangents; a `None` becomes a zero of the argument's shape) and the
+/// public `f_jvp`, when the forward rule has another name.
+fn forward(
+    item: &FnItem,
+    sig: &FnSignature,
+    f: &Ident,
+    value_ty: &Type,
+    jvp: &Path,
+) -> TokenStream {
+    let vjp = names::public(f);
+    let public = format_ident!("{}_jvp", f);
+    let vis = &item.vis;
+    let generics = &item.sig.generics;
+    let where_clause = &item.sig.generics.where_clause;
+    let decls: Vec<_> = sig.params.iter().map(|p| &p.decl).collect();
+    let pass: Vec<_> = sig.params.iter().map(|p| &p.pass).collect();
+    let turbofish = &sig.turbofish;
+    let ret_tangent =
+        quote_spanned!(value_ty.span()=> <#value_ty as ::adjoint::Differentiable>::Tangent);
+    let slots = sig.params.iter().map(crate::forward::slot_type);
+    let mut take = Vec::new();
+    let mut tangents = Vec::new();
+    let mut public_decls = Vec::new();
+    for (k, p) in sig.params.iter().enumerate().filter(|(_, p)| p.wrt) {
+        let (t, z, d) = (
+            format_ident!("__t{}", k),
+            format_ident!("__z{}", k),
+            format_ident!("d{}", p.name),
+        );
+        let (index, pass, ty) = (crate::emit::index(k), &p.pass, p.tangent_type());
+        take.push(if p.by_ref {
+            quote!(let #z; let #t = match __t.#index { ::core::option::Option::Some(__t) => __t, ::core::option::Option::None => { #z = { use ::adjoint::Differentiable as _; #pass.zero_tangent() }; &#z } };)
+        } else {
+            quote!(let #t = match __t.#index { ::core::option::Option::Some(__t) => __t, ::core::option::Option::None => { use ::adjoint::Differentiable as _; #pass.zero_tangent() } };)
+        });
+        tangents.push(t);
+        public_decls.push(if p.by_ref {
+            quote!(#d: &#ty)
+        } else {
+            quote!(#d: #ty)
+        });
+    }
+    let alias = (jvp.segments.last().map(|s| &s.ident) != Some(&public)).then(|| {
+        let ds = sig.params.iter().filter(|p| p.wrt).map(|p| format_ident!("d{}", p.name));
+        quote! {
+            #[doc = concat!(" The registered forward rule of `", stringify!(#f), "`: see [`", stringify!(#jvp), "`].")]
+            #[allow(clippy::all)]
+            #vis fn #public #generics (#(#decls,)* #(#public_decls),*) -> (#value_ty, #ret_tangent) #where_clause {
+                #jvp #turbofish (#(#pass,)* #(#ds),*)
+            }
+        }
+    });
+    quote! {
+        #alias
+        impl #vjp {
+            #[doc(hidden)]
+            #[inline]
+            #[allow(unused, clippy::all, clippy::pedantic)]
+            #vis fn __jvp #generics (#(#decls,)* __t: (#(#slots,)*)) -> (#value_ty, ::core::option::Option<#ret_tangent>) #where_clause {
+                #(#take)*
+                let (__value, __tangent) = #jvp #turbofish (#(#pass,)* #(#tangents),*);
+                (__value, ::core::option::Option::Some(__tangent))
+            }
+        }
     }
 }
 

@@ -17,6 +17,7 @@
 )]
 
 mod check_jvp;
+mod custom;
 mod jacobian;
 mod scalar;
 mod structs;

@@ -11,7 +11,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 
 /// The tangent slot of a parameter in the uniform forward convention.
-fn slot_type(p: &Param) -> TokenStream {
+pub fn slot_type(p: &Param) -> TokenStream {
     let t = p.tangent_type();
     match (p.wrt, p.inout, p.by_ref) {
         (false, ..) => quote!(::core::option::Option<::adjoint::__private::NoTangent>),

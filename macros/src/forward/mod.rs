@@ -21,7 +21,7 @@ mod place;
 mod scope;
 mod stmt;
 
-pub use companions::companions;
+pub use companions::{companions, slot_type};
 
 use crate::diag::Errors;
 use proc_macro2::{Span, TokenStream, TokenTree};
