@@ -115,10 +115,13 @@ fn debug_print(name: &syn::Ident, companions: &TokenStream) {
         return;
     };
     if names == "*" || names.split(',').any(|n| name == n.trim()) {
-        let text = match syn::parse2::<syn::File>(companions.clone()) {
-            Ok(file) => prettyplease::unparse(&file),
-            Err(_) => companions.to_string(),
-        };
+        // prettyplease does not print every item syn parses (a bodiless method of a trait
+        // impl is `Item::Verbatim`, which it refuses by panicking): those print as raw tokens,
+        // so that setting `ADJOINT_EXPAND` never breaks a build.
+        let text = syn::parse2::<syn::File>(companions.clone())
+            .ok()
+            .and_then(|file| std::panic::catch_unwind(|| prettyplease::unparse(&file)).ok())
+            .unwrap_or_else(|| companions.to_string());
         eprintln!("// ---- companions of `{name}` ----\n{text}");
     }
 }
