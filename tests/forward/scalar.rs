@@ -293,3 +293,26 @@ fn every_way_of_iterating_a_slice_carries_its_tangent() {
     let want = 6.0 * (0.5 - 2.0 - 0.5);
     assert_eq!(iterate_slice_jvp(&x, &v).1, want);
 }
+
+/// An `Option` of an active value, matched and `if let`-ed: f = √x·2 + y for x > 0 (else y).
+#[differentiable(forward)]
+fn optional(x: f64, y: f64) -> f64 {
+    let r = if x > 0.0 { Some(x.sqrt()) } else { None };
+    let doubled = match r {
+        Some(v) => v * 2.0,
+        None => 0.0,
+    };
+    if let Some(v) = r {
+        doubled + v * 0.0 + y
+    } else {
+        y
+    }
+}
+
+#[test]
+fn options_of_active_values() {
+    // ∂x = 1/√x at x = 4: 0.5; ∂y = 1.
+    assert_eq!(optional_jvp(4.0, 1.0, 1.0, 0.0), (5.0, 0.5));
+    assert_eq!(optional_jvp(4.0, 1.0, 0.0, 1.0).1, 1.0);
+    assert_eq!(optional_jvp(-1.0, 1.0, 1.0, 1.0), (1.0, 1.0));
+}

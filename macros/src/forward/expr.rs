@@ -435,6 +435,16 @@ impl Forward {
             let args: Vec<TokenStream> = c.args.iter().map(|a| self.expr(a).value()).collect();
             return Fx::Data(quote!(#callee(#(#args),*)));
         }
+        // `Some(x)`, `Ok(x)`: the tangent of `Option<T>` / `Result<T, E>` is `T`'s.
+        if callee.path.segments.len() == 1
+            && matches!(last.as_deref(), Some("Some" | "Ok"))
+            && c.args.len() == 1
+        {
+            return match self.expr(&c.args[0]) {
+                Fx::Pair(p) => Fx::Pair(quote!({ let (__a, __ta) = #p; (#callee(__a), __ta) })),
+                Fx::Data(_) => Fx::Data(c.to_token_stream()),
+            };
+        }
         if let Some(fx) = self.mem_call(c, last.as_deref()) {
             return fx;
         }

@@ -13,6 +13,8 @@ pub struct Place {
     pub root: String,
     /// The accesses after the root, as written (`.x[i]`); empty for the variable itself.
     pub accesses: TokenStream,
+    /// The index expressions among the accesses (`i`), which must be data.
+    pub indices: TokenStream,
 }
 
 /// The place `e` denotes, if it is one.
@@ -21,6 +23,7 @@ pub fn place(e: &Expr) -> Option<Place> {
         Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => Some(Place {
             root: p.path.get_ident()?.to_string(),
             accesses: TokenStream::new(),
+            indices: TokenStream::new(),
         }),
         Expr::Field(f) => {
             let mut base = place(&f.base)?;
@@ -32,6 +35,7 @@ pub fn place(e: &Expr) -> Option<Place> {
             let mut base = place(&i.expr)?;
             let index = &i.index;
             base.accesses.extend(quote!([#index]));
+            base.indices.extend(quote!((#index)));
             Some(base)
         }
         Expr::Paren(p) => place(&p.expr),
@@ -66,8 +70,9 @@ impl Place {
         quote!(#base_ref.map(|__t| __t #acc .clone()))
     }
 
-    /// The index expressions of the accesses, for the activity check.
+    /// The index expressions of the accesses, for the activity check (field names are not
+    /// variables).
     pub fn mentions(&self) -> String {
-        self.accesses.to_token_stream().to_string()
+        self.indices.to_token_stream().to_string()
     }
 }

@@ -318,6 +318,19 @@ impl Forward {
     }
 
     pub fn if_expr(&mut self, i: &syn::ExprIf) -> Fx {
+        // `if let P = active { a } else { b }` is `match active { P => a, _ => b }`.
+        if let Expr::Let(l) = &*i.cond
+            && self.mentions_tracked(l.expr.to_token_stream()).is_some()
+        {
+            let (pat, scrutinee, then) = (&l.pat, &l.expr, &i.then_branch);
+            let otherwise = match &i.else_branch {
+                Some((_, e)) => quote!(#e),
+                None => quote!({}),
+            };
+            let m: syn::ExprMatch =
+                syn::parse_quote!(match #scrutinee { #pat => #then, _ => #otherwise });
+            return self.match_expr(&m);
+        }
         let cond = self.condition(&i.cond);
         let (then_stmts, then_tail) = self.block(&i.then_branch);
         let else_fx = i.else_branch.as_ref().map(|(_, e)| self.expr(e));
@@ -362,32 +375,73 @@ impl Forward {
 
     pub fn match_expr(&mut self, m: &syn::ExprMatch) -> Fx {
         let scrutinee = self.expr(&m.expr);
-        if scrutinee.is_pair() {
-            self.error(m.expr.span(), "forward mode: `match` on an active value is not supported; match on data (a comparison, an enum of data)".to_string());
-        }
-        let scrutinee = scrutinee.value();
+        let active = scrutinee.is_pair();
         let mut arms = Vec::new();
         for arm in &m.arms {
             self.scopes.push();
             self.bind_pattern(&arm.pat, false);
+            // On an active `Option`/`Result`, the payload `v` of `Some(v)`/`Ok(v)` has the
+            // scrutinee's tangent (the tangent of `Option<T>` is `T`'s).
+            let payload = if active { self.payload(&arm.pat) } else { None };
+            let take = payload.map(|name| {
+                self.scopes.declare(&name, Some(Hold::Owned));
+                let t = tangent_ident(&name);
+                quote!(let mut #t = __ts;)
+            });
             let guard = arm.guard.as_ref().map(|(_, g)| {
                 let g = self.expr(g).value();
                 quote!(if #g)
             });
             let body = self.expr(&arm.body);
             self.scopes.pop();
-            arms.push((&arm.pat, guard, body));
+            arms.push((&arm.pat, guard, take, body));
         }
-        let any_pair = arms.iter().any(|(_, _, b)| b.is_pair());
-        let arms = arms.into_iter().map(|(pat, guard, body)| {
+        let any_pair = arms.iter().any(|(_, _, _, b)| b.is_pair());
+        let arms = arms.into_iter().map(|(pat, guard, take, body)| {
             let body = if any_pair { body.pair() } else { body.value() };
-            quote!(#pat #guard => #body,)
+            quote!(#pat #guard => { #take #body },)
         });
-        let code = quote!(match #scrutinee { #(#arms)* });
+        let code = if active {
+            let pair = scrutinee.pair();
+            quote!({ let (__s, __ts) = #pair; match __s { #(#arms)* } })
+        } else {
+            let scrutinee = scrutinee.value();
+            quote!(match #scrutinee { #(#arms)* })
+        };
         if any_pair {
             Fx::Pair(code)
         } else {
             Fx::Data(code)
+        }
+    }
+
+    /// The name bound by `Some(v)` / `Ok(v)` in an arm over an active `Option`/`Result`;
+    /// `None`, `Err(..)` and `_` bind no active value; any other pattern is an error.
+    fn payload(&mut self, pat: &Pat) -> Option<String> {
+        let variant = |path: &syn::Path| path.segments.last().map(|s| s.ident.to_string());
+        match pat {
+            Pat::TupleStruct(t) if matches!(variant(&t.path).as_deref(), Some("Some" | "Ok")) => {
+                match t.elems.iter().collect::<Vec<_>>().as_slice() {
+                    [Pat::Ident(i)] if i.subpat.is_none() => Some(i.ident.to_string()),
+                    [Pat::Wild(_)] => None,
+                    _ => {
+                        self.error(
+                            pat.span(),
+                            "forward mode: bind the payload of an active `Some`/`Ok` to a name"
+                                .to_string(),
+                        );
+                        None
+                    }
+                }
+            }
+            Pat::TupleStruct(t) if variant(&t.path).as_deref() == Some("Err") => None,
+            Pat::Ident(i) if i.ident == "None" => None,
+            Pat::Path(p) if variant(&p.path).as_deref() == Some("None") => None,
+            Pat::Wild(_) => None,
+            _ => {
+                self.error(pat.span(), "forward mode: on an active value, match only `Some(v)`, `Ok(v)`, `None`, `Err(..)` or `_`; match on data otherwise".to_string());
+                None
+            }
         }
     }
 
