@@ -164,6 +164,13 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// [`nll`](Tensor::nll) returning an error on bad input.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let e = Tensor::zeros(&[2, 2]).try_nll(&Tensor::from_vec(vec![0_u32, 2], &[2]));
+    /// let message = "nll: label 2 is out of range for 2 classes (scores [2, 2])";
+    /// assert_eq!(e.unwrap_err().to_string(), message);
+    /// ```
     pub fn try_nll(&self, labels: &Self) -> Result<Self, TensorError> {
         self.try_nll_with(labels, "nll", None)
     }
@@ -179,6 +186,15 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// [`nll_ignoring`](Tensor::nll_ignoring) returning an error on bad input.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let logp = Tensor::from_vec(vec![-1.0, -2.0, -3.0, -4.0], &[2, 2]);
+    /// let ignored = Tensor::from_vec(vec![0_u32, 9], &[2]); // row 1 does not count
+    /// assert_eq!(logp.try_nll_ignoring(&ignored, 9).unwrap().to_scalar(), 1.0);
+    /// let bad = Tensor::from_vec(vec![0_u32, 7], &[2]);
+    /// assert!(logp.try_nll_ignoring(&bad, 9).is_err()); // 7 ≥ C and not the ignored id
+    /// ```
     pub fn try_nll_ignoring(&self, labels: &Self, ignore_index: u32) -> Result<Self, TensorError> {
         self.try_nll_with(labels, "nll_ignoring", Some(ignore_index))
     }
@@ -245,6 +261,12 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// [`cross_entropy`](Tensor::cross_entropy) returning an error on bad input.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let e = Tensor::zeros(&[2, 3]).try_cross_entropy(&Tensor::zeros(&[2])).unwrap_err();
+    /// assert_eq!(e.to_string(), "cross_entropy: labels must be U32 ids, got F32");
+    /// ```
     pub fn try_cross_entropy(&self, labels: &Self) -> Result<Self, TensorError> {
         Ok(self
             .cross_entropy_parts(labels, "cross_entropy", None, false)?
@@ -263,6 +285,15 @@ impl<B: Backend> Tensor<B> {
 
     /// [`cross_entropy_ignoring`](Tensor::cross_entropy_ignoring) returning an error on bad
     /// input.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let z = Tensor::from_vec(vec![0.0; 4], &[2, 2]);
+    /// let ignored = Tensor::from_vec(vec![0_u32, 9], &[2]); // row 1 does not count
+    /// assert_eq!(z.try_cross_entropy_ignoring(&ignored, 9).unwrap().to_scalar(), 2f64.ln());
+    /// let e = z.try_cross_entropy_ignoring(&Tensor::from_vec(vec![0_u32], &[1]), 9);
+    /// assert!(e.unwrap_err().to_string().starts_with("cross_entropy_ignoring: expects scores"));
+    /// ```
     pub fn try_cross_entropy_ignoring(
         &self,
         labels: &Self,

@@ -71,7 +71,19 @@ impl<B: Backend, const N: usize> TensorList<B> for [Tensor<B>; N] {
 }
 
 impl<B: Backend> Tensor<B> {
-    /// Elements `start..start + len` along `axis` (a copy).
+    /// Elements `start..start + len` along `axis` (a copy): `y[…, i, …] = x[…, start + i, …]`.
+    /// Derivative: ȳ placed at `start..start + len` along `axis`, zeros elsewhere.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     (x.narrow(0, 1, 2) * Tensor::from_vec(vec![1.0, 2.0], &[2])).sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![5.0, 6.0, 7.0, 8.0], &[4]);
+    /// assert_eq!(x.narrow(0, 1, 2).to_vec_f64(), [6.0, 7.0]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.0, 1.0, 2.0, 0.0]);
+    /// ```
     ///
     /// # Panics
     /// If the range does not fit in the axis.
@@ -81,6 +93,12 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// [`narrow`](Tensor::narrow) returning an error.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let e = Tensor::zeros(&[3]).try_narrow(0, 2, 2).unwrap_err();
+    /// assert_eq!(e.to_string(), "narrow: range 2..4 is outside axis 0 of shape [3]");
+    /// ```
     pub fn try_narrow(&self, axis: isize, start: usize, len: usize) -> Result<Self, TensorError> {
         let a = crate::tensor::shape::normalize_axis("narrow", axis, self.rank(), self.shape())?;
         ensure(start + len <= self.shape()[a], "narrow", || {
@@ -129,7 +147,22 @@ impl<B: Backend> Tensor<B> {
         })
     }
 
-    /// The parts joined along `axis`; all shapes must agree off that axis.
+    /// The parts joined along `axis`; all shapes must agree off that axis. Derivative: part
+    /// `k` gets its slice of ȳ along `axis`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(a: &Tensor, b: &Tensor) -> Tensor {
+    ///     let w = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+    ///     (Tensor::cat(&[a.clone(), b.clone()], 0) * w).sum_all()
+    /// }
+    /// let (a, b) = (Tensor::from_vec(vec![1.0], &[1]), Tensor::from_vec(vec![2.0, 3.0], &[2]));
+    /// assert_eq!(Tensor::cat(&[a.clone(), b.clone()], 0).to_vec_f64(), [1.0, 2.0, 3.0]);
+    /// let (da, db) = gradient(f_vjp(&a, &b));
+    /// assert_eq!(da.unwrap().to_vec_f64(), [1.0]);
+    /// assert_eq!(db.unwrap().to_vec_f64(), [2.0, 3.0]);
+    /// ```
     ///
     /// # Panics
     /// If `parts` is empty, ranks or off-axis sizes differ, or dtypes differ.
@@ -139,6 +172,13 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// [`cat`](Tensor::cat) returning an error.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let e = Tensor::try_cat(&[Tensor::zeros(&[2, 1]), Tensor::zeros(&[3, 2])], 0);
+    /// let message = "cat: shapes [[2, 1], [3, 2]] must agree except on axis 0 (dtypes F32)";
+    /// assert_eq!(e.unwrap_err().to_string(), message);
+    /// ```
     pub fn try_cat(parts: &[Self], axis: isize) -> Result<Self, TensorError> {
         ensure(!parts.is_empty(), "cat", || {
             "needs at least one tensor".into()
@@ -198,7 +238,26 @@ impl<B: Backend> Tensor<B> {
         })
     }
 
-    /// The parts (of equal shapes) stacked along a new axis `axis`.
+    /// The parts (of equal shapes) stacked along a new axis `axis`: `y[…, k, …] = xₖ[…]`.
+    /// Derivative: part `k` gets slice `k` of ȳ along `axis`.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(a: &Tensor, b: &Tensor) -> Tensor {
+    ///     let w = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2]);
+    ///     (Tensor::stack(&[a.clone(), b.clone()], 1) * w).sum_all()
+    /// }
+    /// let a = Tensor::from_vec(vec![1.0, 2.0], &[2]);
+    /// let b = Tensor::from_vec(vec![3.0, 4.0], &[2]);
+    /// assert_eq!(Tensor::stack(&[a.clone(), b.clone()], 1).to_vec_f64(), [1.0, 3.0, 2.0, 4.0]);
+    /// let (da, db) = gradient(f_vjp(&a, &b));
+    /// assert_eq!(da.unwrap().to_vec_f64(), [1.0, 3.0]);
+    /// assert_eq!(db.unwrap().to_vec_f64(), [2.0, 4.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `parts` is empty or their shapes or dtypes differ.
     #[track_caller]
     pub fn stack<P: TensorList<B> + ?Sized>(parts: &P, axis: isize) -> Self {
         let expanded: Vec<Self> = parts.tensors().iter().map(|p| p.unsqueeze(axis)).collect();
@@ -245,7 +304,19 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// Rows `ids[j]` along `axis`: `out[…, j, …] = x[…, ids[j], …]` (ids a rank-1 `U32`
-    /// tensor).
+    /// tensor). Derivative: the rows of ȳ added back at their ids (a repeated id accumulates).
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable(wrt(x))]
+    /// fn f(x: &Tensor, ids: &Tensor) -> Tensor {
+    ///     x.index_select(0, ids).sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![10.0, 20.0, 30.0], &[3]);
+    /// let ids = Tensor::from_vec(vec![2_u32, 0, 2], &[3]);
+    /// assert_eq!(x.index_select(0, &ids).to_vec_f64(), [30.0, 10.0, 30.0]);
+    /// assert_eq!(gradient(f_vjp(&x, &ids)).unwrap().to_vec_f64(), [1.0, 0.0, 2.0]);
+    /// ```
     ///
     /// # Panics
     /// On a bad axis, non-`U32` or non-rank-1 ids, or an id out of range.
@@ -255,6 +326,13 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// [`index_select`](Tensor::index_select) returning an error.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let ids = Tensor::from_vec(vec![3_u32], &[1]);
+    /// let e = Tensor::zeros(&[3]).try_index_select(0, &ids).unwrap_err();
+    /// assert_eq!(e.to_string(), "index_select: id 3 is out of range for size 3 (shape [3])");
+    /// ```
     pub fn try_index_select(&self, axis: isize, ids: &Self) -> Result<Self, TensorError> {
         self.check_float("index_select")?;
         let a =
@@ -301,13 +379,39 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// Embedding lookup: rows of the `[V, D]` table `self` picked by `U32` ids of any shape;
-    /// the result has shape `[…ids.shape, D]`.
+    /// the result has shape `[…ids.shape, D]`, `y[…, d] = table[ids[…], d]`. Derivative: each
+    /// row of ȳ added to the table row of its id (a repeated id accumulates).
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable(wrt(table))]
+    /// fn f(table: &Tensor, ids: &Tensor) -> Tensor {
+    ///     table.embedding(ids).sum_all()
+    /// }
+    /// let table = Tensor::from_vec(vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0], &[3, 2]);
+    /// let ids = Tensor::from_vec(vec![2_u32, 0, 2], &[1, 3]);
+    /// let y = table.embedding(&ids);
+    /// assert_eq!(y.shape(), [1, 3, 2]);
+    /// assert_eq!(y.to_vec_f64(), [4.0, 5.0, 0.0, 1.0, 4.0, 5.0]);
+    /// let d = gradient(f_vjp(&table, &ids)).unwrap();
+    /// assert_eq!(d.to_vec_f64(), [1.0, 1.0, 0.0, 0.0, 2.0, 2.0]);
+    /// ```
+    ///
+    /// # Panics
+    /// If the table is not of rank 2, the ids are not `U32` or an id is out of range.
     #[track_caller]
     pub fn embedding(&self, ids: &Self) -> Self {
         or_panic(self.try_embedding(ids))
     }
 
     /// [`embedding`](Tensor::embedding) returning an error.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let ids = Tensor::from_vec(vec![0_u32], &[1]);
+    /// let e = Tensor::zeros(&[4]).try_embedding(&ids).unwrap_err();
+    /// assert_eq!(e.to_string(), "embedding: the table must be [V, D], got [4]");
+    /// ```
     pub fn try_embedding(&self, ids: &Self) -> Result<Self, TensorError> {
         ensure(self.rank() == 2, "embedding", || {
             format!("the table must be [V, D], got {:?}", self.shape())

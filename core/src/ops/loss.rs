@@ -162,6 +162,12 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// [`mse`](Tensor::mse) returning an error on a shape mismatch.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let e = Tensor::zeros(&[2]).try_mse(&Tensor::zeros(&[3])).unwrap_err();
+    /// assert_eq!(e.to_string(), "mse: prediction [2] and target [3] differ in shape");
+    /// ```
     pub fn try_mse(&self, target: &Self) -> Result<Self, TensorError> {
         ensure(self.shape() == target.shape(), "mse", || {
             format!(

@@ -21,23 +21,38 @@ pub(crate) type SplitSlots<B> = (TensorTangent<B>, NoTangent, NoTangent);
 impl<B: Backend> Tensor<B> {
     /// Consecutive parts of the given sizes along `axis`: part `k` is elements
     /// `oₖ..oₖ + sizes[k]` with `oₖ = sizes[0] + … + sizes[k − 1]` (negative axes count from
-    /// the end). Each part is a copy.
+    /// the end). Each part is a copy. Derivative: `x̄ = cat(x̄₀, x̄₁, …)` along `axis`, zeros
+    /// for a part with no tangent.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let x = Tensor::from_vec(vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]);
+    /// let parts = x.split(&[1, 2], -1);
+    /// assert_eq!(parts[1].to_vec_f64(), [1.0, 2.0, 4.0, 5.0]);
+    ///
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     let p = x.split(&[1, 2], 0);
+    ///     p[1].square().sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0], &[3]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.0, 4.0, 6.0]);
+    /// ```
     ///
     /// # Panics
     /// If the sizes do not add up to the axis length, or the axis is out of range.
-    ///
-    /// ```
-    /// use adjoint::Tensor;
-    /// let x = Tensor::from_vec(vec![0.0_f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]);
-    /// let parts = x.split(&[1, 2], -1);
-    /// assert_eq!(parts[1].to_vec_f32(), vec![1.0, 2.0, 4.0, 5.0]);
-    /// ```
     #[track_caller]
     pub fn split(&self, sizes: &[usize], axis: isize) -> Vec<Self> {
         or_panic(self.try_split(sizes, axis))
     }
 
     /// [`split`](Tensor::split) returning an error on sizes that do not add up.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// let e = Tensor::zeros(&[3]).try_split(&[1, 1], 0).unwrap_err();
+    /// assert_eq!(e.to_string(), "split: sizes [1, 1] do not add up to axis 0 of shape [3]");
+    /// ```
     pub fn try_split(&self, sizes: &[usize], axis: isize) -> Result<Vec<Self>, TensorError> {
         let a = crate::tensor::shape::normalize_axis("split", axis, self.rank(), self.shape())?;
         ensure(
@@ -64,6 +79,20 @@ impl<B: Backend> Tensor<B> {
     /// `n` parts along `axis`, each of `⌈len/n⌉` elements but the last, which holds the rest
     /// (as `torch.chunk`: fewer than `n` parts when `len` is not enough to fill them, e.g.
     /// 5 elements in 4 chunks give parts of 2, 2 and 1; an empty axis gives `n` empty parts).
+    /// Derivative: that of [`split`](Tensor::split) into the chunks' sizes.
+    ///
+    /// ```
+    /// use adjoint::prelude::*;
+    /// #[differentiable]
+    /// fn f(x: &Tensor) -> Tensor {
+    ///     x.chunk(2, 0)[1].sum_all()
+    /// }
+    /// let x = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0, 5.0], &[5]);
+    /// let parts = x.chunk(2, 0);
+    /// assert_eq!(parts[0].to_vec_f64(), [1.0, 2.0, 3.0]);
+    /// assert_eq!(parts[1].to_vec_f64(), [4.0, 5.0]);
+    /// assert_eq!(gradient(f_vjp(&x)).unwrap().to_vec_f64(), [0.0, 0.0, 0.0, 1.0, 1.0]);
+    /// ```
     ///
     /// # Panics
     /// If `n` is 0 or the axis is out of range.
