@@ -44,3 +44,23 @@ fn method_tangent_is_the_directional_derivative() {
     let dot = gs.k * 0.25 - gs.rest + gx * 0.5;
     assert!((t2 - dot).abs() < 1e-13);
 }
+
+#[derive(Clone, Debug, Differentiable)]
+struct Point {
+    x: f64,
+    y: f64,
+}
+
+/// |p|² of p = (x, 2x + y) built as a struct literal: ∂x = 2x + 4(2x + y), ∂y = 2(2x + y).
+#[differentiable(forward)]
+fn built(x: f64, y: f64) -> f64 {
+    let p = Point { x, y: 2.0 * x + y };
+    p.x * p.x + p.y * p.y
+}
+
+#[test]
+fn struct_literals_of_active_values() {
+    let (x, y) = (0.5, -1.0);
+    assert_eq!(built_jvp(x, y, 1.0, 0.0).1, 2.0 * x + 4.0 * (2.0 * x + y));
+    assert_eq!(built_jvp(x, y, 0.0, 1.0).1, 2.0 * (2.0 * x + y));
+}

@@ -123,6 +123,7 @@ impl Forward {
             Expr::MethodCall(m) => self.method_call(m),
             Expr::Call(c) => self.call(c),
             Expr::Tuple(t) => self.tuple(t),
+            Expr::Struct(st) if st.rest.is_none() && st.qself.is_none() => self.struct_literal(st),
             Expr::Array(a) => self.elements(a.elems.iter(), false, e),
             Expr::Macro(m) => self.macro_expr(m, e),
             Expr::Assign(a) => self.assign(a),
@@ -541,6 +542,33 @@ impl Forward {
             }
             _ => return None,
         })
+    }
+
+    /// `Path { f: a, g: b }` of a `#[derive(Differentiable)]` struct: its tangent is the
+    /// derived `PathTangent { f: ȧ, g: ḃ }` (a zero of the field's shape for data fields).
+    fn struct_literal(&mut self, st: &syn::ExprStruct) -> Fx {
+        let parts: Vec<Fx> = st.fields.iter().map(|f| self.expr(&f.expr)).collect();
+        if !parts.iter().any(Fx::is_pair) {
+            return Fx::Data(st.to_token_stream());
+        }
+        let members: Vec<&syn::Member> = st.fields.iter().map(|f| &f.member).collect();
+        let mut tangent_path = st.path.clone();
+        if let Some(last) = tangent_path.segments.last_mut() {
+            last.ident = format_ident!("{}Tangent", last.ident, span = last.ident.span());
+        }
+        let path = &st.path;
+        let (binds, values, tangents) = bound_parts(parts);
+        Fx::Pair(quote! {{
+            #(#binds)*
+            let __t = if #(#tangents.is_none())&&* {
+                ::core::option::Option::None
+            } else {
+                ::core::option::Option::Some(#tangent_path {
+                    #(#members: ::adjoint::__private::tangent_or_zero(&#values, #tangents),)*
+                })
+            };
+            (#path { #(#members: #values,)* }, __t)
+        }})
     }
 
     fn tuple(&mut self, t: &syn::ExprTuple) -> Fx {
