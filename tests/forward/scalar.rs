@@ -316,3 +316,19 @@ fn options_of_active_values() {
     assert_eq!(optional_jvp(4.0, 1.0, 0.0, 1.0).1, 1.0);
     assert_eq!(optional_jvp(-1.0, 1.0, 1.0, 1.0), (1.0, 1.0));
 }
+
+/// Writes through `let r = &mut a`: a = x² through r, then a += x through a reborrow:
+/// f = x² + x, f' = 2x + 1.
+#[differentiable(forward)]
+fn through_mut_ref(x: f64) -> f64 {
+    let mut a = 1.0;
+    let r = &mut a;
+    *r = x * x;
+    *r += x;
+    a
+}
+
+#[test]
+fn writes_through_a_mut_reference_local() {
+    assert_eq!(through_mut_ref_jvp(3.0, 1.0), (12.0, 7.0));
+}

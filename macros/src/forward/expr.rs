@@ -716,5 +716,23 @@ fn forward_call(callee: &syn::ExprPath) -> TokenStream {
     } else {
         full.replace("_vjp_full", "_jvp_full")
     };
-    renamed.parse().expect("a renamed path parses")
+    let tokens: TokenStream = renamed.parse().expect("a renamed path parses");
+    respan(tokens, callee.span())
+}
+
+/// `tokens` with every span set to `span` (the callee's, so that a missing rule is reported at
+/// the call).
+fn respan(tokens: TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut t| {
+            if let proc_macro2::TokenTree::Group(g) = &t {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                t = proc_macro2::TokenTree::Group(group);
+            }
+            t.set_span(span);
+            t
+        })
+        .collect()
 }

@@ -115,11 +115,15 @@ impl Forward {
             }
             Fx::Pair(p) => {
                 let code = self.bind_active(pat, ty, p);
-                // `let r = &x;`: the tangent is held as a reference too.
-                if let (Expr::Reference(r), Pat::Ident(i)) = (&*init.expr, pat)
-                    && r.mutability.is_none()
-                {
-                    self.scopes.declare(&i.ident.to_string(), Some(Hold::Ref));
+                // `let r = &x;` / `let r = &mut x;`: the tangent is held as a reference too,
+                // so that `*r = ..` writes `x`'s tangent.
+                if let (Expr::Reference(r), Pat::Ident(i)) = (&*init.expr, pat) {
+                    let hold = if r.mutability.is_some() {
+                        Hold::Inout
+                    } else {
+                        Hold::Ref
+                    };
+                    self.scopes.declare(&i.ident.to_string(), Some(hold));
                 }
                 code
             }
