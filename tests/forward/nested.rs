@@ -220,7 +220,7 @@ fn looped<T: Float>(x: T, y: T, n: usize) -> T {
     let mut s = T::ZERO;
     let mut p = T::ONE;
     for _ in 0..n {
-        p = p * x;
+        p *= x;
         s += p * y;
     }
     s
@@ -329,21 +329,19 @@ fn third_order_through_dual_of_dual() {
 
 #[test]
 fn dual_arithmetic_and_formatting() {
-    let a = D::new(2.0, 3.0);
-    let b = D::new(-1.0, 0.5);
-    assert_eq!((a * b).eps, 3.0 * -1.0 + 2.0 * 0.5);
-    assert_eq!((a / b).eps, (3.0 * -1.0 - 2.0 * 0.5) / 1.0);
-    assert_eq!((-a).eps, -3.0);
-    assert_eq!((a % D::constant(1.5)).eps, 3.0);
+    let (a0, a1, b0, b1) = (2.0, 3.0, -1.0, 0.5);
+    let (a, b) = (D::new(a0, a1), D::new(b0, b1));
+    assert_eq!((a * b).eps, a1 * b0 + a0 * b1);
+    assert_eq!((a / b).eps, (a1 * b0 - a0 * b1) / (b0 * b0));
+    assert_eq!((-a).eps, -a1);
+    assert_eq!((a % D::constant(1.5)).eps, a1);
     assert!(
-        b < a && a == D::new(2.0, -7.0),
+        b < a && a == D::new(a0, -7.0),
         "comparisons look at re only"
     );
-    assert_eq!(a.powi(3).eps, 3.0 * 4.0 * 3.0);
-    assert_eq!(
-        a.mul_add(b, D::new(1.0, 1.0)).eps,
-        3.0 * -1.0 + 0.5 * 2.0 + 1.0
-    );
+    assert_eq!(a.powi(3).eps, a1 * 3.0 * a0 * a0);
+    let c = D::new(1.0, 1.0);
+    assert_eq!(a.mul_add(b, c).eps, a1 * b0 + b1 * a0 + c.eps);
     assert_eq!(format!("{a}"), "2 + 3ε");
     assert_eq!(format!("{:.1}", a), "2.0 + 3.0ε");
     assert_eq!(D::default(), D::ZERO);
