@@ -303,6 +303,41 @@ fn methods_hessian() {
     );
 }
 
+#[differentiable(forward)]
+fn many_methods<T: Float>(x: T, y: T) -> T {
+    let mut s = x.atan2(y) + x.hypot(y).sqrt() + y.powf(x) + x.cbrt() * y.log(T::from_f64(3.0));
+    for _ in 0..2 {
+        s = (s * x).tanh() + s.max(y) + (x * y).cos().powi(3);
+    }
+    s
+}
+
+fn grad_many<T: Float + UnitSeed>(p: &[T]) -> Vec<T> {
+    let (gx, gy) = gradient(many_methods_vjp(p[0], p[1]));
+    vec![gx, gy]
+}
+
+#[test]
+fn many_methods_hessian_agrees_with_finite_differences_and_forward_over_forward() {
+    let x = [0.6, 1.7];
+    let h = hessian_fwd_rev(grad_many, &x, &grad_many(&x));
+    assert_matrix_close(&h, &hessian_fd(grad_many, &x), 1e-6, "finite-difference H");
+    assert_symmetric(&h);
+    for i in 0..2 {
+        for j in 0..2 {
+            let e = |k: usize| D::constant(if k == i { 1.0 } else { 0.0 });
+            let p = seeded(&x, j);
+            let t = many_methods_jvp(p[0], p[1], e(0), e(1)).1;
+            assert!(
+                close(t.eps, h[i][j], 1e-12),
+                "ff H[{i}][{j}]: {} vs {}",
+                t.eps,
+                h[i][j]
+            );
+        }
+    }
+}
+
 #[test]
 fn third_order_through_dual_of_dual() {
     // ∂³/∂x³ at x + ε₁ + ε₂: the ε₁ε₂ part of ∂f/∂x.
@@ -335,6 +370,9 @@ fn dual_arithmetic_and_formatting() {
     assert_eq!((a / b).eps, (a1 * b0 - a0 * b1) / (b0 * b0));
     assert_eq!((-a).eps, -a1);
     assert_eq!((a % D::constant(1.5)).eps, a1);
+    // ∂(a % b)/∂b = −trunc(a/b) = −2 here.
+    let r = a % D::new(0.75, 0.5);
+    assert_eq!((r.re, r.eps), (a0 % 0.75, a1 - 2.0 * 0.5));
     assert!(
         b < a && a == D::new(a0, -7.0),
         "comparisons look at re only"
