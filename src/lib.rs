@@ -232,7 +232,7 @@ pub mod prelude {
         mse_vjp, nll, nll_vjp,
     };
     pub use adjoint_core::{
-        Float, FloatMath, TangentVector, UnitSeed, gradient, value_with_gradient,
+        Dual, Float, FloatMath, TangentVector, UnitSeed, gradient, value_with_gradient,
         without_derivative,
     };
     pub use adjoint_core::{

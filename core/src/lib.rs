@@ -15,6 +15,7 @@ pub mod check;
 pub mod checkpoint;
 mod collections;
 mod differentiable;
+mod dual;
 mod float;
 mod gradient;
 mod jacobian;
@@ -31,6 +32,7 @@ pub mod __private;
 
 pub use checkpoint::CheckpointError;
 pub use differentiable::{Differentiable, NoTangent, TangentVector};
+pub use dual::Dual;
 pub use float::{Float, FloatMath};
 pub use gradient::{UnitSeed, gradient, value_with_gradient, without_derivative};
 pub use jacobian::{

@@ -19,6 +19,7 @@
 mod check_jvp;
 mod custom;
 mod jacobian;
+mod nested;
 mod scalar;
 mod structs;
 mod tensors;

@@ -55,8 +55,8 @@
 
 use super::forward::plus_opt;
 use super::sites::GivenRule;
-use crate::Float;
 use crate::NoTangent;
+use crate::{Dual, Float, FloatMath};
 
 macro_rules! method_rules {
     (
@@ -146,6 +146,35 @@ macro_rules! method_rules {
             fn mul_add_jvp_full(self, a: T, b: T, t: (Option<&T>, Option<T>, Option<T>)) -> (T, Option<T>) {
                 let x = self;
                 (x.mul_add(a, b), plus_opt(plus_opt(t.0.map(|t| *t * a), t.1.map(|t| t * x)), t.2))
+            }
+        }
+
+        /// The methods of a dual number from the forward rules of this table, evaluated in `T`:
+        /// `f(a + ȧε) = f(a) + f'(a)·ȧ·ε`, the derivative `f'` being the table's.
+        impl<T: Float> FloatMath for Dual<T> {
+            $(
+                #[doc = concat!("`", stringify!($name), "(a + ȧε) = ", stringify!($name), "(a) + ȧ · (`", stringify!($dx), "`)ε` at x = a, y = ", stringify!($name), "(a).")]
+                #[inline(always)]
+                fn $name(self) -> Self {
+                    Dual::from_rule(self.re.$jvp((Some(&self.eps),)))
+                }
+            )*
+            $(
+                #[doc = concat!("`", stringify!($bname), "(a + ȧε, b + ḃε) = ", stringify!($bname), "(a, b) + (ȧ · `", stringify!($bdx), "` + ḃ · `", stringify!($bdo), "`)ε` at x = a, o = b.")]
+                #[inline(always)]
+                fn $bname(self, other: Self) -> Self {
+                    Dual::from_rule(self.re.$bjvp(other.re, (Some(&self.eps), Some(other.eps))))
+                }
+            )*
+            /// `(a + ȧε)ⁿ = aⁿ + ȧ · n · aⁿ⁻¹ ε` (0 for n = 0).
+            #[inline(always)]
+            fn powi(self, n: i32) -> Self {
+                Dual::from_rule(self.re.powi_jvp_full(n, (Some(&self.eps), None)))
+            }
+            /// `(x + ẋε) · (a + ȧε) + (b + ḃε) = (x·a + b) + (ẋ·a + ȧ·x + ḃ)ε`.
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                Dual::from_rule(self.re.mul_add_jvp_full(a.re, b.re, (Some(&self.eps), Some(a.eps), Some(b.eps))))
             }
         }
 
