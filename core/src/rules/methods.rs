@@ -153,14 +153,14 @@ macro_rules! method_rules {
         /// `f(a + ȧε) = f(a) + f'(a)·ȧ·ε`, the derivative `f'` being the table's.
         impl<T: Float> FloatMath for Dual<T> {
             $(
-                #[doc = concat!("`", stringify!($name), "(a + ȧε) = ", stringify!($name), "(a) + ȧ · (`", stringify!($dx), "`)ε` at x = a, y = ", stringify!($name), "(a).")]
+                #[doc = concat!("`", stringify!($name), "`(a + ȧε) = `", stringify!($name), "`(a) + ȧ · (`", stringify!($dx), "`) · ε, at x = a and y = `", stringify!($name), "`(a).")]
                 #[inline(always)]
                 fn $name(self) -> Self {
                     Dual::from_rule(self.re.$jvp((Some(&self.eps),)))
                 }
             )*
             $(
-                #[doc = concat!("`", stringify!($bname), "(a + ȧε, b + ḃε) = ", stringify!($bname), "(a, b) + (ȧ · `", stringify!($bdx), "` + ḃ · `", stringify!($bdo), "`)ε` at x = a, o = b.")]
+                #[doc = concat!("`", stringify!($bname), "`(a + ȧε, b + ḃε) = `", stringify!($bname), "`(a, b) + (ȧ · `", stringify!($bdx), "` + ḃ · `", stringify!($bdo), "`) · ε, at x = a and o = b.")]
                 #[inline(always)]
                 fn $bname(self, other: Self) -> Self {
                     Dual::from_rule(self.re.$bjvp(other.re, (Some(&self.eps), Some(other.eps))))
