@@ -236,6 +236,7 @@ pub mod prelude {
         without_derivative,
     };
     pub use adjoint_core::{
-        Jacobian, JacobianError, jacfwd, jacobian, jacobian_by, jacrev, jacrev_by, jvp,
+        Jacobian, JacobianError, hessian, hvp, jacfwd, jacobian, jacobian_by, jacrev, jacrev_by,
+        jvp,
     };
 }

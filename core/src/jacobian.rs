@@ -8,8 +8,10 @@
 //! Their elements are numbered as [`Checkable`] flattens them, which fixes the rows (outputs)
 //! and columns (inputs) of the [`Jacobian`]. Bad input is a [`JacobianError`], never a panic.
 
+mod hessian;
 mod matrix;
 
+pub use hessian::{hessian, hvp};
 pub use matrix::{Jacobian, JacobianError};
 
 use crate::check::Checkable;

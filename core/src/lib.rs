@@ -36,7 +36,7 @@ pub use dual::Dual;
 pub use float::{Float, FloatMath};
 pub use gradient::{UnitSeed, gradient, value_with_gradient, without_derivative};
 pub use jacobian::{
-    Jacobian, JacobianError, jacfwd, jacobian, jacobian_by, jacrev, jacrev_by, jvp,
+    Jacobian, JacobianError, hessian, hvp, jacfwd, jacobian, jacobian_by, jacrev, jacrev_by, jvp,
 };
 pub use ops::conv::Conv2d;
 pub use ops::index::TensorList;

@@ -388,3 +388,34 @@ fn dual_arithmetic_and_formatting() {
         (1.0, 0.0, 0.0, 2.0)
     );
 }
+
+#[test]
+fn hessian_and_hvp_helpers_match_the_hand_hessian() {
+    let x: Vec<f64> = (0..5).map(|i| 0.3 * i as f64 - 0.5).collect();
+    let want = rosen_n_hessian(&x);
+    let h = hessian(|p| gradient(rosen_n_vjp::<Dual<f64>>(p)), &x).unwrap();
+    for (i, row) in want.iter().enumerate() {
+        for (j, &w) in row.iter().enumerate() {
+            let got = h.get(i, j).unwrap();
+            assert!(
+                (got - w).abs() <= 1e-12 * (1.0 + w.abs()),
+                "H[{i}][{j}] = {got}, want {w}"
+            );
+        }
+    }
+    let v = vec![1.0, -0.5, 0.25, 2.0, 0.0];
+    let (g, hv) = hvp(|p| gradient(rosen_n_vjp::<Dual<f64>>(p)), &x, &v).unwrap();
+    let g0: Vec<f64> = gradient(rosen_n_vjp(&x[..]));
+    assert_eq!(g, g0);
+    for (i, row) in want.iter().enumerate() {
+        let w: f64 = row.iter().zip(&v).map(|(a, b)| a * b).sum();
+        assert!((hv[i] - w).abs() <= 1e-12 * (1.0 + w.abs()));
+    }
+    let err = hvp(|p| gradient(rosen_n_vjp::<Dual<f64>>(p)), &x, &v[..3]).unwrap_err();
+    assert!(matches!(err, JacobianError::SeedShape { .. }), "{err:?}");
+    let err = hessian(|p| gradient(rosen_n_vjp::<Dual<f64>>(p)), &[1.0, f64::NAN]).unwrap_err();
+    assert!(
+        matches!(err, JacobianError::NonFiniteInput { element: 1, .. }),
+        "{err:?}"
+    );
+}
