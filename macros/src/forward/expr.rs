@@ -446,7 +446,7 @@ impl Forward {
                 Fx::Data(_) => Fx::Data(c.to_token_stream()),
             };
         }
-        if let Some(fx) = self.mem_call(c, last.as_deref()) {
+        if let Some(fx) = self.mem_call(c) {
             return fx;
         }
         let (binds, values, active) = self.bind_args(c.args.iter());
@@ -479,15 +479,9 @@ impl Forward {
 
     /// `mem::swap`, `mem::replace` and `mem::take` on variables: the same call on their
     /// tangents (`take` leaves the zero tangent, `None`, with the default value).
-    fn mem_call(&mut self, c: &ExprCall, last: Option<&str>) -> Option<Fx> {
-        let Expr::Path(callee) = &*c.func else {
-            return None;
-        };
-        let in_mem = callee.path.segments.len() == 1
-            || callee.path.segments.iter().any(|s| s.ident == "mem");
-        if !in_mem || !matches!(last, Some("swap" | "replace" | "take")) {
-            return None;
-        }
+    fn mem_call(&mut self, c: &ExprCall) -> Option<Fx> {
+        let last = crate::patterns::mem::mem_function(c)?;
+        let last = Some(last.as_str());
         let mut args = c.args.iter();
         let target = match args.next()? {
             Expr::Reference(r) if r.mutability.is_some() => {

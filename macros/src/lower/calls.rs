@@ -45,22 +45,10 @@ impl Lowering<'_> {
     /// the activities of `a` and `b`; `replace` returns `a`'s and gives `a` that of `v`;
     /// `take` returns `a`'s and leaves `a` data (its default value).
     fn mem_call(&mut self, c: &syn::ExprCall) -> Option<(Expr, Act)> {
-        let Expr::Path(p) = &*c.func else {
-            return None;
-        };
-        let segments: Vec<String> = p
-            .path
-            .segments
-            .iter()
-            .map(|s| s.ident.to_string())
-            .collect();
-        let function = match segments.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-            ["std" | "core", "mem", f] | ["mem", f] if p.qself.is_none() => f,
-            _ => return None,
-        };
+        let function = crate::patterns::mem::mem_function(c)?;
         let (a, _) = self.mut_place(c.args.first()?)?;
         let old = self.act_of(&a);
-        match (function, c.args.len()) {
+        match (function.as_str(), c.args.len()) {
             ("swap", 2) => {
                 let (b, _) = self.mut_place(&c.args[1])?;
                 let other = self.act_of(&b);

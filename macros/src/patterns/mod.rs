@@ -5,6 +5,7 @@ pub mod affine;
 pub mod bindings;
 pub mod exits;
 pub mod loops;
+pub mod mem;
 pub mod operators;
 pub mod recurrence;
 pub mod scan;
