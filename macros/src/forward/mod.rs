@@ -15,8 +15,10 @@
 //!   inout parameter, `Option<NoTangent>` for one that is not differentiated); it returns
 //!   `(R, Option<R::Tangent>)`.
 
+mod calls;
 mod companions;
 mod expr;
+mod literals;
 mod place;
 mod scope;
 mod stmt;

@@ -311,8 +311,7 @@ impl Forward {
     }
 
     /// A block used as an expression.
-    pub fn block_expr(&mut self, block: &Block, whole: &Expr) -> Fx {
-        let _ = whole;
+    pub fn block_expr(&mut self, block: &Block) -> Fx {
         let (stmts, tail) = self.block(block);
         match tail {
             Some(Fx::Pair(p)) => Fx::Pair(quote!({ #(#stmts)* #p })),
