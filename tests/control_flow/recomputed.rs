@@ -91,7 +91,8 @@ fn draws_in_accumulation(x: f64) -> f64 {
 }
 
 /// Σ_{k<4} x·a[2k] with an inactive counter: d/dx = a₀ + a₂ + a₄ + a₆, d/daᵢ = x for even i
-/// (a replay would start the counter at its final value, 8).
+/// (the replay restores the counter to its value at the loop's start; started from its final
+/// value, 8, it would read past the array).
 #[differentiable]
 fn counter_in_accumulation(x: f64, a: &[f64; 8]) -> f64 {
     let mut s = 0.0;
@@ -101,6 +102,20 @@ fn counter_in_accumulation(x: f64, a: &[f64; 8]) -> f64 {
         k += 2;
     }
     s
+}
+
+/// r = s − Σⱼ cⱼ tʲ by powers `m *= t` of a constant point t, kept in an inactive variable (the
+/// pattern of GradBench's llsq), then r²: ∂cⱼ = −2r tʲ, ∂s = 2r. Replayed first to last with
+/// `m` restored to 1 (taped before).
+#[differentiable(wrt(c, s))]
+fn residual_by_powers(c: &[f64], t: f64, s: f64) -> f64 {
+    let mut r = s;
+    let mut m = 1.0;
+    for &cj in c.iter() {
+        r -= cj * m;
+        m *= t;
+    }
+    r * r
 }
 
 /// x·draw()·draw()·… over 3 iterations with draws 1, 2, 3: 6x, d/dx = 6 (a recurrence, so
@@ -167,6 +182,23 @@ fn loops_with_state_are_not_replayed() {
     let (value, pullback) = counter_in_recurrence_vjp(x, &a);
     assert_eq!(value, x * 28.0);
     assert_eq!(pullback(1.0), 28.0);
+    let (c, t, s) = ([0.5, -1.25, 2.0, 0.75], 0.6, 1.0);
+    let r = s - (0.5 - 1.25 * t + 2.0 * t * t + 0.75 * t * t * t);
+    let (value, pullback) = residual_by_powers_vjp(&c, t, s);
+    assert_close("residual_by_powers", value, r * r);
+    let (dc, ds) = pullback(1.0);
+    let want: [f64; 4] = std::array::from_fn(|j| -2.0 * r * t.powi(j as i32));
+    assert_close(
+        "residual_by_powers",
+        (dc.clone().try_into().unwrap(), ds),
+        (want, 2.0 * r),
+    );
+    check_gradient(
+        "residual_by_powers",
+        |(c, s): ([f64; 4], f64)| residual_by_powers(&c, t, s),
+        (c, s),
+        (want, ds),
+    );
     check_gradient(
         "counter_in_accumulation",
         |(x, a): (f64, [f64; 8])| counter_in_accumulation(x, &a),

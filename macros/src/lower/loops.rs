@@ -164,11 +164,20 @@ impl Lowering<'_> {
         }
         let carried_names: Vec<&String> = carried.iter().map(|&j| &vars.assigned[j]).collect();
         let data = self.data_read(body, &vars.assigned);
+        // Inactive variables the body assigns (a counter, `mul *= t`): a pullback that runs
+        // the loop again from the start restores them with the carried ones.
+        let data_assigned = vars
+            .assigned
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| !carried.contains(j))
+            .map(|(_, name)| name);
         let captured: Vec<&String> = carried_names
             .iter()
             .copied()
             .chain(vars.free.iter().map(|i| &i.name))
             .chain(&data)
+            .chain(data_assigned)
             .collect();
         let written = element_written(body, &carried_names);
         let shape = LoopShape {

@@ -8,8 +8,10 @@ pub struct LoopFacts {
     pub over_range: bool,
     /// The body ends with the `if flag { break; }` of normalization (an early exit).
     pub exits_early: bool,
-    /// Every variable the body assigns is carried (active), so that running the loop again
-    /// restores all of them (an inactive counter would start from its final value).
+    /// Every variable the body assigns is carried (active). Otherwise the body also assigns
+    /// inactive ones (a counter, `mul *= t`): a pullback running the loop again restores
+    /// them to their values at the loop's start, which reproduces them only when it walks the
+    /// iterations first to last.
     pub all_carried: bool,
     /// The body gives the same values when run again ([`crate::patterns::scan::replayable`]).
     pub replayable_body: bool,
@@ -48,30 +50,27 @@ pub enum Strategy {
 impl LoopFacts {
     /// Whether the pullback can run the loop again at all.
     pub fn rerunnable(&self) -> bool {
-        self.over_range
-            && !self.exits_early
-            && self.all_carried
-            && self.replayable_body
-            && !self.captures_uncopyable
+        self.over_range && !self.exits_early && self.replayable_body && !self.captures_uncopyable
     }
 }
 
 /// The strategy of a loop with active carried variables.
 ///
-/// A loop that can be run again and only accumulates is replayed; one that can be run again
-/// with a straight-line recurrence is checkpointed, unless running the body again would cost
-/// more than taping it (a nested loop's whole work, tensor kernels, or a collection written
-/// element by element copied whole per iteration); everything else is taped.
+/// A loop that can be run again and only accumulates is replayed (first to last when it also
+/// assigns inactive variables, which the replay restores at the start); one that can be run
+/// again with a straight-line recurrence, assigning only carried variables, is checkpointed,
+/// unless running the body again would cost more than taping it (a nested loop's whole work,
+/// tensor kernels, or a collection written element by element copied whole per iteration);
+/// everything else is taped.
 pub fn loop_strategy(facts: &LoopFacts) -> Strategy {
     if !facts.rerunnable() {
         return Strategy::Taped;
     }
-    if facts.only_accumulates {
-        return Strategy::Replayed {
-            backwards: facts.writes_carried_elements,
-        };
+    let backwards = facts.writes_carried_elements;
+    if facts.only_accumulates && (facts.all_carried || !backwards) {
+        return Strategy::Replayed { backwards };
     }
-    if facts.nested_loop || facts.borrows || facts.writes_carried_elements {
+    if !facts.all_carried || facts.nested_loop || facts.borrows || facts.writes_carried_elements {
         Strategy::Taped
     } else {
         Strategy::Checkpointed
@@ -140,6 +139,21 @@ mod tests {
             loop_strategy(&writes),
             Strategy::Replayed { backwards: true }
         );
+    }
+
+    #[test]
+    fn accumulation_that_assigns_data_is_replayed_only_first_to_last() {
+        let sum = LoopFacts {
+            only_accumulates: true,
+            all_carried: false,
+            ..rerunnable()
+        };
+        assert_eq!(loop_strategy(&sum), Strategy::Replayed { backwards: false });
+        let writes = LoopFacts {
+            writes_carried_elements: true,
+            ..sum
+        };
+        assert_eq!(loop_strategy(&writes), Strategy::Taped);
     }
 
     #[test]

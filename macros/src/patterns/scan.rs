@@ -365,7 +365,13 @@ pub fn replayable(body: &syn::Block) -> bool {
 /// Whether `body` borrows (`&h * &w`): how tensor code reads, where running the body again
 /// would run its kernels again.
 pub fn borrows(body: &syn::Block) -> bool {
-    contains(body, false, |e| matches!(e, syn::Expr::Reference(_)))
+    use syn::Expr;
+    // `&xs[i]` (how `for &x in xs.iter()` reads its element) borrows one element, not a tensor.
+    contains(
+        body,
+        false,
+        |e| matches!(e, Expr::Reference(r) if !matches!(&*r.expr, Expr::Index(_))),
+    )
 }
 
 /// Whether `body` contains a loop (`for`, `while`, `loop`).
