@@ -8,9 +8,13 @@ use serde_json::Value;
 use std::fmt;
 use std::time::Duration;
 
+mod gd;
 pub mod hello;
+pub mod kmeans;
 pub mod llsq;
 pub mod lse;
+pub mod particle;
+pub mod saddle;
 
 /// One function of an eval: the decoded-and-timed call on a raw `input`, or why the input
 /// does not fit.
@@ -25,7 +29,14 @@ pub struct Module {
 }
 
 /// Every module this tool answers `define` with `success: true`.
-pub const MODULES: &[Module] = &[hello::MODULE, llsq::MODULE, lse::MODULE];
+pub const MODULES: &[Module] = &[
+    hello::MODULE,
+    kmeans::MODULE,
+    llsq::MODULE,
+    lse::MODULE,
+    particle::MODULE,
+    saddle::MODULE,
+];
 
 /// The module called `name`.
 pub fn module(name: &str) -> Option<&'static Module> {
