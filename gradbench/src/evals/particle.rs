@@ -11,9 +11,12 @@
 //! - `ff`: f′ by dual numbers (`naive_euler::<Dual<f64>>`), ∇ₓp by two sweeps of the forward
 //!   companion `accel_jvp` (forward-over-forward);
 //! - `fr`: f′ by dual numbers, ∇ₓp by the pullback `accel_vjp` (forward-over-reverse);
-//! - `rf`, `rr`: the outer derivative in reverse mode needs the reverse macro to differentiate
-//!   code that runs a generated companion or dual arithmetic, which it cannot yet; they answer
-//!   `success: false` saying so ([`REVERSE_OUTER`]).
+//! - `rf`: f′ by the pullback of [`naive_euler_dual`], the Euler loop whose ∇ₓp is two dual
+//!   sweeps of `accel` (`dual(..)` in, `dual_eps(..)` out), differentiated by the reverse macro
+//!   through the dual operations (reverse-over-forward);
+//! - `rr` is not supported: reverse-over-reverse would need the reverse macro to differentiate
+//!   code that calls a pullback (`gradient(accel_vjp(..))`), and it cannot differentiate its
+//!   own output ([`super::UNSUPPORTED`] has the message).
 
 use super::{Input, Module, gd, timed};
 use adjoint::prelude::*;
@@ -85,6 +88,41 @@ fn naive_euler<T: Float>(w: T, inner: impl Fn([[T; 2]; 2], [T; 2]) -> [T; 2]) ->
     }
 }
 
+/// f(w) for `rf`, the Euler loop of [`naive_euler`] (same operations, same rounding) with
+/// ∇ₓp by two sweeps of `accel` on dual numbers, written for the reverse macro: it leaves
+/// the loop by `break` and does the interpolation after it.
+#[differentiable]
+pub fn naive_euler_dual(w: f64) -> f64 {
+    let charges = [
+        [dual(10.0, 0.0), dual(10.0 - w, 0.0)],
+        [dual(10.0, 0.0), dual(0.0, 0.0)],
+    ];
+    let mut x = [0.0, 8.0];
+    let mut xdot = [0.75, 0.0];
+    let delta_t = 1e-1;
+    loop {
+        let gx = dual_eps(accel(charges, [dual(x[0], 1.0), dual(x[1], 0.0)]));
+        let gy = dual_eps(accel(charges, [dual(x[0], 0.0), dual(x[1], 1.0)]));
+        x = [x[0] + delta_t * xdot[0], x[1] + delta_t * xdot[1]];
+        if x[1] <= 0.0 {
+            break;
+        }
+        xdot = [xdot[0] + delta_t * -gx, xdot[1] + delta_t * -gy];
+    }
+    let delta_t_f = -x[1] / xdot[1];
+    let x_t_f = x[0] + delta_t_f * xdot[0];
+    x_t_f * x_t_f
+}
+
+/// `rf`: the argmin of f from `w0`, f′ by the pullback of [`naive_euler_dual`].
+fn rf(w0: f64) -> f64 {
+    gd::argmin(
+        |w| naive_euler_dual(w[0]),
+        |w| [gradient(naive_euler_dual_vjp(w[0]))],
+        [w0],
+    )[0]
+}
+
 /// `ff`: the argmin of f from `w0`, f′ by dual numbers, ∇ₓp by the forward companion.
 fn ff(w0: f64) -> f64 {
     gd::argmin(
@@ -103,12 +141,13 @@ fn fr(w0: f64) -> f64 {
     )[0]
 }
 
-/// `ff` and `fr` (outer forward mode by dual numbers, inner forward / reverse by the
-/// companions).
+/// `ff`, `fr` (outer forward mode by dual numbers, inner forward / reverse by the
+/// companions) and `rf` (outer reverse mode over inner dual sweeps).
 pub const MODULE: Module = Module {
     name: "particle",
     functions: &[
         ("ff", |input| timed(input, |i: &Particle| ff(i.w))),
         ("fr", |input| timed(input, |i: &Particle| fr(i.w))),
+        ("rf", |input| timed(input, |i: &Particle| rf(i.w))),
     ],
 };
