@@ -232,8 +232,8 @@ pub mod prelude {
         mse_vjp, nll, nll_vjp,
     };
     pub use adjoint_core::{
-        Dual, Float, FloatMath, TangentVector, UnitSeed, gradient, value_with_gradient,
-        without_derivative,
+        Dual, Float, FloatMath, TangentVector, UnitSeed, dual, dual_eps, dual_eps_vjp, dual_re,
+        dual_re_vjp, dual_vjp, gradient, value_with_gradient, without_derivative,
     };
     pub use adjoint_core::{
         Jacobian, JacobianError, hessian, hvp, jacfwd, jacobian, jacobian_by, jacrev, jacrev_by,

@@ -16,6 +16,7 @@ pub mod checkpoint;
 mod collections;
 mod differentiable;
 mod dual;
+mod dual_reverse;
 mod float;
 mod gradient;
 mod jacobian;
@@ -33,6 +34,7 @@ pub mod __private;
 pub use checkpoint::CheckpointError;
 pub use differentiable::{Differentiable, NoTangent, TangentVector};
 pub use dual::Dual;
+pub use dual_reverse::{dual, dual_eps, dual_eps_vjp, dual_re, dual_re_vjp, dual_vjp};
 pub use float::{Float, FloatMath};
 pub use gradient::{UnitSeed, gradient, value_with_gradient, without_derivative};
 pub use jacobian::{

@@ -108,3 +108,19 @@ fn every_eval_matches_the_manual_tool() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn unsupported_nestings_answer_with_the_reason() {
+    for (module, function, _) in evals::UNSUPPORTED {
+        let input = match *module {
+            "particle" => serde_json::json!({ "w": 0.0 }),
+            _ => serde_json::json!({ "start": [1.0, 1.0] }),
+        };
+        let error = evals::evaluate(module, function, input).err().unwrap();
+        let text = error.to_string();
+        assert!(
+            text.starts_with(&format!("{module}::{function}: ")) && text.contains("not"),
+            "{text}"
+        );
+    }
+}

@@ -2,6 +2,7 @@
 //! - [`check_jvp`]: the checker against right and deliberately wrong jvps.
 //! - [`jacobian`]: the `jvp`/`jacfwd`/`jacrev`/`jacobian` helpers and `check_jvp` on vector
 //!   functions, with their typed errors.
+//! - [`reverse_over_forward`]: reverse mode through dual arithmetic (`dual`, `dual_eps`).
 //! - [`scalar`]: straight-line code, branches, loops over slices, `while`, element writes,
 //!   recursion, calls, inout parameters, tuples and early returns.
 //!
@@ -20,6 +21,7 @@ mod check_jvp;
 mod custom;
 mod jacobian;
 mod nested;
+mod reverse_over_forward;
 mod scalar;
 mod structs;
 mod tensors;

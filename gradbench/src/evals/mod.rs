@@ -8,9 +8,13 @@ use serde_json::Value;
 use std::fmt;
 use std::time::Duration;
 
+mod gd;
 pub mod hello;
+pub mod kmeans;
 pub mod llsq;
 pub mod lse;
+pub mod particle;
+pub mod saddle;
 
 /// One function of an eval: the decoded-and-timed call on a raw `input`, or why the input
 /// does not fit.
@@ -25,7 +29,33 @@ pub struct Module {
 }
 
 /// Every module this tool answers `define` with `success: true`.
-pub const MODULES: &[Module] = &[hello::MODULE, llsq::MODULE, lse::MODULE];
+pub const MODULES: &[Module] = &[
+    hello::MODULE,
+    kmeans::MODULE,
+    llsq::MODULE,
+    lse::MODULE,
+    particle::MODULE,
+    saddle::MODULE,
+];
+
+/// Functions of the evals whose nesting of derivatives adjoint cannot do yet: (module,
+/// function, why). `evaluate` answers them with [`EvalError::Unsupported`].
+pub const UNSUPPORTED: &[(&str, &str, &str)] = &[
+    ("particle", "rr", REVERSE_OVER_REVERSE),
+    ("saddle", "rr", REVERSE_OVER_REVERSE),
+    ("saddle", "rf", SADDLE_RF),
+];
+
+const REVERSE_OVER_REVERSE: &str = "reverse-over-reverse is not supported yet: the outer \
+    pullback would have to differentiate code that calls the inner pullback \
+    (`gradient(f_vjp(..))`), and #[differentiable] cannot differentiate its own generated \
+    companions or their closures; reverse-over-forward (dual sweeps inside) and the forward \
+    outer orders work";
+
+const SADDLE_RF: &str = "reverse-over-forward is not written for saddle yet: the outer pullback \
+    must run through the whole inner gradient descent, which lives in the generic solver \
+    (closures, early returns) that #[differentiable] does not take; particle's rf shows the \
+    mechanism (dual(..)/dual_eps(..) inside a reverse-differentiated loop)";
 
 /// The module called `name`.
 pub fn module(name: &str) -> Option<&'static Module> {
@@ -47,6 +77,12 @@ pub enum EvalError {
     UnknownModule(String),
     /// The module has no function of that name.
     UnknownFunction { module: String, function: String },
+    /// The function exists in the eval but adjoint cannot compute its nesting of derivatives.
+    Unsupported {
+        module: String,
+        function: String,
+        reason: &'static str,
+    },
     /// The input does not decode, or decodes to a value the function cannot take.
     BadInput {
         module: String,
@@ -76,6 +112,11 @@ impl fmt::Display for EvalError {
                     known.join(", ")
                 )
             }
+            EvalError::Unsupported {
+                module,
+                function,
+                reason,
+            } => write!(f, "{module}::{function}: {reason}"),
             EvalError::BadInput {
                 module,
                 function,
@@ -92,6 +133,16 @@ impl std::error::Error for EvalError {}
 /// Runs `function` of `module` on `input`.
 pub fn evaluate(module: &str, function: &str, input: Value) -> Result<Done, EvalError> {
     let found = self::module(module).ok_or_else(|| EvalError::UnknownModule(module.to_owned()))?;
+    if let Some((_, _, reason)) = UNSUPPORTED
+        .iter()
+        .find(|(m, f, _)| *m == module && *f == function)
+    {
+        return Err(EvalError::Unsupported {
+            module: module.to_owned(),
+            function: function.to_owned(),
+            reason,
+        });
+    }
     let (_, call) = found
         .functions
         .iter()
