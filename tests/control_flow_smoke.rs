@@ -189,6 +189,19 @@ fn until_big(x: f64) -> f64 {
     y
 }
 
+/// `until_big` left by `return` from inside the `loop`, which is the body's last statement
+/// (the Euler loop of GradBench's particle): the first xᵏ > 100 is returned as xᵏ − 100/x.
+#[differentiable]
+fn return_from_loop(x: f64) -> f64 {
+    let mut y = x;
+    loop {
+        y = y * x;
+        if y > 100.0 {
+            return y - 100.0 / x;
+        }
+    }
+}
+
 #[differentiable]
 fn match_return(x: f64, k: u8) -> f64 {
     match k {
@@ -208,6 +221,9 @@ fn exits() {
     assert_eq!(gradient(skip_and_stop_vjp(1.0, 100)), 6.0);
     // y = x^k for the first k with x^k > 100: x = 3 → 3^5 = 243, dy/dx = 5 · 3^4
     assert_eq!(gradient(until_big_vjp(3.0)), 405.0);
+    // x = 3: y = 3⁵ = 243 is returned as 243 − 100/3; d/dx = 5 · 3⁴ + 100/9
+    let (value, dx) = value_with_gradient(return_from_loop_vjp(3.0));
+    assert_eq!((value, dx), (243.0 - 100.0 / 3.0, 405.0 + 100.0 / 9.0));
     assert_eq!(gradient(match_return_vjp(2.0, 0)), 1.0);
     assert_eq!(gradient(match_return_vjp(2.0, 5)), 4.0);
     assert_eq!(gradient(match_return_vjp(2.0, 1)), 2f64.cos());

@@ -159,10 +159,19 @@ impl Normalizer {
                 Stmt::Expr(e, _) if returns_inside_loop(e) => {
                     // A loop that may return: run it, then the rest only if it did not.
                     out.push(self.nested(stmt));
+                    // A `loop` that is the body's last statement and has no `break` of its
+                    // own is left only by `return`: nothing runs when it did not return.
+                    let only_returns = rest.is_empty()
+                        && matches!(Loop::of(e), Some(Loop::Plain(l)) if !breaks(&l.body));
                     let rest = self.stmts(rest, lp, top);
+                    let otherwise = if only_returns {
+                        quote!(::core::unreachable!("a `loop` left only by `return`"))
+                    } else {
+                        quote!({ #(#rest)* })
+                    };
                     match lp {
                         None => out.push(Stmt::Expr(
-                            parse_quote!(match __adjoint_ret { Some(__adjoint_r) => __adjoint_r, None => { #(#rest)* } }),
+                            parse_quote!(match __adjoint_ret { Some(__adjoint_r) => __adjoint_r, None => #otherwise }),
                             end_semi(lp, top),
                         )),
                         Some(lp) => {
@@ -305,6 +314,31 @@ fn breaks_with_value(body: &Block) -> bool {
     impl<'a> Visit<'a> for Finder {
         fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
             self.0 |= b.expr.is_some();
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut f = Finder(false);
+    f.visit_block(body);
+    f.0
+}
+
+/// Whether `body` has a `break` of its own loop (not of a nested loop or closure).
+fn breaks(body: &Block) -> bool {
+    struct Finder(bool);
+    impl<'a> Visit<'a> for Finder {
+        fn visit_expr_break(&mut self, _: &'a syn::ExprBreak) {
+            self.0 = true;
+        }
+        fn visit_expr(&mut self, e: &'a Expr) {
+            match Loop::of(e) {
+                Some(lp) => {
+                    if let Some(head) = lp.head() {
+                        self.visit_expr(head);
+                    }
+                }
+                None => syn::visit::visit_expr(self, e),
+            }
         }
         fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
         fn visit_item(&mut self, _: &'a syn::Item) {}
