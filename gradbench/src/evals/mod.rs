@@ -8,9 +8,11 @@ use serde_json::Value;
 use std::fmt;
 use std::time::Duration;
 
+pub mod gmm;
 pub mod hello;
 pub mod llsq;
 pub mod lse;
+pub mod rows;
 
 /// One function of an eval: the decoded-and-timed call on a raw `input`, or why the input
 /// does not fit.
@@ -25,7 +27,7 @@ pub struct Module {
 }
 
 /// Every module this tool answers `define` with `success: true`.
-pub const MODULES: &[Module] = &[hello::MODULE, llsq::MODULE, lse::MODULE];
+pub const MODULES: &[Module] = &[gmm::MODULE, hello::MODULE, llsq::MODULE, lse::MODULE];
 
 /// The module called `name`.
 pub fn module(name: &str) -> Option<&'static Module> {
