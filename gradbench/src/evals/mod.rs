@@ -12,6 +12,7 @@ pub mod gmm;
 pub mod hello;
 pub mod llsq;
 pub mod lse;
+pub mod lstm;
 pub mod rows;
 
 /// One function of an eval: the decoded-and-timed call on a raw `input`, or why the input
@@ -27,7 +28,13 @@ pub struct Module {
 }
 
 /// Every module this tool answers `define` with `success: true`.
-pub const MODULES: &[Module] = &[gmm::MODULE, hello::MODULE, llsq::MODULE, lse::MODULE];
+pub const MODULES: &[Module] = &[
+    gmm::MODULE,
+    hello::MODULE,
+    llsq::MODULE,
+    lse::MODULE,
+    lstm::MODULE,
+];
 
 /// The module called `name`.
 pub fn module(name: &str) -> Option<&'static Module> {
