@@ -153,27 +153,30 @@ pub fn gmm(
             }
         }
     }
+    // βᵢₖ for every point and component, row by row (no buffer is made inside the loop, so
+    // that its pullback can run it again instead of recording every step).
+    let mut beta = vec![0.0; n * k];
+    for t in 0..n * k {
+        let (ix, ik) = (t / k, t % k);
+        let mut sqnorm = 0.0;
+        for j in 0..d {
+            let mut s = qdiags[ik * d + j] * (x[ix * d + j] - mu[ik * d + j]);
+            for i in 0..j {
+                s += lrows[ik * lsz + j * (j - 1) / 2 + i] * (x[ix * d + i] - mu[ik * d + i]);
+            }
+            sqnorm += s * s;
+        }
+        beta[t] = alpha[ik] + sum_qs[ik] - 0.5 * sqnorm;
+    }
     let mut slse = 0.0;
     for ix in 0..n {
-        let mut main_term = vec![0.0; k];
-        for ik in 0..k {
-            let mut sqnorm = 0.0;
-            for j in 0..d {
-                let mut s = qdiags[ik * d + j] * (x[ix * d + j] - mu[ik * d + j]);
-                for i in 0..j {
-                    s += lrows[ik * lsz + j * (j - 1) / 2 + i] * (x[ix * d + i] - mu[ik * d + i]);
-                }
-                sqnorm += s * s;
-            }
-            main_term[ik] = alpha[ik] + sum_qs[ik] - 0.5 * sqnorm;
-        }
-        let mut mx = main_term[0];
+        let mut mx = beta[ix * k];
         for ik in 1..k {
-            mx = mx.max(main_term[ik]);
+            mx = mx.max(beta[ix * k + ik]);
         }
         let mut semx = 0.0;
         for ik in 0..k {
-            semx += (main_term[ik] - mx).exp();
+            semx += (beta[ix * k + ik] - mx).exp();
         }
         slse += semx.ln() + mx;
     }

@@ -64,7 +64,7 @@ impl Input for Lstm {
 }
 
 /// The loss L, computed as the C++ reference does: step by step, layer by layer, unit by
-/// unit, the states updated in place in a copy of `state`.
+/// unit.
 #[differentiable]
 pub fn lstm(
     main_params: &[f64],
@@ -75,7 +75,13 @@ pub fn lstm(
     c: usize,
     b: usize,
 ) -> f64 {
-    let mut st = state.to_vec();
+    // Per layer, the hidden and cell states.
+    let mut hs: Vec<Vec<f64>> = (0..l)
+        .map(|j| state[2 * b * j..2 * b * j + b].to_vec())
+        .collect();
+    let mut cs: Vec<Vec<f64>> = (0..l)
+        .map(|j| state[2 * b * j + b..2 * b * (j + 1)].to_vec())
+        .collect();
     let mut total = 0.0;
     for t in 0..c - 1 {
         let mut input = vec![0.0; b];
@@ -83,32 +89,38 @@ pub fn lstm(
             input[i] = sequence[t * b + i] * extra_params[i];
         }
         for layer in 0..l {
-            let (w, h) = (8 * b * layer, 2 * b * layer);
+            let w = 8 * b * layer;
+            let (hidden, cell) = (hs[layer].clone(), cs[layer].clone());
+            let (mut hidden_next, mut cell_next) = (vec![0.0; b], vec![0.0; b]);
+            // Unit i reads only unit i of the states, so each unit's update is written to the
+            // new states (the reference overwrites the states in place, unit by unit).
             for i in 0..b {
                 let forget = 1.0
                     / (1.0 + (-(input[i] * main_params[w + i] + main_params[w + 4 * b + i])).exp());
                 let ingate = 1.0
                     / (1.0
-                        + (-(st[h + i] * main_params[w + b + i] + main_params[w + 5 * b + i]))
+                        + (-(hidden[i] * main_params[w + b + i] + main_params[w + 5 * b + i]))
                             .exp());
                 let outgate = 1.0
                     / (1.0
                         + (-(input[i] * main_params[w + 2 * b + i] + main_params[w + 6 * b + i]))
                             .exp());
                 let change =
-                    (st[h + i] * main_params[w + 3 * b + i] + main_params[w + 7 * b + i]).tanh();
-                let cell = st[h + b + i] * forget + ingate * change;
-                st[h + b + i] = cell;
-                st[h + i] = outgate * cell.tanh();
+                    (hidden[i] * main_params[w + 3 * b + i] + main_params[w + 7 * b + i]).tanh();
+                let c = cell[i] * forget + ingate * change;
+                cell_next[i] = c;
+                hidden_next[i] = outgate * c.tanh();
             }
-            for i in 0..b {
-                input[i] = st[h + i];
-            }
+            hs[layer] = hidden_next.clone();
+            cs[layer] = cell_next;
+            input = hidden_next;
         }
         let mut ypred = vec![0.0; b];
-        let mut sum = 0.0;
         for i in 0..b {
             ypred[i] = input[i] * extra_params[b + i] + extra_params[2 * b + i];
+        }
+        let mut sum = 0.0;
+        for i in 0..b {
             sum += ypred[i].exp();
         }
         let lse = (sum + 2.0).ln();
