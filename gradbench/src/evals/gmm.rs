@@ -117,6 +117,9 @@ fn constant(d: usize, k: usize, n: usize, wishart: Wishart) -> f64 {
 /// and component βᵢₖ, the log-sum-exp over components, and the Wishart prior. Q(x − μ) is
 /// computed by rows of Q (the reference accumulates it by columns; the sums are the same up to
 /// rounding), reading each component's lower part from a copy laid out by rows.
+// Loops over index ranges: the pullback runs such loops again instead of taping them; the
+// arguments are the eval's arrays and sizes as the reference takes them.
+#[allow(clippy::needless_range_loop, clippy::too_many_arguments)]
 #[differentiable]
 pub fn gmm(
     alpha: &[f64],
@@ -280,3 +283,43 @@ pub const MODULE: Module = Module {
         ("jacobian", |input| timed(input, Gmm::jacobian)),
     ],
 };
+
+#[cfg(test)]
+mod tests {
+    use crate::evals::evaluate;
+    use serde_json::json;
+
+    fn input() -> serde_json::Value {
+        json!({"d": 2, "k": 2, "n": 1, "m": 0, "gamma": 1.0, "alpha": [0.1, 0.2],
+               "mu": [[0.0, 1.0], [1.0, 0.0]], "q": [[0.1, 0.2], [0.3, 0.4]],
+               "l": [[0.5], [0.6]], "x": [[0.2, 0.3]]})
+    }
+
+    #[test]
+    fn bad_shapes_name_the_field_and_the_shapes() {
+        let mut bad = input();
+        bad["l"] = json!([[0.5, 0.1], [0.6]]);
+        let e = evaluate("gmm", "jacobian", bad).err().unwrap().to_string();
+        assert!(
+            e.contains("`l` row 0 has 2 numbers; expected 2 rows of 1"),
+            "{e}"
+        );
+        let mut bad = input();
+        bad["alpha"] = json!([0.1]);
+        let e = evaluate("gmm", "objective", bad).err().unwrap().to_string();
+        assert!(e.contains("`alpha` has 1 numbers; expected k = 2"), "{e}");
+        let mut bad = input();
+        bad["x"] = json!([[0.2, 0.3], [0.1, 0.1]]);
+        let e = evaluate("gmm", "objective", bad).err().unwrap().to_string();
+        assert!(e.contains("`x` has 2 rows; expected 1 rows of 2"), "{e}");
+        assert!(evaluate("gmm", "jacobian", input()).is_ok());
+    }
+
+    #[test]
+    fn ln_gamma_of_half_integers() {
+        // Γ(5) = 24, Γ(7/2) = 15√π/8.
+        assert!((super::ln_gamma_of_half_integer(5.0) - 24f64.ln()).abs() < 1e-14);
+        let want = (15.0 * std::f64::consts::PI.sqrt() / 8.0).ln();
+        assert!((super::ln_gamma_of_half_integer(3.5) - want).abs() < 1e-14);
+    }
+}

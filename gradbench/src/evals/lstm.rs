@@ -44,7 +44,7 @@ impl Lstm {
 impl Input for Lstm {
     fn check(&self) -> Result<(), String> {
         let (l, c, b) = self.sizes();
-        if l == 0 || b == 0 || self.main_params.count() % 2 != 0 {
+        if l == 0 || b == 0 || !self.main_params.count().is_multiple_of(2) {
             return Err(format!(
                 "`main_params` has {} rows of {:?} numbers; expected 2ℓ rows of 4B with ℓ, B ≥ 1",
                 self.main_params.count(),
@@ -65,6 +65,9 @@ impl Input for Lstm {
 
 /// The loss L, computed as the C++ reference does: step by step, layer by layer, unit by
 /// unit.
+// Loops over index ranges: the pullback runs such loops again instead of taping them; the
+// arguments are the eval's arrays and sizes as the reference takes them.
+#[allow(clippy::needless_range_loop, clippy::too_many_arguments)]
 #[differentiable]
 pub fn lstm(
     main_params: &[f64],
@@ -165,3 +168,33 @@ pub const MODULE: Module = Module {
         ("jacobian", |input| timed(input, jacobian)),
     ],
 };
+
+#[cfg(test)]
+mod tests {
+    use crate::evals::evaluate;
+    use serde_json::json;
+
+    #[test]
+    fn bad_shapes_name_the_field_and_the_shapes() {
+        let input = json!({"main_params": [[0.1, 0.2, 0.3, 0.4], [0.5, 0.6, 0.7, 0.8]], "extra_params": [[0.1], [0.2], [0.3]],
+                           "state": [[0.1], [0.2]], "sequence": [[1.0], [0.0], [1.0]]});
+        assert!(evaluate("lstm", "jacobian", input.clone()).is_ok());
+        let mut bad = input.clone();
+        bad["state"] = json!([[0.1], [0.2], [0.3]]);
+        let e = evaluate("lstm", "objective", bad)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            e.contains("`state` has 3 rows; expected 2 rows of 1"),
+            "{e}"
+        );
+        let mut bad = input;
+        bad["sequence"] = json!([[1.0]]);
+        let e = evaluate("lstm", "objective", bad)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("`sequence` has 1 rows"), "{e}");
+    }
+}
