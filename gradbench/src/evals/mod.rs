@@ -9,11 +9,14 @@ use std::fmt;
 use std::time::Duration;
 
 mod gd;
+pub mod gmm;
 pub mod hello;
 pub mod kmeans;
 pub mod llsq;
 pub mod lse;
+pub mod lstm;
 pub mod particle;
+pub mod rows;
 pub mod saddle;
 
 /// One function of an eval: the decoded-and-timed call on a raw `input`, or why the input
@@ -30,10 +33,12 @@ pub struct Module {
 
 /// Every module this tool answers `define` with `success: true`.
 pub const MODULES: &[Module] = &[
+    gmm::MODULE,
     hello::MODULE,
     kmeans::MODULE,
     llsq::MODULE,
     lse::MODULE,
+    lstm::MODULE,
     particle::MODULE,
     saddle::MODULE,
 ];
