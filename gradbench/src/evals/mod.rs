@@ -11,6 +11,7 @@ use std::time::Duration;
 pub mod hello;
 pub mod llsq;
 pub mod lse;
+pub mod ode;
 
 /// One function of an eval: the decoded-and-timed call on a raw `input`, or why the input
 /// does not fit.
@@ -25,7 +26,7 @@ pub struct Module {
 }
 
 /// Every module this tool answers `define` with `success: true`.
-pub const MODULES: &[Module] = &[hello::MODULE, llsq::MODULE, lse::MODULE];
+pub const MODULES: &[Module] = &[hello::MODULE, llsq::MODULE, lse::MODULE, ode::MODULE];
 
 /// The module called `name`.
 pub fn module(name: &str) -> Option<&'static Module> {
