@@ -8,6 +8,7 @@ use serde_json::Value;
 use std::fmt;
 use std::time::Duration;
 
+pub mod det;
 pub mod hello;
 pub mod llsq;
 pub mod lse;
@@ -26,7 +27,13 @@ pub struct Module {
 }
 
 /// Every module this tool answers `define` with `success: true`.
-pub const MODULES: &[Module] = &[hello::MODULE, llsq::MODULE, lse::MODULE, ode::MODULE];
+pub const MODULES: &[Module] = &[
+    det::MODULE,
+    hello::MODULE,
+    llsq::MODULE,
+    lse::MODULE,
+    ode::MODULE,
+];
 
 /// The module called `name`.
 pub fn module(name: &str) -> Option<&'static Module> {
