@@ -8,6 +8,7 @@ use serde_json::Value;
 use std::fmt;
 use std::time::Duration;
 
+pub mod det;
 mod gd;
 pub mod gmm;
 pub mod hello;
@@ -15,6 +16,7 @@ pub mod kmeans;
 pub mod llsq;
 pub mod lse;
 pub mod lstm;
+pub mod ode;
 pub mod particle;
 pub mod rows;
 pub mod saddle;
@@ -33,12 +35,14 @@ pub struct Module {
 
 /// Every module this tool answers `define` with `success: true`.
 pub const MODULES: &[Module] = &[
+    det::MODULE,
     gmm::MODULE,
     hello::MODULE,
     kmeans::MODULE,
     llsq::MODULE,
     lse::MODULE,
     lstm::MODULE,
+    ode::MODULE,
     particle::MODULE,
     saddle::MODULE,
 ];
