@@ -36,7 +36,10 @@ fn seeds() -> Vec<Value> {
     ];
     // particle's and saddle's solvers run, as the reference's do, until the trajectory meets
     // the axis and the descent converges: from an arbitrary mutated start that may be never.
-    paths.retain(|p| !p.file_stem().is_some_and(|s| s == "particle" || s == "saddle"));
+    paths.retain(|p| {
+        !p.file_stem()
+            .is_some_and(|s| s == "particle" || s == "saddle")
+    });
     for path in paths {
         for (i, line) in std::fs::read_to_string(path).unwrap().lines().enumerate() {
             let case: Value = serde_json::from_str(line).unwrap();
