@@ -11,33 +11,6 @@ use quote::{ToTokens, format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{Expr, ExprCall, ExprMethodCall};
 
-/// Methods whose result carries no derivative (sizes, tests, comparisons).
-const DATA_METHODS: &[&str] = &[
-    "len",
-    "is_empty",
-    "is_nan",
-    "is_finite",
-    "is_infinite",
-    "is_sign_positive",
-    "is_sign_negative",
-    "is_normal",
-    "partial_cmp",
-    "total_cmp",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-    "shape",
-    "dims",
-    "ndim",
-    "rank",
-    "numel",
-    "dtype",
-    "device",
-];
-
 impl Forward {
     /// Arguments bound to `__aK` (values) and `__taK` (tangents), in order.
     pub(super) fn bind_args<'a>(
@@ -79,7 +52,7 @@ impl Forward {
 
     pub(super) fn method_call(&mut self, m: &ExprMethodCall) -> Fx {
         let name = m.method.to_string();
-        if DATA_METHODS.contains(&name.as_str()) {
+        if crate::patterns::queries::is_query(&name) {
             let recv = self.receiver_value(&m.receiver);
             let args: Vec<TokenStream> = m.args.iter().map(|a| self.expr(a).value()).collect();
             let (method, turbofish) = (&m.method, &m.turbofish);

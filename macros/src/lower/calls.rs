@@ -93,7 +93,7 @@ impl Lowering<'_> {
         out.receiver = Box::new(receiver.clone());
         out.args = args.iter().cloned().collect();
         let rebuilt = Expr::MethodCall(out);
-        if QUERIES.contains(&m.method.to_string().as_str()) {
+        if crate::patterns::queries::is_query(&m.method.to_string()) {
             // Sizes and predicates are data, whatever they are asked of.
             return (rebuilt, Act::Inactive);
         }
@@ -271,33 +271,6 @@ impl Lowering<'_> {
         }
     }
 }
-
-/// Methods whose results are data (sizes, shapes, predicates, comparisons): calling them on
-/// an active value needs no derivative.
-const QUERIES: &[&str] = &[
-    "len",
-    "is_empty",
-    "capacity",
-    "shape",
-    "dims",
-    "ndim",
-    "numel",
-    "is_nan",
-    "is_infinite",
-    "is_finite",
-    "is_normal",
-    "is_sign_positive",
-    "is_sign_negative",
-    "partial_cmp",
-    "total_cmp",
-    "to_bits",
-    "eq",
-    "ne",
-    "lt",
-    "le",
-    "gt",
-    "ge",
-];
 
 pub(crate) fn is_float_type(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.path.is_ident("f32") || p.path.is_ident("f64"))

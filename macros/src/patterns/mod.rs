@@ -7,5 +7,6 @@ pub mod exits;
 pub mod loops;
 pub mod mem;
 pub mod operators;
+pub mod queries;
 pub mod recurrence;
 pub mod scan;
