@@ -11,6 +11,8 @@
 //! protocol lets an eval ask for any running time) and numbers at most 1000 in magnitude where
 //! they could be sizes (an eval may ask for a workload of any size, which takes its time).
 
+#[path = "fixtures/files.rs"]
+mod files;
 #[path = "../../tests/support/rng.rs"]
 mod rng;
 
@@ -18,17 +20,10 @@ use adjoint_gradbench::respond;
 use rng::Rng;
 use serde_json::{Map, Value, json};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::Path;
 
 /// One `evaluate` message per fixture case, and the other kinds.
 fn seeds() -> Vec<Value> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut paths: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    paths.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
-    paths.sort();
+    let mut paths = files::fixture_files();
     let mut messages = vec![
         json!({ "id": 0, "kind": "start", "eval": "gmm", "config": {} }),
         json!({ "id": 1, "kind": "define", "module": "llsq" }),

@@ -3,9 +3,11 @@
 //! magnitude in that output (a norm-wise relative error, ADBench's way of comparing
 //! gradients; GradBench's own eval accepts 1e-4). The structure (lengths, keys) must match too.
 
+#[path = "fixtures/files.rs"]
+mod files;
+
 use adjoint_gradbench::evals;
 use serde_json::Value;
-use std::path::Path;
 
 const TOLERANCE: f64 = 1e-10;
 
@@ -56,13 +58,7 @@ fn brief(value: &Value) -> String {
 
 #[test]
 fn every_eval_matches_the_manual_tool() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.retain(|p| p.extension().is_some_and(|e| e == "jsonl"));
-    files.sort();
+    let files = files::fixture_files();
     let mut failures = Vec::new();
     let mut cases = 0;
     for file in &files {
