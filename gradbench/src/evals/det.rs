@@ -4,7 +4,7 @@
 //! recursion below.
 //!
 //! The recursion is the C++ reference's, except that it stops at 3 × 3 minors, whose two last
-//! levels ([`det3`]) are one loop with the same products and sums. Each call of a function
+//! levels (`det3`) are one loop with the same products and sums. Each call of a function
 //! with a slice parameter gives that slice's whole tangent back (a `Vec` of ℓ² per call), and
 //! a recursive function's pullback is boxed, so the calls are what the gradient pays for:
 //! stopping at 3 × 3 divides their number by about 6 against 1 × 1 minors (at ℓ = 11, 8 M
@@ -114,7 +114,7 @@ fn det3(m: [f64; 9]) -> f64 {
     det
 }
 
-/// det A for the ℓ × ℓ matrix `a` (row-major), by [`det_of_minor`] on the whole matrix.
+/// det A for the ℓ × ℓ matrix `a` (row-major), by `det_of_minor` on the whole matrix.
 #[differentiable]
 pub fn det(a: &[f64], ell: usize) -> f64 {
     let mut r: Vec<usize> = (1..=ell).chain([0]).collect();

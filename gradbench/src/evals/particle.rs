@@ -2,7 +2,7 @@
 //! potential p(x; w) = 1/|x − (10, 10 − w)| + 1/|x − (10, 0)| of two fixed charges, by naive
 //! Euler steps of Δt = 0.1 with acceleration −∇ₓp, until it crosses the x axis; f(w) is the
 //! square of the crossing's x coordinate (found by linear interpolation). The answer is the
-//! argmin of f by gradient descent from the input w ([`gd::argmin`]), the algorithm of the
+//! argmin of f by gradient descent from the input w (`gd::argmin`), the algorithm of the
 //! upstream tools (the kit's C++ reference holds only the potential).
 //!
 //! Nested AD: the Euler loop needs the inner gradient ∇ₓp, the descent the outer derivative
@@ -88,7 +88,7 @@ fn naive_euler<T: Float>(w: T, inner: impl Fn([[T; 2]; 2], [T; 2]) -> [T; 2]) ->
     }
 }
 
-/// f(w) for `rf`, the Euler loop of [`naive_euler`] (same operations, same rounding) with
+/// f(w) for `rf`, the Euler loop of `naive_euler` (same operations, same rounding) with
 /// ∇ₓp by two sweeps of `accel` on dual numbers, written for the reverse macro: it leaves
 /// the loop by `break` and does the interpolation after it.
 #[differentiable]

@@ -1,5 +1,5 @@
 //! saddle: the saddle point of f(x, y) = (x₁² + y₁²) − (x₂² + y₂²) over p₁ = (x₁, y₁) and
-//! p₂ = (x₂, y₂) by nested gradient descent ([`gd`]) from the input s: first
+//! p₂ = (x₂, y₂) by nested gradient descent (`gd`) from the input s: first
 //! p₁* = argmin over p₁ of maxₚ₂ f(p₁, p₂), the inner max by an argmax from s, then
 //! p₂* = argmax over p₂ of f(p₁*, p₂) from s; the answer is (p₁*, p₂*). This is the algorithm of
 //! the upstream tools (the kit's C++ reference holds only f).
