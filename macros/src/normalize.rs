@@ -62,6 +62,7 @@ pub fn normalize(body: &Block, output: &ReturnType) -> Block {
         fresh: 0,
         family,
         returns_in_loops: false,
+        loop_labels: loop_labels(body),
     };
     let mut stmts = n.stmts(&body.stmts, None, true);
     if n.returns_in_loops {
@@ -82,12 +83,29 @@ struct Normalizer {
     fresh: usize,
     family: Family,
     returns_in_loops: bool,
+    /// The labels of the body's loops (not of labelled blocks, which stay unsupported).
+    loop_labels: Vec<String>,
 }
 
-/// The loop whose body is being rewritten: `break` sets its flag.
+/// The loop whose body is being rewritten: `break` sets its flag. A labelled loop `'l` has
+/// the flags `__adjoint_break_l` and `__adjoint_continue_l`, named after the label so that
+/// the loops inside it, rewritten first, can set them (see [`label_flags`]).
 #[derive(Clone)]
 struct LoopCtx {
     flag: Ident,
+    label: Option<String>,
+}
+
+impl LoopCtx {
+    /// Whether `label` names this loop.
+    fn is(&self, label: &syn::Lifetime) -> bool {
+        self.label.as_deref() == Some(&label.ident.to_string())
+    }
+}
+
+/// The flag a labelled `break 'label` / `continue 'label` sets.
+fn label_flag(exit: &str, label: &syn::Lifetime) -> Ident {
+    format_ident!("{}{}_{}", BREAK_FLAG.trim_end_matches("break"), exit, label.ident)
 }
 
 impl Normalizer {
@@ -104,17 +122,41 @@ impl Normalizer {
                 return out;
             }
             if !exits(stmt.to_token_stream(), lp.is_some()) {
-                out.push(self.nested(stmt));
+                let stmt = self.nested(stmt);
+                let set = lp.map(|lp| (lp, label_flags(&stmt))).filter(|(_, set)| !set.is_empty());
+                out.push(stmt);
+                if let Some((lp, set)) = set {
+                    // A loop inside left this one's iteration (`continue 'l`) or a loop
+                    // around it (`break 'outer`): the rest runs only if it did not.
+                    let rest = self.stmts(rest, Some(lp), top);
+                    out.push(guard(lp, &set, rest));
+                    return out;
+                }
                 continue;
             }
             match stmt {
-                Stmt::Expr(Expr::Continue(c), _) if c.label.is_none() && lp.is_some() => {
+                Stmt::Expr(Expr::Continue(c), _)
+                    if lp.is_some_and(|lp| c.label.as_ref().is_none_or(|l| lp.is(l))) =>
+                {
                     return out;
                 }
                 Stmt::Expr(Expr::Break(b), _)
-                    if b.label.is_none() && b.expr.is_none() && lp.is_some() =>
+                    if b.expr.is_none()
+                        && lp.is_some_and(|lp| b.label.as_ref().is_none_or(|l| lp.is(l))) =>
                 {
                     let flag = &lp.expect("checked").flag;
+                    out.push(parse_quote!(#flag = true;));
+                    return out;
+                }
+                Stmt::Expr(Expr::Break(syn::ExprBreak { label: Some(l), expr: None, .. }), _)
+                | Stmt::Expr(Expr::Continue(syn::ExprContinue { label: Some(l), .. }), _)
+                    if lp.is_some() && self.loop_labels.contains(&l.ident.to_string()) =>
+                {
+                    // Leaving this loop for an outer one: its flag, and this loop's.
+                    let exit = if matches!(stmt, Stmt::Expr(Expr::Break(_), _)) { "break" } else { "continue" };
+                    let outer = label_flag(exit, l);
+                    let flag = &lp.expect("checked").flag;
+                    out.push(parse_quote!(#outer = true;));
                     out.push(parse_quote!(#flag = true;));
                     return out;
                 }
@@ -259,28 +301,44 @@ impl Normalizer {
     }
 
     /// A loop whose body uses `break`/`continue`/`return`: its body without them, and the flag.
-    fn rewrite_loop(&mut self, e: &Expr) -> Option<(Ident, Expr)> {
+    fn rewrite_loop(&mut self, e: &Expr) -> Option<(Vec<Ident>, Expr)> {
         let the_loop = Loop::of(e)?;
         let body = the_loop.body();
-        if the_loop.label().is_some()
-            || !exits(body.to_token_stream(), true)
-            || breaks_with_value(body)
-        {
+        let label = the_loop.label().map(|l| &l.name);
+        let sets_labels = label.is_some() || !label_flags(&parse_quote!(#body;)).is_empty();
+        let exits_here = exits(body.to_token_stream(), true);
+        if normalized(body) || !(exits_here || sets_labels) || breaks_with_value(body) {
             return None;
         }
-        let flag = format_ident!("{}{}", BREAK_FLAG, self.fresh);
-        self.fresh += 1;
-        let lp = LoopCtx { flag: flag.clone() };
+        let flag = match label {
+            Some(l) => label_flag("break", l),
+            None => {
+                self.fresh += 1;
+                format_ident!("{}{}", BREAK_FLAG, self.fresh - 1)
+            }
+        };
+        let lp = LoopCtx {
+            flag: flag.clone(),
+            label: label.map(|l| l.ident.to_string()),
+        };
         let mut stmts = self.stmts(&body.stmts, Some(&lp), false);
         if let Some(Stmt::Expr(_, semi @ None)) = stmts.last_mut() {
             *semi = Some(Default::default());
         }
         stmts.push(parse_quote!(if #flag { break; }));
+        let mut flags = vec![flag];
+        if let Some(l) = label {
+            let next = label_flag("continue", l);
+            if scan_idents(&stmts).contains(&next.to_string()) {
+                stmts.insert(0, parse_quote!(#next = false;));
+                flags.push(next);
+            }
+        }
         let body = Block {
             brace_token: body.brace_token,
             stmts,
         };
-        Some((flag, the_loop.with_body(body)))
+        Some((flags, unlabelled(the_loop.with_body(body))))
     }
 }
 
@@ -323,6 +381,108 @@ fn breaks_with_value(body: &Block) -> bool {
     f.0
 }
 
+/// The labels of the loops in `body`.
+fn loop_labels(body: &Block) -> Vec<String> {
+    struct Labels(Vec<String>);
+    impl<'a> Visit<'a> for Labels {
+        fn visit_expr(&mut self, e: &'a Expr) {
+            if let Some(label) = Loop::of(e).and_then(|lp| lp.label()) {
+                self.0.push(label.name.ident.to_string());
+            }
+            syn::visit::visit_expr(self, e);
+        }
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut labels = Labels(Vec::new());
+    labels.visit_block(body);
+    labels.0
+}
+
+/// The label flags (`__adjoint_break_l`, `__adjoint_continue_l`) that `stmt` sets and does not
+/// declare: the exits to loops around it of the loops inside it, already rewritten.
+fn label_flags(stmt: &Stmt) -> Vec<String> {
+    let prefixes = [label_prefix("break"), label_prefix("continue")];
+    let tokens = stmt.to_token_stream();
+    let declared = let_bound(tokens.clone());
+    let mut set: Vec<String> = crate::patterns::scan::assigned(tokens)
+        .into_iter()
+        .map(|i| i.to_string())
+        .filter(|i| prefixes.iter().any(|p| i.starts_with(p.as_str())) && !declared.contains(i))
+        .collect();
+    set.sort();
+    set.dedup();
+    set
+}
+
+/// The names that `let` / `let mut` bind directly in `tokens` (at any depth).
+fn let_bound(tokens: TokenStream) -> Vec<String> {
+    let mut out = Vec::new();
+    let trees: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
+    for (i, tree) in trees.iter().enumerate() {
+        match tree {
+            proc_macro2::TokenTree::Group(g) => out.extend(let_bound(g.stream())),
+            proc_macro2::TokenTree::Ident(k) if k == "let" => {
+                let next = match trees.get(i + 1) {
+                    Some(proc_macro2::TokenTree::Ident(m)) if m == "mut" => trees.get(i + 2),
+                    next => next,
+                };
+                if let Some(proc_macro2::TokenTree::Ident(name)) = next {
+                    out.push(name.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn label_prefix(exit: &str) -> String {
+    format!("{}{}_", BREAK_FLAG.trim_end_matches("break"), exit)
+}
+
+/// `if <an outer loop's flag> { flag = true; } else if <own flags> { } else { rest }`: after a
+/// statement whose loops set label flags (`set`), the rest of `lp`'s body runs only if none
+/// is set; a loop around `lp` being left leaves `lp` too.
+fn guard(lp: &LoopCtx, set: &[String], rest: Vec<Stmt>) -> Stmt {
+    let own: Vec<String> = match &lp.label {
+        Some(l) => ["break", "continue"].map(|exit| format!("{}{l}", label_prefix(exit))).to_vec(),
+        None => Vec::new(),
+    };
+    let ident = |f: &String| format_ident!("{}", f);
+    let outer: Vec<Ident> = set.iter().filter(|f| !own.contains(f)).map(ident).collect();
+    let mine: Vec<Ident> = set.iter().filter(|f| own.contains(f)).map(ident).collect();
+    let flag = &lp.flag;
+    let rest = quote!({ #(#rest)* });
+    let rest = if mine.is_empty() { rest } else { quote!(if #(#mine)||* { } else #rest) };
+    if outer.is_empty() {
+        parse_quote!(#rest;)
+    } else {
+        parse_quote!(if #(#outer)||* { #flag = true; } else { #rest };)
+    }
+}
+
+/// Whether a loop body was already rewritten: its only exit is the final `if flag { break; }`.
+fn normalized(body: &Block) -> bool {
+    let (rest, check) = crate::patterns::loops::split_break_check(body);
+    !check.is_empty() && !exits(rest.to_token_stream(), true)
+}
+
+/// The identifiers of `stmts`.
+fn scan_idents(stmts: &[Stmt]) -> Vec<String> {
+    crate::patterns::scan::idents(quote!(#(#stmts)*)).iter().map(|i| i.to_string()).collect()
+}
+
+/// A rewritten loop without its label (no exit names it any more).
+fn unlabelled(mut e: Expr) -> Expr {
+    match &mut e {
+        Expr::ForLoop(f) => f.label = None,
+        Expr::While(w) => w.label = None,
+        Expr::Loop(l) => l.label = None,
+        _ => {}
+    }
+    e
+}
+
 /// Whether `body` has a `break` of its own loop (not of a nested loop or closure).
 fn breaks(body: &Block) -> bool {
     struct Finder(bool);
@@ -362,8 +522,8 @@ impl VisitMut for LoopRewriter<'_> {
             return;
         }
         syn::visit_mut::visit_expr_mut(self, e);
-        if let Some((flag, new)) = self.0.rewrite_loop(e) {
-            *e = parse_quote!({ let mut #flag = false; #new });
+        if let Some((flags, new)) = self.0.rewrite_loop(e) {
+            *e = parse_quote!({ #(let mut #flags = false;)* #new });
         }
     }
 

@@ -6,6 +6,7 @@
 //!   literals;
 //! - [`mixed`]: branches inside loops and loops inside branches;
 //! - [`recursion`]: direct recursion;
+//! - [`labelled`]: `break 'outer` and `continue 'outer` from nested loops;
 //! - [`generic`]: generic loops in `f32` and `f64`;
 //! - [`methods`]: methods with loops and branches;
 //! - [`rnn`]: an Elman RNN over plain arrays and over `Vec`s;
@@ -30,6 +31,7 @@ mod elman;
 mod arrays;
 mod branches;
 mod generic;
+mod labelled;
 mod loops;
 mod methods;
 mod mixed;

@@ -154,7 +154,7 @@ impl Lowering<'_> {
             self.loop_on_data(&arm, &vars, &analysed);
             return (original, Act::Inactive);
         }
-        if scan::has_loop_exit(tokens) {
+        if scan::has_loop_exit(body) {
             let message = "this loop exits with a labelled `break`/`continue` or `break value`, which is not supported over active values yet: use a flag and plain `break`";
             let poison = Act::Poison(body.brace_token.span.join(), message.into());
             for name in &vars.assigned {

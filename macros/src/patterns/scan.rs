@@ -41,9 +41,42 @@ pub fn idents(tokens: TokenStream) -> Vec<Ident> {
     out
 }
 
-/// Whether `tokens` contain `break` or `continue`.
-pub fn has_loop_exit(tokens: TokenStream) -> bool {
-    first_mention(tokens, &mut |id| id == "break" || id == "continue").is_some()
+/// Whether a loop body leaves its loop other than by normalization's final break check, which
+/// is split off before: a `break` or `continue` of its own (outside nested loops and
+/// closures), or anywhere a labelled one or `break value` (normalization rewrites those it
+/// can into flags). A nested loop's own `break` is that loop's business.
+pub fn has_loop_exit(body: &syn::Block) -> bool {
+    use syn::visit::Visit;
+    struct Exit {
+        depth: usize,
+        found: bool,
+    }
+    impl<'a> Visit<'a> for Exit {
+        fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
+            self.found |= self.depth == 0 || b.label.is_some() || b.expr.is_some();
+            syn::visit::visit_expr_break(self, b);
+        }
+        fn visit_expr_continue(&mut self, c: &'a syn::ExprContinue) {
+            self.found |= self.depth == 0 || c.label.is_some();
+        }
+        fn visit_expr(&mut self, e: &'a syn::Expr) {
+            let Some(lp) = crate::patterns::loops::Loop::of(e) else {
+                return syn::visit::visit_expr(self, e);
+            };
+            self.found |= lp.label().is_some();
+            if let Some(head) = lp.head() {
+                self.visit_expr(head);
+            }
+            self.depth += 1;
+            self.visit_block(lp.body());
+            self.depth -= 1;
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut exit = Exit { depth: 0, found: false };
+    exit.visit_block(body);
+    exit.found
 }
 
 /// Variables assigned in `tokens`: `x = ..`, `x += ..`, the locals of a destructuring
