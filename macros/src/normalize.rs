@@ -129,7 +129,7 @@ impl Normalizer {
                     // A loop inside left this one's iteration (`continue 'l`) or a loop
                     // around it (`break 'outer`): the rest runs only if it did not.
                     let rest = self.stmts(rest, Some(lp), top);
-                    out.push(guard(lp, &set, rest));
+                    out.extend(guard(lp, &set, rest));
                     return out;
                 }
                 continue;
@@ -442,8 +442,9 @@ fn label_prefix(exit: &str) -> String {
 
 /// `if <an outer loop's flag> { flag = true; } else if <own flags> { } else { rest }`: after a
 /// statement whose loops set label flags (`set`), the rest of `lp`'s body runs only if none
-/// is set; a loop around `lp` being left leaves `lp` too.
-fn guard(lp: &LoopCtx, set: &[String], rest: Vec<Stmt>) -> Stmt {
+/// is set; a loop around `lp` being left leaves `lp` too. Nothing when there is no rest and
+/// only `lp`'s own flags are set (its final check reads them).
+fn guard(lp: &LoopCtx, set: &[String], rest: Vec<Stmt>) -> Option<Stmt> {
     let own: Vec<String> = match &lp.label {
         Some(l) => ["break", "continue"].map(|exit| format!("{}{l}", label_prefix(exit))).to_vec(),
         None => Vec::new(),
@@ -452,13 +453,16 @@ fn guard(lp: &LoopCtx, set: &[String], rest: Vec<Stmt>) -> Stmt {
     let outer: Vec<Ident> = set.iter().filter(|f| !own.contains(f)).map(ident).collect();
     let mine: Vec<Ident> = set.iter().filter(|f| own.contains(f)).map(ident).collect();
     let flag = &lp.flag;
+    if rest.is_empty() && outer.is_empty() {
+        return None;
+    }
     let rest = quote!({ #(#rest)* });
     let rest = if mine.is_empty() { rest } else { quote!(if #(#mine)||* { } else #rest) };
-    if outer.is_empty() {
+    Some(if outer.is_empty() {
         parse_quote!(#rest;)
     } else {
         parse_quote!(if #(#outer)||* { #flag = true; } else { #rest };)
-    }
+    })
 }
 
 /// Whether a loop body was already rewritten: its only exit is the final `if flag { break; }`.

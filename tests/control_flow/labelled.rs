@@ -97,8 +97,29 @@ fn three_levels_by_hand<T: Float>(x: T) -> T {
     s
 }
 
+/// A labelled `loop` left from a `while` inside it: y ← y·x + 1 up to 3 times per pass, the
+/// passes ending when y > 5 (`break 'search`). From y₀ = x = 1.2 the steps give x² + 1 = 2.44,
+/// x³ + x + 1 = 3.928 and x⁴ + x² + x + 1 = 5.7136 > 5, still in the first pass: dy/dx =
+/// 4x³ + 2x + 1.
+#[differentiable]
+fn labelled_loop(x: f64) -> f64 {
+    let mut y = x;
+    'search: loop {
+        let mut k = 0;
+        while k < 3 {
+            y = y * x + 1.0;
+            if y > 5.0 {
+                break 'search;
+            }
+            k += 1;
+        }
+    }
+    y
+}
+
 #[test]
 fn labelled_exits() {
+    check!(labelled_loop, labelled_loop_vjp; 1.2 => 4.0 * 1.2f64.powi(3) + 2.0 * 1.2 + 1.0);
     // x = 1.5: 1.5⁶ = 11.39 > 10 is the first power above 10, k = 6.
     check!(|x| first_power_above(x, 3), |x| first_power_above_vjp(x, 3); 1.5 => 6.0 * 1.5f64.powi(5));
     // n = 4 loop bound never reached: k = 6 ≤ 16. With n = 2 the loops end first: k = 1 + 4.
