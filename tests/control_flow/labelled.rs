@@ -117,6 +117,103 @@ fn labelled_loop(x: f64) -> f64 {
     y
 }
 
+/// A labelled block left early: y = x^(n+1), doubled unless it passed 10 (`break 'block`).
+#[differentiable]
+fn labelled_block(x: f64, n: usize) -> f64 {
+    let mut y = x;
+    'block: {
+        for _ in 0..n {
+            y = y * x;
+        }
+        if y > 10.0 {
+            break 'block;
+        }
+        y = y * 2.0;
+    }
+    y
+}
+
+/// A labelled block inside a loop, left from a loop inside it (`break 'found`): for i < 3,
+/// the powers x², …, x^(i+1) until one passes 2, which is added (`break 'found`); when none
+/// does, the last power and x are added.
+#[differentiable]
+fn block_left_from_loop(x: f64) -> f64 {
+    let mut s = 0.0;
+    for i in 0..3 {
+        'found: {
+            let mut p = x;
+            for _ in 0..i {
+                p = p * x;
+                if p > 2.0 {
+                    s += p;
+                    break 'found;
+                }
+            }
+            s += p + x;
+        }
+    }
+    s
+}
+
+/// A `continue 'rows` from inside a labelled block in loop `'rows`, and a `break 'b` of the
+/// block: for i < 4, i = 1 is skipped entirely, i = 3 leaves the block before `s *= x`, and
+/// each row but i = 1 ends with `s += x`.
+#[differentiable]
+fn continue_from_block(x: f64) -> f64 {
+    let mut s = x;
+    'rows: for i in 0..4 {
+        'b: {
+            if i == 1 {
+                continue 'rows;
+            }
+            if i == 3 {
+                break 'b;
+            }
+            s *= x;
+        }
+        s += x;
+    }
+    s
+}
+
+/// `block_left_from_loop` by hand, generic for its exact derivative by dual numbers.
+fn block_left_from_loop_by_hand<T: Float>(x: T) -> T {
+    let mut s = T::ZERO;
+    for i in 0..3 {
+        let mut p = x;
+        let mut found = false;
+        for _ in 0..i {
+            p = p * x;
+            if p.to_f64() > 2.0 {
+                s = s + p;
+                found = true;
+                break;
+            }
+        }
+        if !found {
+            s = s + p + x;
+        }
+    }
+    s
+}
+
+#[test]
+fn labelled_blocks() {
+    // x = 1.5, n = 3: y = x⁴ = 5.06 ≤ 10, doubled: dy/dx = 8x³. n = 5: x⁶ = 11.4 > 10: 6x⁵.
+    check!(|x| labelled_block(x, 3), |x| labelled_block_vjp(x, 3); 1.5 => 8.0 * 1.5f64.powi(3));
+    check!(|x| labelled_block(x, 5), |x| labelled_block_vjp(x, 5); 1.5 => 6.0 * 1.5f64.powi(5));
+    // x = 1.3: i = 0 gives p + x = 2x; i = 1: x² = 1.69, then + x; i = 2: x³ = 2.197 > 2 at the
+    // second step, found. s = 2x + x² + x + x³: ds/dx = 3 + 2x + 3x² = 10.67.
+    let x = 1.3;
+    assert_eq!(block_left_from_loop(x), block_left_from_loop_by_hand(x));
+    let exact = block_left_from_loop_by_hand(Dual::variable(x)).eps;
+    assert!((exact - (3.0 + 2.0 * x + 3.0 * x * x)).abs() < 1e-12);
+    check!(block_left_from_loop, block_left_from_loop_vjp; x => exact);
+    // s₀ = x; i = 0: x² + x; i = 1 skipped; i = 2: x³ + x² + x; i = 3: x³ + x² + 2x.
+    // ds/dx = 3x² + 2x + 2.
+    check!(continue_from_block, continue_from_block_vjp; x => 3.0 * x * x + 2.0 * x + 2.0);
+}
+
 #[test]
 fn labelled_exits() {
     check!(labelled_loop, labelled_loop_vjp; 1.2 => 4.0 * 1.2f64.powi(3) + 2.0 * 1.2 + 1.0);

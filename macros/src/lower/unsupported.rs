@@ -100,6 +100,9 @@ pub(crate) fn construct_name(e: &Expr) -> String {
         Expr::Unsafe(_) => "an `unsafe` block".into(),
         Expr::Async(_) | Expr::Await(_) => "async code".into(),
         Expr::Try(_) => "`?`".into(),
+        Expr::Block(b) if b.label.is_some() => {
+            "a labelled block left with `break 'label value`".into()
+        }
         Expr::Range(_) => "a range".into(),
         _ => "this expression".into(),
     }

@@ -74,7 +74,10 @@ pub fn has_loop_exit(body: &syn::Block) -> bool {
         fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
         fn visit_item(&mut self, _: &'a syn::Item) {}
     }
-    let mut exit = Exit { depth: 0, found: false };
+    let mut exit = Exit {
+        depth: 0,
+        found: false,
+    };
     exit.visit_block(body);
     exit.found
 }

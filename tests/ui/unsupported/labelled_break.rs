@@ -1,17 +1,14 @@
 use adjoint::prelude::*;
 
 #[differentiable]
-fn f(x: f64, n: usize) -> f64 {
+fn f(x: f64) -> f64 {
     let mut y = x;
-    'block: {
-        for _ in 0..n {
-            y = y * x;
+    y = 'block: {
+        if y > 1.0 {
+            break 'block y * x;
         }
-        if y > 10.0 {
-            break 'block;
-        }
-        y = y * 2.0;
-    }
+        y * 3.0
+    };
     y
 }
 

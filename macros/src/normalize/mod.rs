@@ -20,11 +20,19 @@
 //! iteration's pullback is recorded. `loop { .. }` is a loop whose only exit is such a flag.
 //! `Some(x)`, `Ok(x)` and the patterns `Some(v)`, `Ok(v)` pass tangents through unchanged,
 //! so these rewrites stay differentiable. `?` is rewritten for functions returning `Result`
-//! or `Option`; its operand is evaluated before the rest of its statement. Not handled
-//! (reported by the lowering): labelled `break`/`continue`, `break value`, and exits inside
-//! `let` initialisers other than `?`.
+//! or `Option`; its operand is evaluated before the rest of its statement. Labelled
+//! `break 'l` / `continue 'l` set flags of their own ([`labels`]); a labelled block is first
+//! made a one-pass labelled loop ([`blocks`]). Not handled (reported by the lowering):
+//! `break value` (of a loop or a labelled block) and exits inside `let` initialisers other
+//! than `?`.
+
+mod blocks;
+mod labels;
 
 use crate::patterns::loops::{BREAK_FLAG, Loop, is_loop};
+use labels::{
+    LoopCtx, guard, label_flag, label_flags, loop_labels, normalized, scan_idents, unlabelled,
+};
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote};
 use syn::visit::Visit;
@@ -41,6 +49,7 @@ enum Family {
 
 /// Normalizes a function body; `output` is the function's return type.
 pub fn normalize(body: &Block, output: &ReturnType) -> Block {
+    let body = &blocks::blocks_as_loops(body);
     let family = match output {
         ReturnType::Type(_, ty) => match &**ty {
             Type::Path(p) => match p
@@ -83,29 +92,9 @@ struct Normalizer {
     fresh: usize,
     family: Family,
     returns_in_loops: bool,
-    /// The labels of the body's loops (not of labelled blocks, which stay unsupported).
+    /// The labels of the body's loops (labelled blocks are loops by now, except those left
+    /// with a value, which stay unsupported).
     loop_labels: Vec<String>,
-}
-
-/// The loop whose body is being rewritten: `break` sets its flag. A labelled loop `'l` has
-/// the flags `__adjoint_break_l` and `__adjoint_continue_l`, named after the label so that
-/// the loops inside it, rewritten first, can set them (see [`label_flags`]).
-#[derive(Clone)]
-struct LoopCtx {
-    flag: Ident,
-    label: Option<String>,
-}
-
-impl LoopCtx {
-    /// Whether `label` names this loop.
-    fn is(&self, label: &syn::Lifetime) -> bool {
-        self.label.as_deref() == Some(&label.ident.to_string())
-    }
-}
-
-/// The flag a labelled `break 'label` / `continue 'label` sets.
-fn label_flag(exit: &str, label: &syn::Lifetime) -> Ident {
-    format_ident!("{}{}_{}", BREAK_FLAG.trim_end_matches("break"), exit, label.ident)
 }
 
 impl Normalizer {
@@ -123,7 +112,9 @@ impl Normalizer {
             }
             if !exits(stmt.to_token_stream(), lp.is_some()) {
                 let stmt = self.nested(stmt);
-                let set = lp.map(|lp| (lp, label_flags(&stmt))).filter(|(_, set)| !set.is_empty());
+                let set = lp
+                    .map(|lp| (lp, label_flags(&stmt)))
+                    .filter(|(_, set)| !set.is_empty());
                 out.push(stmt);
                 if let Some((lp, set)) = set {
                     // A loop inside left this one's iteration (`continue 'l`) or a loop
@@ -148,12 +139,23 @@ impl Normalizer {
                     out.push(parse_quote!(#flag = true;));
                     return out;
                 }
-                Stmt::Expr(Expr::Break(syn::ExprBreak { label: Some(l), expr: None, .. }), _)
+                Stmt::Expr(
+                    Expr::Break(syn::ExprBreak {
+                        label: Some(l),
+                        expr: None,
+                        ..
+                    }),
+                    _,
+                )
                 | Stmt::Expr(Expr::Continue(syn::ExprContinue { label: Some(l), .. }), _)
                     if lp.is_some() && self.loop_labels.contains(&l.ident.to_string()) =>
                 {
                     // Leaving this loop for an outer one: its flag, and this loop's.
-                    let exit = if matches!(stmt, Stmt::Expr(Expr::Break(_), _)) { "break" } else { "continue" };
+                    let exit = if matches!(stmt, Stmt::Expr(Expr::Break(_), _)) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
                     let outer = label_flag(exit, l);
                     let flag = &lp.expect("checked").flag;
                     out.push(parse_quote!(#outer = true;));
@@ -381,112 +383,6 @@ fn breaks_with_value(body: &Block) -> bool {
     f.0
 }
 
-/// The labels of the loops in `body`.
-fn loop_labels(body: &Block) -> Vec<String> {
-    struct Labels(Vec<String>);
-    impl<'a> Visit<'a> for Labels {
-        fn visit_expr(&mut self, e: &'a Expr) {
-            if let Some(label) = Loop::of(e).and_then(|lp| lp.label()) {
-                self.0.push(label.name.ident.to_string());
-            }
-            syn::visit::visit_expr(self, e);
-        }
-        fn visit_item(&mut self, _: &'a syn::Item) {}
-    }
-    let mut labels = Labels(Vec::new());
-    labels.visit_block(body);
-    labels.0
-}
-
-/// The label flags (`__adjoint_break_l`, `__adjoint_continue_l`) that `stmt` sets and does not
-/// declare: the exits to loops around it of the loops inside it, already rewritten.
-fn label_flags(stmt: &Stmt) -> Vec<String> {
-    let prefixes = [label_prefix("break"), label_prefix("continue")];
-    let tokens = stmt.to_token_stream();
-    let declared = let_bound(tokens.clone());
-    let mut set: Vec<String> = crate::patterns::scan::assigned(tokens)
-        .into_iter()
-        .map(|i| i.to_string())
-        .filter(|i| prefixes.iter().any(|p| i.starts_with(p.as_str())) && !declared.contains(i))
-        .collect();
-    set.sort();
-    set.dedup();
-    set
-}
-
-/// The names that `let` / `let mut` bind directly in `tokens` (at any depth).
-fn let_bound(tokens: TokenStream) -> Vec<String> {
-    let mut out = Vec::new();
-    let trees: Vec<proc_macro2::TokenTree> = tokens.into_iter().collect();
-    for (i, tree) in trees.iter().enumerate() {
-        match tree {
-            proc_macro2::TokenTree::Group(g) => out.extend(let_bound(g.stream())),
-            proc_macro2::TokenTree::Ident(k) if k == "let" => {
-                let next = match trees.get(i + 1) {
-                    Some(proc_macro2::TokenTree::Ident(m)) if m == "mut" => trees.get(i + 2),
-                    next => next,
-                };
-                if let Some(proc_macro2::TokenTree::Ident(name)) = next {
-                    out.push(name.to_string());
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
-fn label_prefix(exit: &str) -> String {
-    format!("{}{}_", BREAK_FLAG.trim_end_matches("break"), exit)
-}
-
-/// `if <an outer loop's flag> { flag = true; } else if <own flags> { } else { rest }`: after a
-/// statement whose loops set label flags (`set`), the rest of `lp`'s body runs only if none
-/// is set; a loop around `lp` being left leaves `lp` too. Nothing when there is no rest and
-/// only `lp`'s own flags are set (its final check reads them).
-fn guard(lp: &LoopCtx, set: &[String], rest: Vec<Stmt>) -> Option<Stmt> {
-    let own: Vec<String> = match &lp.label {
-        Some(l) => ["break", "continue"].map(|exit| format!("{}{l}", label_prefix(exit))).to_vec(),
-        None => Vec::new(),
-    };
-    let ident = |f: &String| format_ident!("{}", f);
-    let outer: Vec<Ident> = set.iter().filter(|f| !own.contains(f)).map(ident).collect();
-    let mine: Vec<Ident> = set.iter().filter(|f| own.contains(f)).map(ident).collect();
-    let flag = &lp.flag;
-    if rest.is_empty() && outer.is_empty() {
-        return None;
-    }
-    let rest = quote!({ #(#rest)* });
-    let rest = if mine.is_empty() { rest } else { quote!(if #(#mine)||* { } else #rest) };
-    Some(if outer.is_empty() {
-        parse_quote!(#rest;)
-    } else {
-        parse_quote!(if #(#outer)||* { #flag = true; } else { #rest };)
-    })
-}
-
-/// Whether a loop body was already rewritten: its only exit is the final `if flag { break; }`.
-fn normalized(body: &Block) -> bool {
-    let (rest, check) = crate::patterns::loops::split_break_check(body);
-    !check.is_empty() && !exits(rest.to_token_stream(), true)
-}
-
-/// The identifiers of `stmts`.
-fn scan_idents(stmts: &[Stmt]) -> Vec<String> {
-    crate::patterns::scan::idents(quote!(#(#stmts)*)).iter().map(|i| i.to_string()).collect()
-}
-
-/// A rewritten loop without its label (no exit names it any more).
-fn unlabelled(mut e: Expr) -> Expr {
-    match &mut e {
-        Expr::ForLoop(f) => f.label = None,
-        Expr::While(w) => w.label = None,
-        Expr::Loop(l) => l.label = None,
-        _ => {}
-    }
-    e
-}
-
 /// Whether `body` has a `break` of its own loop (not of a nested loop or closure).
 fn breaks(body: &Block) -> bool {
     struct Finder(bool);
@@ -553,7 +449,7 @@ fn end_semi(lp: Option<&LoopCtx>, top: bool) -> Option<syn::Token![;]> {
 
 /// Whether `tokens` contain a `return` of the function, or (if `in_loop`) a `break`/`continue`
 /// of the current loop (outside nested loops), ignoring closures and nested items.
-fn exits(tokens: TokenStream, in_loop: bool) -> bool {
+pub(super) fn exits(tokens: TokenStream, in_loop: bool) -> bool {
     let Ok(e) = syn::parse2::<Block>(quote!({ #tokens })) else {
         return false;
     };
@@ -600,73 +496,4 @@ fn exits(tokens: TokenStream, in_loop: bool) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn norm(body: TokenStream) -> String {
-        let block: Block = syn::parse2(body).unwrap();
-        let out = normalize(&block, &parse_quote!(-> f64));
-        quote!(#out).to_string()
-    }
-
-    #[test]
-    fn early_return_takes_the_rest_as_else() {
-        let out = norm(quote!({
-            let a = 1.0;
-            if c {
-                return a;
-            }
-            let b = a * 2.0;
-            b
-        }));
-        assert_eq!(
-            out,
-            quote!({
-                let a = 1.0;
-                if c {
-                    a
-                } else {
-                    let b = a * 2.0;
-                    b
-                }
-            })
-            .to_string()
-        );
-    }
-
-    #[test]
-    fn continue_and_break_become_structured() {
-        let out = norm(quote!({
-            for i in 0..n {
-                if i == 2 {
-                    continue;
-                }
-                if i == 5 {
-                    break;
-                }
-                s += x;
-            }
-            s
-        }));
-        let expected = quote!({
-            {
-                let mut __adjoint_break0 = false;
-                for i in 0..n {
-                    if i == 2 {
-                    } else {
-                        if i == 5 {
-                            __adjoint_break0 = true;
-                        } else {
-                            s += x;
-                        };
-                    };
-                    if __adjoint_break0 {
-                        break;
-                    }
-                }
-            }
-            s
-        });
-        assert_eq!(out, expected.to_string());
-    }
-}
+mod tests;

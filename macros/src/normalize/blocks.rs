@@ -1,0 +1,52 @@
+//! Labelled blocks as one-pass loops: `'b: { s1; if c { break 'b; } s2 }` runs as
+//! `'b: for _ in 0..1 { s1; if c { break 'b; } s2 }`, whose labelled exits the loop rewriting
+//! then turns into flags (see [`super::labels`]), from any depth of the block.
+//!
+//! An unlabelled `break`/`continue` cannot leave a labelled block (rustc's E0695), so the loop
+//! put in the block's place captures no exit of a loop around it; a `break 'outer` from inside
+//! the block is a labelled exit like any other. Left as it is (and rejected by the lowering
+//! where it assigns active values): a block left with `break 'b value`.
+
+use syn::visit::Visit;
+use syn::visit_mut::VisitMut;
+use syn::{Block, Expr, Label, parse_quote};
+
+/// `body` with every labelled block that can be one rewritten as a one-pass labelled loop.
+pub(super) fn blocks_as_loops(body: &Block) -> Block {
+    let mut body = body.clone();
+    BlocksAsLoops.visit_block_mut(&mut body);
+    body
+}
+
+struct BlocksAsLoops;
+
+impl VisitMut for BlocksAsLoops {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        syn::visit_mut::visit_expr_mut(self, e);
+        let Expr::Block(block) = e else { return };
+        let Some(label) = &block.label else { return };
+        if leaves_with_value(&block.block, label) {
+            return;
+        }
+        let (label, body) = (label.clone(), block.block.clone());
+        *e = parse_quote!(#label for _ in 0..1 #body);
+    }
+    fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+}
+
+/// Whether `body` has a `break 'label value` (at any depth outside closures).
+fn leaves_with_value(body: &Block, label: &Label) -> bool {
+    struct Finder<'l>(&'l Label, bool);
+    impl<'a> Visit<'a> for Finder<'_> {
+        fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
+            self.1 |= b.expr.is_some() && b.label.as_ref() == Some(&self.0.name);
+            syn::visit::visit_expr_break(self, b);
+        }
+        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    let mut finder = Finder(label, false);
+    finder.visit_block(body);
+    finder.1
+}
