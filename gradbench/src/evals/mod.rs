@@ -10,6 +10,7 @@ use std::time::Duration;
 
 pub mod ba;
 pub mod hello;
+pub mod ht;
 pub mod llsq;
 pub mod lse;
 
@@ -26,7 +27,13 @@ pub struct Module {
 }
 
 /// Every module this tool answers `define` with `success: true`.
-pub const MODULES: &[Module] = &[ba::MODULE, hello::MODULE, llsq::MODULE, lse::MODULE];
+pub const MODULES: &[Module] = &[
+    ba::MODULE,
+    hello::MODULE,
+    ht::MODULE,
+    llsq::MODULE,
+    lse::MODULE,
+];
 
 /// The module called `name`.
 pub fn module(name: &str) -> Option<&'static Module> {
