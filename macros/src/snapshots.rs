@@ -189,3 +189,29 @@ fn recurrence_loop() {
     };
     check("recurrence_loop", &expand(quote!(wrt(w, u, b)), item));
 }
+
+/// `#[inline]` on the function is repeated on `f_vjp`, `f_vjp::__full` and `f_jvp`, so that a
+/// small function inlines together with its pullback (its `needs` become constants at the
+/// call). Functions without it expand as before (the corpus test compares them).
+#[test]
+fn inline_attribute_on_the_companions() {
+    let item = quote! {
+        #[inline]
+        fn f(x: f64, y: f64) -> f64 {
+            x * y
+        }
+    };
+    let expanded = expand(quote!(forward), item);
+    for companion in ["fn f_vjp(", "fn __full(", "fn f_jvp("] {
+        let at = expanded
+            .find(companion)
+            .unwrap_or_else(|| panic!("no `{companion}` in\n{expanded}"));
+        let before = &expanded[..at];
+        let attrs = &before[before.rfind(['}', ';']).unwrap_or(0)..];
+        assert!(
+            attrs.contains("#[inline]"),
+            "`{companion}` has no #[inline]: {attrs}"
+        );
+    }
+    check("inline_companions", &expanded);
+}

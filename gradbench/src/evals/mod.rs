@@ -8,10 +8,12 @@ use serde_json::Value;
 use std::fmt;
 use std::time::Duration;
 
+pub mod ba;
 pub mod det;
 mod gd;
 pub mod gmm;
 pub mod hello;
+pub mod ht;
 pub mod kmeans;
 pub mod llsq;
 pub mod lse;
@@ -35,9 +37,11 @@ pub struct Module {
 
 /// Every module this tool answers `define` with `success: true`.
 pub const MODULES: &[Module] = &[
+    ba::MODULE,
     det::MODULE,
     gmm::MODULE,
     hello::MODULE,
+    ht::MODULE,
     kmeans::MODULE,
     llsq::MODULE,
     lse::MODULE,
@@ -177,13 +181,25 @@ pub trait Input: DeserializeOwned {
 
 /// Decodes `I` and the runs from `input`, then times `f` on it.
 pub fn timed<I: Input, O: Serialize>(input: Value, f: impl Fn(&I) -> O) -> Result<Done, String> {
+    timed_prepared(input, |i: I| i, f)
+}
+
+/// Decodes `I` and the runs from `input`, turns the checked input into what `f` runs on by
+/// `prepare` (untimed, as the C++ tools do such work while decoding: ba's copies of its one
+/// camera, ht's matrices), then times `f` on it.
+pub fn timed_prepared<I: Input, P, O: Serialize>(
+    input: Value,
+    prepare: impl FnOnce(I) -> P,
+    f: impl Fn(&P) -> O,
+) -> Result<Done, String> {
     let runs = match &input {
         Value::Object(_) => Runs::deserialize(&input).map_err(|e| e.to_string())?,
         _ => Runs::default(),
     };
     let decoded = I::deserialize(input).map_err(|e| e.to_string())?;
     decoded.check()?;
-    let timed = runs.time(|| f(&decoded));
+    let prepared = prepare(decoded);
+    let timed = runs.time(|| f(&prepared));
     let output = serde_json::to_value(&timed.output)
         .map_err(|e| format!("the output does not encode: {e}"))?;
     Ok(Done {

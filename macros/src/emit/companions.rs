@@ -113,6 +113,17 @@ pub fn cfgs(item: &FnItem) -> Vec<&syn::Attribute> {
         .collect()
 }
 
+/// The `#[inline]` attributes of the function (`#[inline]`, `#[inline(always)]`,
+/// `#[inline(never)]`), repeated on the companions that have none of their own: a small
+/// function marked for inlining then inlines with its pullback, whose `needs` flags become
+/// constants at the call and whose residuals can stay in registers.
+pub fn inlines(item: &FnItem) -> Vec<&syn::Attribute> {
+    item.attrs
+        .iter()
+        .filter(|a| a.path().is_ident("inline"))
+        .collect()
+}
+
 /// The uniform companion `__full(params.., needs) -> (value, pullback)` that calls go through:
 /// an associated function `__name_vjp_full` of a method, or `name_vjp::__full` on a unit
 /// struct named after the public companion for a free function. Returns its path and item.
@@ -131,6 +142,7 @@ fn full_companion(
     let pullback_inputs = sig.pullback_inputs();
     let slots = sig.slot_tuple();
     let cfgs = cfgs(item);
+    let inlines = inlines(item);
     let vis = &item.vis;
     let count = crate::emit::index(sig.params.len());
     // Both companions' signatures are spanned at the function's name, so that an error about a
@@ -161,6 +173,7 @@ fn full_companion(
             #(#cfgs)*
             #[doc(hidden)]
             #[allow(unused, refining_impl_trait, clippy::all, clippy::pedantic)]
+            #(#inlines)*
             #vis fn #full #full_sig #body
         };
         (quote!(Self::#full), item)
@@ -176,6 +189,7 @@ fn full_companion(
             #(#cfgs)*
             impl #vjp {
                 #[allow(unused, refining_impl_trait, clippy::all, clippy::pedantic)]
+                #(#inlines)*
                 #vis fn #inner #full_sig #body
             }
         };
@@ -201,6 +215,7 @@ fn public_companion(
     let pullback_inputs = sig.pullback_inputs();
     let nice = sig.nice_tangents();
     let cfgs = cfgs(item);
+    let inlines = inlines(item);
     let vis = &item.vis;
     let span = name.span();
     let bound = bound(item, sig, args);
@@ -234,6 +249,7 @@ fn public_companion(
         #(#cfgs)*
         #[doc = #doc]
         #[allow(unused, refining_impl_trait, clippy::all, clippy::pedantic)]
+        #(#inlines)*
         #vis fn #vjp #generics (#(#decls),*) -> (#ret, impl #bound FnOnce(#pullback_inputs) -> #nice) #where_clause {
             let _ = #original #turbofish; // the original is used through its companion
             let (#receive, __pullback) = #full_path #turbofish (#(#pass,)* [#(#flags),*]);
