@@ -6,7 +6,8 @@
 //!   literals;
 //! - [`mixed`]: branches inside loops and loops inside branches;
 //! - [`recursion`]: direct recursion;
-//! - [`labelled`]: `break 'outer` and `continue 'outer` from nested loops;
+//! - [`labelled`]: `break 'outer` and `continue 'outer` from nested loops, labelled blocks;
+//! - [`values`]: `break value` from a `loop` (also `'outer`) and from a labelled block;
 //! - [`generic`]: generic loops in `f32` and `f64`;
 //! - [`methods`]: methods with loops and branches;
 //! - [`rnn`]: an Elman RNN over plain arrays and over `Vec`s;
@@ -39,3 +40,4 @@ mod properties;
 mod recomputed;
 mod recursion;
 mod rnn;
+mod values;

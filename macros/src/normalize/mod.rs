@@ -22,12 +22,13 @@
 //! so these rewrites stay differentiable. `?` is rewritten for functions returning `Result`
 //! or `Option`; its operand is evaluated before the rest of its statement. Labelled
 //! `break 'l` / `continue 'l` set flags of their own ([`labels`]); a labelled block is first
-//! made a one-pass labelled loop ([`blocks`]). Not handled (reported by the lowering):
-//! `break value` (of a loop or a labelled block) and exits inside `let` initialisers other
-//! than `?`.
+//! made a one-pass labelled loop ([`blocks`]), and a `break value` keeps its value in a
+//! variable ([`values`]). Not handled (reported by the lowering): a labelled block whose tail
+//! expression holds its `break 'b value`, and exits inside `let` initialisers other than `?`.
 
 mod blocks;
 mod labels;
+mod values;
 
 use crate::patterns::loops::{BREAK_FLAG, Loop, is_loop};
 use labels::{

@@ -70,8 +70,10 @@ impl<'a> Loop<'a> {
     /// What the lowering calls a loop it does not walk, in error messages.
     pub fn unsupported_name(self) -> &'static str {
         match self {
-            Loop::Plain(_) => "a `loop` left with `break value` or a labelled `break`",
-            Loop::For(_) | Loop::While(_) => "a labelled loop",
+            Loop::Plain(_) => "a `loop` with an exit that normalization could not rewrite",
+            Loop::For(_) | Loop::While(_) => {
+                "a labelled loop with an exit that normalization could not rewrite"
+            }
         }
     }
 }

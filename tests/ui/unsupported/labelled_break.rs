@@ -4,10 +4,8 @@ use adjoint::prelude::*;
 fn f(x: f64) -> f64 {
     let mut y = x;
     y = 'block: {
-        if y > 1.0 {
-            break 'block y * x;
-        }
-        y * 3.0
+        y = y * x;
+        if y > 1.0 { break 'block y * x } else { y * 3.0 }
     };
     y
 }
