@@ -38,6 +38,8 @@ pub use crate::rules::forward::{plus_opt, tangent_or_zero};
 #[doc(hidden)]
 pub use crate::rules::methods::{FloatMethods, recorded};
 #[doc(hidden)]
+pub use crate::rules::missing::{NoDerivativeRule, NoFieldAccessor, NoJvpRule};
+#[doc(hidden)]
 pub use crate::rules::operators::{
     AddJvp, AddRule, CastJvp, CastRule, DivJvp, DivRule, MulJvp, MulRule, NegJvp, NegRule, Operand,
     RemJvp, RemRule, SubJvp, SubRule, operand,

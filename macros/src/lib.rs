@@ -20,6 +20,7 @@ mod expand;
 mod forward;
 mod ir;
 mod lower;
+mod missing;
 mod normalize;
 mod parse;
 mod patterns;

@@ -22,6 +22,7 @@
 pub(crate) mod cached;
 pub mod forward;
 pub mod methods;
+pub mod missing;
 pub mod operators;
 pub(crate) mod sites;
 #[cfg(test)]

@@ -85,9 +85,15 @@ pub fn full_body(sig: &FnSignature, compiled: &Compiled<Lowered>, recursive: boo
     } else {
         quote!((__value, (#(#owned,)*)))
     };
+    let fallbacks = crate::missing::fallbacks(
+        &quote!(#(#forward_stmts)*),
+        "_vjp_full",
+        crate::missing::Mode::Reverse,
+    );
     quote! {{
         #[allow(unused_imports)]
         use ::adjoint::__private::FloatMethods as _;
+        #fallbacks
         #(let #hoisted;)*
         let __value = { #(#forward_stmts)* };
         (#value, #pullback)

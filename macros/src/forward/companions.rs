@@ -95,8 +95,14 @@ pub fn companions(
     let uniform_sig = quote_spanned! {span=>
         #generics (#(#decls,)* __t: (#(#slots,)*)) -> (#ret, ::core::option::Option<#ret_tangent>) #where_clause
     };
+    let fallbacks = crate::missing::fallbacks(
+        &quote!(#(#stmts)* #tail),
+        "_jvp_full",
+        crate::missing::Mode::Forward,
+    );
     let uniform_body = quote! {{
         use ::adjoint::__private::FloatMethods as _;
+        #fallbacks
         let (#(#receive,)*) = __t;
         #(#stmts)*
         #tail

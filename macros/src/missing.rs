@@ -1,0 +1,128 @@
+//! The error for a method called on an active value that has no derivative: without help,
+//! rustc reports that `twice_vjp_full` does not exist and suggests an unrelated method.
+//!
+//! For every method companion a companion's body calls (`x.twice_vjp_full(a, needs)`), the
+//! body starts with a fallback: a trait with that method, implemented for every type `S` with
+//! `S: NoDerivativeRule<twice>` (core's `rules/missing.rs`), which no type implements. Method
+//! lookup tries the fallback last (its receiver is `&mut self`, the last autoref step) and
+//! drops it wherever the bound does not hold, so a method that exists is always the one
+//! called. When none exists, rustc reports the unsatisfied bound, whose
+//! `#[diagnostic::on_unimplemented]` message names the method, the receiver's type and the
+//! ways out, at the call's span in the user's code.
+
+use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote_spanned};
+
+/// The fallbacks of the method companions ending in `suffix` (`_vjp_full`, `_jvp_full`) that
+/// `body` calls: one per name and number of arguments.
+pub fn fallbacks(body: &TokenStream, suffix: &str, mode: Mode) -> TokenStream {
+    let mut calls: Vec<(proc_macro2::Ident, usize)> = Vec::new();
+    collect(body.clone(), suffix, &mut calls);
+    calls
+        .iter()
+        .map(|(companion, arity)| fallback(companion, *arity, suffix, mode))
+        .collect()
+}
+
+/// Which derivative is missing, for the message.
+#[derive(Clone, Copy)]
+pub enum Mode {
+    Reverse,
+    Forward,
+}
+
+/// The method companions called in `tokens` (`. name (args)`), first call first, each name
+/// and number of arguments once.
+fn collect(tokens: TokenStream, suffix: &str, out: &mut Vec<(proc_macro2::Ident, usize)>) {
+    let trees: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, tree) in trees.iter().enumerate() {
+        match tree {
+            TokenTree::Group(g) => collect(g.stream(), suffix, out),
+            TokenTree::Ident(name) if name.to_string().ends_with(suffix) => {
+                let after_dot =
+                    i > 0 && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '.');
+                let args = match trees.get(i + 1) {
+                    Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => g,
+                    _ => continue,
+                };
+                let arity = arguments(args.stream());
+                if after_dot && !out.iter().any(|(n, a)| n == name && *a == arity) {
+                    out.push((name.clone(), arity));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The number of comma-separated arguments in `args`.
+fn arguments(args: TokenStream) -> usize {
+    let mut count = 0;
+    let mut pending = false;
+    for tree in args {
+        match tree {
+            TokenTree::Punct(p) if p.as_char() == ',' => {
+                count += usize::from(pending);
+                pending = false;
+            }
+            _ => pending = true,
+        }
+    }
+    count + usize::from(pending)
+}
+
+/// The marker type, the fallback trait and its blanket impl for one companion, spanned at
+/// the call so that rustc's notes point there too. The bound is one of the traits of
+/// `adjoint::__private` that no type implements, named after the method by the marker (a
+/// braced struct: type namespace only, so it shadows no function of the body).
+fn fallback(companion: &proc_macro2::Ident, arity: usize, suffix: &str, mode: Mode) -> TokenStream {
+    let span: Span = companion.span();
+    let name = companion.to_string();
+    let method = name.trim_end_matches(suffix).trim_end_matches("_given");
+    let (marker, bound) = match (method.strip_prefix("__field_"), mode) {
+        (Some(field), _) => (field, quote_spanned!(span=> NoFieldAccessor)),
+        (None, Mode::Reverse) => (method, quote_spanned!(span=> NoDerivativeRule)),
+        (None, Mode::Forward) => (method, quote_spanned!(span=> NoJvpRule)),
+    };
+    let marker = proc_macro2::Ident::new(marker, span);
+    let fallback = format_ident!("__adjoint_{}_fallback_{}", name, arity, span = span);
+    let params: Vec<proc_macro2::Ident> = (0..arity)
+        .map(|i| format_ident!("A{}", i, span = span))
+        .collect();
+    quote_spanned! {span=>
+        #[allow(non_camel_case_types)]
+        struct #marker {}
+        #[allow(non_camel_case_types, non_snake_case)]
+        trait #fallback {
+            fn #companion<#(#params),*>(&mut self, #(_: #params),*) -> !;
+        }
+        #[allow(non_snake_case)]
+        impl<__S: ?::core::marker::Sized + ::adjoint::__private::#bound<#marker>> #fallback for __S {
+            fn #companion<#(#params),*>(&mut self, #(_: #params),*) -> ! {
+                ::core::unreachable!()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    #[test]
+    fn one_fallback_per_method_and_arity() {
+        let body = quote!(x.sin_vjp_full([n[0]]); (a.mm_vjp_full(&b, [true, false],)).y; f.sin_vjp_full([n[0]]); g.mm_vjp_full(c, d, e); t.x_vjp_full);
+        let mut calls = Vec::new();
+        collect(body, "_vjp_full", &mut calls);
+        let found: Vec<(String, usize)> = calls.iter().map(|(n, a)| (n.to_string(), *a)).collect();
+        assert_eq!(
+            found,
+            [
+                ("sin_vjp_full".into(), 1),
+                ("mm_vjp_full".into(), 2),
+                ("mm_vjp_full".into(), 3)
+            ]
+        );
+    }
+}
