@@ -17,6 +17,8 @@ pub use crate::differentiable::partials::{
 #[doc(hidden)]
 pub use crate::differentiable::slots::{ReceivesTangent, Unreachable1, Unreachable2, arg_tangent};
 #[doc(hidden)]
+pub use crate::float::one;
+#[doc(hidden)]
 pub use crate::ops::affine::Epilogue;
 #[doc(hidden)]
 pub use crate::ops::affine::site::{

@@ -116,3 +116,11 @@ forward_methods! {
            cbrt recip abs signum floor ceil round trunc fract;
     binary: atan2 powf log max min hypot
 }
+
+/// `T::ONE` with `T` inferred from its use: the start of a `.product()` over an active
+/// iterator chain, which `#[differentiable]` writes as a loop (d1/dx = 0).
+#[doc(hidden)]
+#[inline(always)]
+pub fn one<T: Float>() -> T {
+    T::ONE
+}

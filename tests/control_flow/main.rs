@@ -6,6 +6,7 @@
 //!   literals;
 //! - [`mixed`]: branches inside loops and loops inside branches;
 //! - [`recursion`]: direct recursion;
+//! - [`iterators`]: iterator chains over active collections, `for` loops and reductions;
 //! - [`labelled`]: `break 'outer` and `continue 'outer` from nested loops, labelled blocks;
 //! - [`values`]: `break value` from a `loop` (also `'outer`) and from a labelled block;
 //! - [`generic`]: generic loops in `f32` and `f64`;
@@ -32,6 +33,7 @@ mod elman;
 mod arrays;
 mod branches;
 mod generic;
+mod iterators;
 mod labelled;
 mod loops;
 mod methods;

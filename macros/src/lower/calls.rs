@@ -85,6 +85,12 @@ impl Lowering<'_> {
         ) {
             return self.push(m, name);
         }
+        if self.mentions_active(&m.receiver)
+            && let Some(the_loop) = crate::patterns::iterators::reduction(m)
+        {
+            // `xs.iter().map(..).sum()` and the like over an active collection: a loop.
+            return self.expr(&the_loop);
+        }
         let (receiver, ra) = self.expr(&m.receiver);
         let (args, acts, inout) = self.call_args(&m.args, 1);
         let operands: Vec<Act> = std::iter::once(ra.clone()).chain(acts.clone()).collect();

@@ -12,7 +12,7 @@ use crate::lower::region::{Arm, Child, Input, accumulators};
 use crate::lower::strategy::{LoopFacts, Strategy, loop_strategy};
 use crate::patterns::bindings::pattern_names;
 use crate::patterns::loops::{
-    Loop, ends_with_break_check, iterates_by_reference, over_indices, split_break_check,
+    Loop, ends_with_break_check, iterates_by_reference, split_break_check,
 };
 use crate::patterns::scan;
 use crate::pipeline::compile_body;
@@ -58,10 +58,10 @@ impl Lowering<'_> {
     fn for_loop(&mut self, f: &syn::ExprForLoop, e: &Expr) -> (Expr, Act) {
         let (iter, act) = self.expr(&f.expr);
         if is_active(&act) {
-            return match over_indices(f) {
-                Some(indexed) => self.expr(&Expr::ForLoop(indexed)),
+            return match crate::patterns::iterators::indexed_for(f) {
+                Some(indexed) => self.expr(&indexed),
                 None => {
-                    let message = "this `for` loop over an active collection is not supported: write `for x in xs.iter()`, `for x in &xs`, or loop over indices and read `xs[i]`";
+                    let message = "this `for` loop over an active collection is not supported: iterate `xs.iter()`, `&xs`, `xs` or an array literal, through `enumerate`, `rev`, `zip`, `skip`, `take`, `step_by`, `copied` or `cloned`, or loop over indices and read `xs[i]`";
                     for name in scan::assigned(f.body.to_token_stream()) {
                         self.assign(
                             &name.to_string(),

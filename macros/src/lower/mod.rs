@@ -247,6 +247,15 @@ impl<'u> Lowering<'u> {
         }
     }
 
+    /// Whether `e` mentions a variable whose value is active (or poisoned).
+    pub(crate) fn mentions_active(&self, e: &syn::Expr) -> bool {
+        let mut tracked = |id: &proc_macro2::Ident| {
+            self.lookup(&id.to_string())
+                .is_some_and(|a| !crate::ir::graph::is_inactive(a))
+        };
+        crate::patterns::scan::first_mention(e.to_token_stream(), &mut tracked).is_some()
+    }
+
     pub fn lookup(&self, name: &str) -> Option<&Act> {
         self.scopes
             .iter()

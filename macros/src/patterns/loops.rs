@@ -1,8 +1,8 @@
 //! The syntax of loops: the one place that matches `for`, `while` and `loop`.
 
 use proc_macro2::TokenStream;
-use quote::{ToTokens, quote};
-use syn::{Block, Expr, Pat, Stmt, parse_quote};
+use quote::ToTokens;
+use syn::{Block, Expr, Stmt};
 
 /// The name prefix of the flags that normalization gives loops left by `break`, `continue` or
 /// `return` (`__adjoint_break0`, ...): each such body ends with `if flag { break; }`.
@@ -81,33 +81,6 @@ impl<'a> Loop<'a> {
 /// Whether `e` is a loop.
 pub fn is_loop(e: &Expr) -> bool {
     Loop::of(e).is_some()
-}
-
-/// `for x in xs.iter()` / `for x in &xs` / `for x in xs` over an active collection, as a loop
-/// over indices that reads `&xs[i]` (element reads are differentiable, iterators are not).
-pub fn over_indices(f: &syn::ExprForLoop) -> Option<syn::ExprForLoop> {
-    let collection = match &*f.expr {
-        Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => (*m.receiver).clone(),
-        Expr::Reference(r) if r.mutability.is_none() => (*r.expr).clone(),
-        Expr::Path(p) if p.path.get_ident().is_some() => Expr::Path(p.clone()),
-        _ => return None,
-    };
-    let (pat, stmts) = (&f.pat, &f.body.stmts);
-    // A reference pattern (`for &x in xs.iter()`) reads references; any other pattern reads the
-    // element by value (operators on `&f64` would make pullbacks borrow the element), so the
-    // body writes `x * w`, not `*x * w`.
-    let by_value = !matches!(&*f.pat, Pat::Reference(_));
-    let element = if by_value {
-        quote!(#collection[__adjoint_index].clone())
-    } else {
-        quote!(&#collection[__adjoint_index])
-    };
-    Some(parse_quote! {
-        for __adjoint_index in 0..#collection.len() {
-            let #pat = #element;
-            #(#stmts)*
-        }
-    })
 }
 
 /// Whether a loop's iterator yields references: `xs.iter()` or `&xs`.

@@ -4,6 +4,7 @@
 pub mod affine;
 pub mod bindings;
 pub mod exits;
+pub mod iterators;
 pub mod loops;
 pub mod mem;
 pub mod operators;

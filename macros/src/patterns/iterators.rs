@@ -1,0 +1,439 @@
+//! Iterator chains over active collections, rewritten as loops over indices: element reads are
+//! differentiable, iterators are not.
+//!
+//! A chain is a source (`xs.iter()`, `xs.into_iter()`, `&xs`, `xs`, an array literal) and
+//! adapters (`enumerate`, `rev`, `zip(ys)`, `skip(n)`, `take(n)`, `step_by(n)`, `copied`,
+//! `cloned`). A `for` loop over one reads each element at its index:
+//!
+//! ```text
+//! for (i, (a, b)) in xs.iter().zip(ys).enumerate().rev() { body }
+//!   ⇒ for __adjoint_index in 0..min(xs.len(), ys.len()) {
+//!         let (i, (a, b)) = (n − 1 − k, (xs[n − 1 − k].clone(), ys[n − 1 − k].clone()));
+//!         body }                                   (k = __adjoint_index, n = the length)
+//! ```
+//!
+//! and a reduction of one (`.sum()`, `.product()`, `.fold(init, |acc, x| ..)`,
+//! `.collect::<Vec<_>>()`, each after an optional `.map(|x| ..)`) is such a loop that
+//! accumulates from the first step's value (which types the accumulator):
+//! `xs.iter().map(|x| x * x).sum()` ⇒ `{ let mut acc = if n > 0 { let x = xs[0].clone(); x * x }
+//! else { Default::default() }; for k in 1..n { let x = xs[k].clone(); acc = acc + (x * x); }
+//! acc }`.
+//!
+//! Elements are read by value (`.clone()`), except under a reference pattern (`for &x in ..`,
+//! `|&x| ..`), which reads `&xs[k]`; a by-value element written `*x` in the body is read as
+//! `x`.
+
+use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use quote::{ToTokens, quote};
+use syn::visit_mut::VisitMut;
+use syn::{Expr, Pat, parse_quote};
+
+/// The index variable of the loops this module writes.
+const INDEX: &str = "__adjoint_index";
+
+/// What one step of a chain yields, in terms of the loop's index `k`.
+#[derive(Clone)]
+enum Item {
+    /// `collection[index]`.
+    Element {
+        collection: TokenStream,
+        index: TokenStream,
+    },
+    /// A position (`enumerate`'s count).
+    Position(TokenStream),
+    /// A pair (`enumerate`, `zip`).
+    Pair(Box<Item>, Box<Item>),
+}
+
+impl Item {
+    /// The item with `k` replaced by `with` in every index (an adapter that reorders).
+    fn reindexed(&self, with: &TokenStream) -> Item {
+        match self {
+            Item::Element { collection, index } => Item::Element {
+                collection: collection.clone(),
+                index: substitute(index.clone(), with),
+            },
+            Item::Position(p) => Item::Position(substitute(p.clone(), with)),
+            Item::Pair(a, b) => {
+                Item::Pair(Box::new(a.reindexed(with)), Box::new(b.reindexed(with)))
+            }
+        }
+    }
+
+    /// The expression bound to `pat`: a reference under a reference pattern, else the value.
+    fn bound_to(&self, pat: &Pat, by_value: &mut Vec<Ident>) -> TokenStream {
+        match (self, pat) {
+            (_, Pat::Paren(p)) => self.bound_to(&p.pat, by_value),
+            (Item::Pair(a, b), Pat::Tuple(t)) if t.elems.len() == 2 => {
+                let first = a.bound_to(&t.elems[0], by_value);
+                let second = b.bound_to(&t.elems[1], by_value);
+                quote!((#first, #second))
+            }
+            (Item::Pair(a, b), _) => {
+                let first = a.bound_to(&parse_quote!(_), by_value);
+                let second = b.bound_to(&parse_quote!(_), by_value);
+                quote!((#first, #second))
+            }
+            (Item::Position(p), _) => quote!((#p)),
+            (Item::Element { collection, index }, Pat::Reference(_)) => {
+                quote!(&#collection[#index])
+            }
+            (Item::Element { collection, index }, pat) => {
+                if let Pat::Ident(i) = pat {
+                    by_value.push(i.ident.clone());
+                }
+                quote!(#collection[#index].clone())
+            }
+        }
+    }
+}
+
+/// A chain: its length, what each step yields, and the statements that must run before the
+/// loop (an array literal's binding).
+struct Chain {
+    len: TokenStream,
+    item: Item,
+    prelude: Vec<syn::Stmt>,
+}
+
+/// `e` as a chain, if it is one; `fresh` numbers the array literals bound before the loop.
+fn chain(e: &Expr, fresh: &mut usize) -> Option<Chain> {
+    let index = Ident::new(INDEX, Span::call_site()).to_token_stream();
+    let element = |collection: TokenStream| Chain {
+        len: quote!(#collection.len()),
+        item: Item::Element {
+            collection,
+            index: index.clone(),
+        },
+        prelude: Vec::new(),
+    };
+    match e {
+        Expr::Paren(p) => chain(&p.expr, fresh),
+        Expr::Reference(r) if r.mutability.is_none() => match &*r.expr {
+            Expr::Array(_) => chain(&r.expr, fresh),
+            inner => Some(element(inner.to_token_stream())),
+        },
+        Expr::Path(p) if p.path.get_ident().is_some() => Some(element(p.to_token_stream())),
+        Expr::Field(f) => Some(element(f.to_token_stream())),
+        Expr::Array(a) => {
+            let name = Ident::new(&format!("__adjoint_items{}", *fresh), Span::call_site());
+            *fresh += 1;
+            let mut c = element(name.to_token_stream());
+            c.prelude.push(parse_quote!(let #name = #a;));
+            Some(c)
+        }
+        Expr::MethodCall(m) => {
+            let method = m.method.to_string();
+            let args: Vec<&Expr> = m.args.iter().collect();
+            match (method.as_str(), args.as_slice()) {
+                ("iter" | "into_iter", []) => match &*m.receiver {
+                    receiver @ (Expr::Path(_) | Expr::Field(_)) => {
+                        Some(element(receiver.to_token_stream()))
+                    }
+                    receiver @ Expr::Array(_) => chain(receiver, fresh),
+                    _ => None,
+                },
+                ("copied" | "cloned", []) => chain(&m.receiver, fresh),
+                ("enumerate", []) => {
+                    let inner = chain(&m.receiver, fresh)?;
+                    Some(Chain {
+                        item: Item::Pair(
+                            Box::new(Item::Position(index.clone())),
+                            Box::new(inner.item),
+                        ),
+                        ..inner
+                    })
+                }
+                ("rev", []) => {
+                    let inner = chain(&m.receiver, fresh)?;
+                    let len = &inner.len;
+                    let reversed = quote!((#len - 1 - #index));
+                    Some(Chain {
+                        item: inner.item.reindexed(&reversed),
+                        ..inner
+                    })
+                }
+                ("skip", [n]) => {
+                    let inner = chain(&m.receiver, fresh)?;
+                    let len = &inner.len;
+                    Some(Chain {
+                        item: inner.item.reindexed(&quote!((#index + (#n)))),
+                        len: quote!(#len.saturating_sub(#n)),
+                        prelude: inner.prelude,
+                    })
+                }
+                ("take", [n]) => {
+                    let inner = chain(&m.receiver, fresh)?;
+                    let len = &inner.len;
+                    Some(Chain {
+                        len: quote!(::core::cmp::min(#len, #n)),
+                        ..inner
+                    })
+                }
+                ("step_by", [n]) => {
+                    let inner = chain(&m.receiver, fresh)?;
+                    let len = &inner.len;
+                    Some(Chain {
+                        item: inner.item.reindexed(&quote!((#index * (#n)))),
+                        len: quote!(#len.div_ceil(#n)),
+                        prelude: inner.prelude,
+                    })
+                }
+                ("zip", [other]) => {
+                    let inner = chain(&m.receiver, fresh)?;
+                    let other = chain(other, fresh)?;
+                    let (a, b) = (&inner.len, &other.len);
+                    let mut prelude = inner.prelude;
+                    prelude.extend(other.prelude);
+                    Some(Chain {
+                        len: quote!(::core::cmp::min(#a, #b)),
+                        item: Item::Pair(Box::new(inner.item), Box::new(other.item)),
+                        prelude,
+                    })
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `for pat in chain { body }` as a loop over indices (in a block when the chain binds an
+/// array literal first); `None` when the iterator is not a chain this module knows.
+pub fn indexed_for(f: &syn::ExprForLoop) -> Option<Expr> {
+    let mut fresh = 0;
+    let chain = chain(&f.expr, &mut fresh)?;
+    Some(indexed_loop(&chain, &f.pat, &f.body.stmts, None, 0))
+}
+
+/// The loop over `chain` from step `start` binding `pat` before `stmts`, then `after` (the
+/// accumulation of a reduction), in a block with the chain's prelude.
+fn indexed_loop(
+    chain: &Chain,
+    pat: &Pat,
+    stmts: &[syn::Stmt],
+    after: Option<syn::Stmt>,
+    start: usize,
+) -> Expr {
+    let mut by_value = Vec::new();
+    let item = chain.item.bound_to(pat, &mut by_value);
+    let mut body: syn::Block = parse_quote!({ #(#stmts)* #after });
+    ValuesNotDereferenced(&by_value).visit_block_mut(&mut body);
+    let (index, len, prelude) = (
+        Ident::new(INDEX, Span::call_site()),
+        &chain.len,
+        &chain.prelude,
+    );
+    let stmts = &body.stmts;
+    let start = proc_macro2::Literal::usize_unsuffixed(start);
+    let the_loop: Expr = parse_quote! {
+        for #index in #start..#len {
+            let #pat = #item;
+            #(#stmts)*
+        }
+    };
+    if prelude.is_empty() {
+        the_loop
+    } else {
+        parse_quote!({ #(#prelude)* #the_loop })
+    }
+}
+
+/// A reduction of a chain (`chain[.map(f)].sum()`, `.product()`, `.fold(init, g)`,
+/// `.collect::<Vec<_>>()`) as a block with a loop over indices; `None` for anything else.
+pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
+    let method = m.method.to_string();
+    let (source, map) = match &*m.receiver {
+        Expr::MethodCall(inner) if inner.method == "map" && inner.args.len() == 1 => {
+            match &inner.args[0] {
+                Expr::Closure(c) if c.inputs.len() == 1 => (&*inner.receiver, Some(c)),
+                _ => return None,
+            }
+        }
+        receiver => (receiver, None),
+    };
+    let mut fresh = 0;
+    let chain = chain(source, &mut fresh)?;
+    let element: Pat = parse_quote!(__adjoint_item);
+    let (pat, value) = match map {
+        Some(c) => (c.inputs[0].clone(), (*c.body).clone()),
+        None => (element, parse_quote!(__adjoint_item)),
+    };
+    let acc = Ident::new("__adjoint_acc", Span::call_site());
+    let len = &chain.len;
+    let turbofish = m
+        .turbofish
+        .as_ref()
+        .and_then(|t| t.args.first())
+        .map(ToTokens::to_token_stream);
+    // A sum or product starts from the first step's value, which gives the accumulator its
+    // type (a trait-dispatched `+` cannot), and from the empty value when there is none.
+    let first = |empty: TokenStream| -> TokenStream {
+        let mut by_value = Vec::new();
+        let item = chain.item.bound_to(&pat, &mut by_value);
+        let index = Ident::new(INDEX, Span::call_site());
+        let mut value = value.clone();
+        ValuesNotDereferenced(&by_value).visit_expr_mut(&mut value);
+        quote!(if #len > 0 { let #index: usize = 0; let #pat = #item; #value } else { #empty })
+    };
+    let ty = turbofish.clone().map(|t| quote!(: #t));
+    let (init, step, start): (syn::Stmt, syn::Stmt, usize) = match (method.as_str(), m.args.len()) {
+        ("sum", 0) => {
+            let init = first(quote!(::core::default::Default::default()));
+            (
+                parse_quote!(let mut #acc #ty = #init;),
+                parse_quote!(#acc = #acc + (#value);),
+                1,
+            )
+        }
+        ("product", 0) => {
+            let init = first(quote!(::adjoint::__private::one()));
+            (
+                parse_quote!(let mut #acc #ty = #init;),
+                parse_quote!(#acc = #acc * (#value);),
+                1,
+            )
+        }
+        ("fold", 2) => {
+            let Expr::Closure(g) = &m.args[1] else {
+                return None;
+            };
+            let Some(Pat::Ident(a)) = g.inputs.first() else {
+                return None;
+            };
+            if map.is_some() || g.inputs.len() != 2 {
+                return None;
+            }
+            let (name, x, init, body) = (&a.ident, &g.inputs[1], &m.args[0], &g.body);
+            let stmts = [parse_quote!(#name = #body;)];
+            let the_loop = indexed_loop(&chain, x, &stmts, None, 0);
+            return Some(parse_quote!({ let mut #name = #init; #the_loop; #name }));
+        }
+        ("collect", 0)
+            if turbofish
+                .as_ref()
+                .is_none_or(|t| t.to_string().starts_with("Vec")) =>
+        {
+            (
+                parse_quote!(let mut #acc = ::std::vec::Vec::with_capacity(#len);),
+                parse_quote!(#acc.push(#value);),
+                0,
+            )
+        }
+        _ => return None,
+    };
+    let the_loop = indexed_loop(&chain, &pat, &[], Some(step), start);
+    Some(parse_quote!({ #init #the_loop; #acc }))
+}
+
+/// Reads `*x` as `x` for the elements bound by value (`by_value`), which are values now, not
+/// the references the iterator yielded.
+struct ValuesNotDereferenced<'a>(&'a [Ident]);
+
+impl VisitMut for ValuesNotDereferenced<'_> {
+    fn visit_expr_mut(&mut self, e: &mut Expr) {
+        if let Expr::Unary(u) = e
+            && matches!(u.op, syn::UnOp::Deref(_))
+            && let Expr::Path(p) = &*u.expr
+            && p.path.get_ident().is_some_and(|i| self.0.contains(i))
+        {
+            *e = Expr::Path(p.clone());
+            return;
+        }
+        syn::visit_mut::visit_expr_mut(self, e);
+    }
+}
+
+/// `tokens` with the index variable replaced by `with`.
+fn substitute(tokens: TokenStream, with: &TokenStream) -> TokenStream {
+    tokens
+        .into_iter()
+        .flat_map(|tree| -> Vec<TokenTree> {
+            match tree {
+                TokenTree::Ident(i) if i == INDEX => with.clone().into_iter().collect(),
+                TokenTree::Group(g) => {
+                    let mut inner =
+                        proc_macro2::Group::new(g.delimiter(), substitute(g.stream(), with));
+                    inner.set_span(g.span());
+                    vec![TokenTree::Group(inner)]
+                }
+                other => vec![other],
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn for_loop(tokens: TokenStream) -> String {
+        let f: syn::ExprForLoop = syn::parse2(tokens).unwrap();
+        indexed_for(&f)
+            .map(|e| e.to_token_stream().to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn enumerate_rev_zip_read_elements_at_their_index() {
+        let out = for_loop(quote!(for (i, x) in xs.iter().enumerate() {
+            s += *x * i as f64;
+        }));
+        assert!(
+            out.contains("let (i , x) = ((__adjoint_index) , xs [__adjoint_index] . clone ())"),
+            "{out}"
+        );
+        assert!(out.contains("s += x * i as f64"), "{out}");
+        let out = for_loop(quote!(for (a, &b) in xs.iter().rev().zip(&ys) {
+            s += a * b;
+        }));
+        assert!(
+            out.contains("0 .. :: core :: cmp :: min (xs . len () , ys . len ())"),
+            "{out}"
+        );
+        assert!(
+            out.contains("xs [(xs . len () - 1 - __adjoint_index)] . clone ()"),
+            "{out}"
+        );
+        assert!(out.contains("& ys [__adjoint_index]"), "{out}");
+        let out = for_loop(quote!(for x in [a, b, c] {
+            s += x;
+        }));
+        assert!(
+            out.starts_with("{ let __adjoint_items0 = [a , b , c] ;"),
+            "{out}"
+        );
+        assert_eq!(
+            for_loop(quote!(for w in xs.windows(2) {
+                s += w[0];
+            })),
+            ""
+        );
+    }
+
+    #[test]
+    fn reductions_are_loops_that_accumulate() {
+        let m: syn::ExprMethodCall = syn::parse2(quote!(
+            xs.iter().zip(ys.iter()).map(|(x, y)| *x * *y).sum::<f64>()
+        ))
+        .unwrap();
+        let out = reduction(&m).unwrap().to_token_stream().to_string();
+        assert!(out.contains("let mut __adjoint_acc : f64 = if :: core :: cmp :: min (xs . len () , ys . len ()) > 0"), "{out}");
+        assert!(
+            out.contains("else { :: core :: default :: Default :: default () }"),
+            "{out}"
+        );
+        assert!(out.contains("for __adjoint_index in 1 .."), "{out}");
+        assert!(
+            out.contains("__adjoint_acc = __adjoint_acc + (x * y)"),
+            "{out}"
+        );
+        let m: syn::ExprMethodCall =
+            syn::parse2(quote!(xs.iter().fold(1.0, |p, x| p * x))).unwrap();
+        let out = reduction(&m).unwrap().to_token_stream().to_string();
+        assert!(out.starts_with("{ let mut p = 1.0 ;"), "{out}");
+        let m: syn::ExprMethodCall =
+            syn::parse2(quote!(xs.iter().map(|x| x.sin()).collect::<HashSet<_>>())).unwrap();
+        assert!(reduction(&m).is_none());
+    }
+}

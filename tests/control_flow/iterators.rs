@@ -1,0 +1,161 @@
+//! Iterator chains over active collections: `for` over `iter()` with `enumerate`, `rev`,
+//! `zip`, `skip`, `step_by`, an array literal, and the reductions `.map(..).sum()`,
+//! `.product()`, `.fold(..)` and `.map(..).collect::<Vec<_>>()`. The macro writes each as a
+//! loop over indices that reads the elements; the gradients here are exact and checked
+//! against finite differences.
+
+use crate::common::{check, check_vec};
+use adjoint::prelude::*;
+
+/// Σᵢ i·vᵢ² over `iter().enumerate()`, written with `*x`: ∂v = 2i·vᵢ.
+#[differentiable]
+fn enumerated(v: Vec<f64>) -> f64 {
+    let mut s = 0.0;
+    for (i, x) in v.iter().enumerate() {
+        s += i as f64 * *x * *x;
+    }
+    s
+}
+
+/// Horner's rule over the coefficients from the last (`iter().rev()`): p(x) = Σ cᵢ xⁱ;
+/// ∂c = (xⁱ), ∂x = Σ i cᵢ xⁱ⁻¹.
+#[differentiable]
+fn horner(c: &[f64], x: f64) -> f64 {
+    let mut p = 0.0;
+    for &ci in c.iter().rev() {
+        p = p * x + ci;
+    }
+    p
+}
+
+/// A dot product over `zip` of two active vectors: ∂a = b, ∂b = a.
+#[differentiable]
+fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
+    let mut s = 0.0;
+    for (x, y) in a.iter().zip(b.iter()) {
+        s += x * y;
+    }
+    s
+}
+
+/// Every second element from the second (`skip(1).step_by(2)`), squared: ∂v = 2vᵢ at
+/// i = 1, 3, …, zero elsewhere.
+#[differentiable]
+fn odd_squares(v: Vec<f64>) -> f64 {
+    let mut s = 0.0;
+    for x in v.iter().skip(1).step_by(2) {
+        s += x * x;
+    }
+    s
+}
+
+/// A loop over an array literal of active values: a + b + ab, so ∂ = (1 + b, 1 + a).
+#[differentiable]
+fn over_literal(a: f64, b: f64) -> f64 {
+    let mut s = 0.0;
+    for t in [a, b, a * b] {
+        s += t;
+    }
+    s
+}
+
+/// `.map(|x| x * x).sum::<f64>()`: Σ vᵢ², ∂v = 2v.
+#[differentiable]
+fn sum_of_squares(v: Vec<f64>) -> f64 {
+    v.iter().map(|x| x * x).sum::<f64>()
+}
+
+/// The dot product as `zip(..).map(..).sum()` with `*x * *y`: ∂a = b, ∂b = a.
+#[differentiable]
+fn dot_reduced(a: [f64; 3], b: [f64; 3]) -> f64 {
+    a.iter().zip(b.iter()).map(|(x, y)| *x * *y).sum()
+}
+
+/// `.product()` without `map`: Π vᵢ, ∂vᵢ = Π_{j≠i} vⱼ.
+#[differentiable]
+fn product(v: [f64; 3]) -> f64 {
+    v.iter().product()
+}
+
+/// `.fold(0.0, |acc, x| acc + x.sin())`, then times the first element: v₀ Σ sin vᵢ;
+/// ∂v₀ = Σ sin vᵢ + v₀ cos v₀, ∂vᵢ = v₀ cos vᵢ.
+#[differentiable]
+fn fold_sines(v: [f64; 3]) -> f64 {
+    let s = v.iter().fold(0.0, |acc, x| acc + x.sin());
+    s * v[0]
+}
+
+/// `.map(|x| x.exp()).collect::<Vec<_>>()`, then softmax's normaliser read back: Σ e^{vᵢ}
+/// and the first share e^{v₀}/Σ; checked by finite differences and at the exact gradient of
+/// e^{v₀}/Σ: ∂v₀ = p₀(1 − p₀), ∂vᵢ = −p₀pᵢ.
+#[differentiable]
+fn first_share(v: [f64; 3]) -> f64 {
+    let e = v.iter().map(|x| x.exp()).collect::<Vec<_>>();
+    let total: f64 = e.iter().sum();
+    e[0] / total
+}
+
+/// A generic sum over `Float` (the accumulator starts at `Default::default()`): Σ 3vᵢ.
+#[differentiable]
+fn generic_sum<T: Float + std::iter::Sum>(v: [T; 2]) -> T {
+    v.iter().map(|x| *x * T::from_f64(3.0)).sum()
+}
+
+#[test]
+fn for_loops_over_chains() {
+    let v = [0.5, -1.5, 2.0, 0.25];
+    let got = gradient(enumerated_vjp(v.to_vec()));
+    check_vec("enumerated", enumerated, v, &got, [0.0, -3.0, 8.0, 1.5]);
+    let got = gradient(odd_squares_vjp(v.to_vec()));
+    check_vec("odd_squares", odd_squares, v, &got, [0.0, -3.0, 0.0, 0.5]);
+
+    let (c, x) = ([1.0, -2.0, 0.5, 3.0], 0.7_f64);
+    let (dc, dx) = gradient(horner_vjp(&c, x));
+    check_vec(
+        "horner/c",
+        |c| horner(&c, x),
+        c,
+        &dc,
+        [1.0, x, x * x, x * x * x],
+    );
+    let want = c[1] + 2.0 * c[2] * x + 3.0 * c[3] * x * x;
+    check!(|x| horner(&c, x), |x| {
+        let (value, pullback) = horner_vjp(&c, x);
+        (value, move |seed: f64| pullback(seed).1)
+    }; x => want);
+    assert!((dx - want).abs() < 1e-12);
+
+    let (a, b) = ([1.0, 2.0, -0.5], [0.3, -4.0, 2.0]);
+    check!(dot, dot_vjp; a, b => (b, a));
+    check!(over_literal, over_literal_vjp; 0.4, -1.2 => (1.0 - 1.2, 1.0 + 0.4));
+}
+
+#[test]
+fn reductions_over_chains() {
+    let v = [0.5, -1.5, 2.0, 0.25];
+    let got = gradient(sum_of_squares_vjp(v.to_vec()));
+    check_vec(
+        "sum_of_squares",
+        sum_of_squares,
+        v,
+        &got,
+        v.map(|x| 2.0 * x),
+    );
+    let (a, b) = ([1.0, 2.0, -0.5], [0.3, -4.0, 2.0]);
+    check!(dot_reduced, dot_reduced_vjp; a, b => (b, a));
+    let w = [1.5, -2.0, 0.5];
+    check!(product, product_vjp; w => [-1.0, 0.75, -3.0]);
+    let sines: f64 = w.iter().map(|x| x.sin()).sum();
+    let want = [
+        sines + w[0] * w[0].cos(),
+        w[0] * w[1].cos(),
+        w[0] * w[2].cos(),
+    ];
+    check!(fold_sines, fold_sines_vjp; w => want);
+    let total: f64 = w.iter().map(|x| x.exp()).sum();
+    let p = w.map(|x| x.exp() / total);
+    check!(first_share, first_share_vjp; w => [p[0] * (1.0 - p[0]), -p[0] * p[1], -p[0] * p[2]]);
+    check!(generic_sum::<f64>, generic_sum_vjp::<f64>; [0.3, 0.9] => [3.0, 3.0]);
+    let (value, pullback) = generic_sum_vjp::<f32>([0.5, 1.0]);
+    assert_eq!((value, pullback(1.0)), (4.5, [3.0, 3.0]));
+}
