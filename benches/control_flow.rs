@@ -4,7 +4,10 @@
 //!   final x with respect to (r, x₀): one `for` loop carrying an active scalar;
 //! * `elman`: an Elman RNN over plain arrays, hidden 8, input 4, 20 steps,
 //!   hₜ₊₁ = tanh(W hₜ + U xₜ + b), loss |h₂₀|², gradient with respect to (W, U, b): three nested
-//!   loops with element reads and writes.
+//!   loops with element reads and writes;
+//! * `reduction`: Σ aᵢ bᵢ sin aᵢ over two `Vec`s of 1,000, written as
+//!   `a.iter().zip(b.iter()).map(|(x, y)| x * y * x.sin()).sum()` and as the `for` loop over
+//!   indices the macro makes of it; the gradient of each, and each one's forward pass alone.
 //!
 //! Each group times the generated `gradient(f_vjp(..))` against a hand-written reverse sweep of
 //! the same loop (computing the value on the way, as the generated code does), the plain
@@ -82,7 +85,13 @@ fn elman_grad_by_hand(weights: &Weights, xs: &Inputs) -> Weights {
 /// Criterion measures one function after the other, and this machine's speed drifts by
 /// ±20% within minutes: separate runs gave ratios up to 30% apart. Alternating in short
 /// batches exposes both to the same drift.
-fn paired(name: &str, batch: u32, mut generated: impl FnMut(), mut by_hand: impl FnMut()) {
+fn paired(
+    name: &str,
+    [first, second]: [&str; 2],
+    batch: u32,
+    mut generated: impl FnMut(),
+    mut by_hand: impl FnMut(),
+) {
     let time = |f: &mut dyn FnMut()| {
         let start = std::time::Instant::now();
         for _ in 0..batch {
@@ -96,7 +105,7 @@ fn paired(name: &str, batch: u32, mut generated: impl FnMut(), mut by_hand: impl
     g.sort_by(f64::total_cmp);
     h.sort_by(f64::total_cmp);
     println!(
-        "{name}/paired: generated {:.0} ns, by hand {:.0} ns, ratio {:.2} (medians of 101 alternating rounds of {batch} calls)",
+        "{name}/paired: {first} {:.0} ns, {second} {:.0} ns, ratio {:.2} (medians of 101 alternating rounds of {batch} calls)",
         g[50],
         h[50],
         g[50] / h[50]
@@ -129,6 +138,7 @@ fn bench_logistic(c: &mut Criterion) {
     group.finish();
     paired(
         "logistic1000",
+        ["generated", "by hand"],
         200,
         || {
             black_box(logistic_grad_generated(black_box(r), black_box(x0)));
@@ -175,6 +185,7 @@ fn bench_elman(c: &mut Criterion) {
     group.finish();
     paired(
         "elman_h8_t20",
+        ["generated", "by hand"],
         200,
         || {
             black_box(elman_grad_generated(black_box(&weights), black_box(&xs)));
@@ -185,5 +196,77 @@ fn bench_elman(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, bench_logistic, bench_elman);
+const LEN: usize = 1000;
+
+#[differentiable]
+fn reduction_chained(a: Vec<f64>, b: Vec<f64>) -> f64 {
+    a.iter().zip(b.iter()).map(|(x, y)| x * y * x.sin()).sum()
+}
+
+#[differentiable]
+fn reduction_loop(a: Vec<f64>, b: Vec<f64>) -> f64 {
+    let mut s = 0.0;
+    for i in 0..a.len().min(b.len()) {
+        s += a[i] * b[i] * a[i].sin();
+    }
+    s
+}
+
+fn bench_reduction(c: &mut Criterion) {
+    let a: Vec<f64> = (0..LEN).map(|i| (i as f64 * 0.37).sin()).collect();
+    let b: Vec<f64> = (0..LEN).map(|i| (i as f64 * 0.11).cos()).collect();
+    let chained = gradient(reduction_chained_vjp(a.clone(), b.clone()));
+    let looped = gradient(reduction_loop_vjp(a.clone(), b.clone()));
+    for (g, h) in chained
+        .0
+        .iter()
+        .zip(&looped.0)
+        .chain(chained.1.iter().zip(&looped.1))
+    {
+        assert!(close(*g, *h), "reduction: chained {g} != loop {h}");
+    }
+    let mut group = c.benchmark_group("reduction_n1000");
+    group.bench_function("chained", |bench| {
+        bench.iter(|| {
+            gradient(reduction_chained_vjp(
+                black_box(a.clone()),
+                black_box(b.clone()),
+            ))
+        })
+    });
+    group.bench_function("loop", |bench| {
+        bench.iter(|| {
+            gradient(reduction_loop_vjp(
+                black_box(a.clone()),
+                black_box(b.clone()),
+            ))
+        })
+    });
+    group.bench_function("chained_forward", |bench| {
+        bench.iter(|| reduction_chained_vjp(black_box(a.clone()), black_box(b.clone())).0)
+    });
+    group.bench_function("loop_forward", |bench| {
+        bench.iter(|| reduction_loop_vjp(black_box(a.clone()), black_box(b.clone())).0)
+    });
+    group.finish();
+    paired(
+        "reduction_n1000",
+        ["chained", "loop"],
+        200,
+        || {
+            black_box(gradient(reduction_chained_vjp(
+                black_box(a.clone()),
+                black_box(b.clone()),
+            )));
+        },
+        || {
+            black_box(gradient(reduction_loop_vjp(
+                black_box(a.clone()),
+                black_box(b.clone()),
+            )));
+        },
+    );
+}
+
+criterion_group!(benches, bench_logistic, bench_elman, bench_reduction);
 criterion_main!(benches);
