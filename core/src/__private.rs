@@ -36,6 +36,8 @@ pub use crate::pullbacks::{Branch, Shared, Tape, tape};
 #[doc(hidden)]
 pub use crate::rules::cached::Cached;
 #[doc(hidden)]
+pub use crate::rules::fields::field_write;
+#[doc(hidden)]
 pub use crate::rules::forward::{plus_opt, tangent_or_zero};
 #[doc(hidden)]
 pub use crate::rules::methods::{FloatMethods, recorded};

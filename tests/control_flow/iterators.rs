@@ -101,8 +101,31 @@ fn generic_sum<T: Float + std::iter::Sum>(v: [T; 2]) -> T {
     v.iter().map(|x| *x * T::from_f64(3.0)).sum()
 }
 
+/// `copied().take(2)`, `&v`, `cloned()` and `into_iter()`: Σ_{i<2} vᵢ² + Σ vᵢ + Σ vᵢ + Σ 2vᵢ;
+/// ∂vᵢ = 2vᵢ [i < 2] + 4.
+#[differentiable]
+fn taken_copied(v: Vec<f64>) -> f64 {
+    let mut s = 0.0;
+    for x in v.iter().copied().take(2) {
+        s += x * x;
+    }
+    for x in &v {
+        s += *x;
+    }
+    for x in v.iter().cloned() {
+        s += x;
+    }
+    for x in v.into_iter() {
+        s += 2.0 * x;
+    }
+    s
+}
+
 #[test]
 fn for_loops_over_chains() {
+    let w = [0.5, -1.5, 2.0];
+    let got = gradient(taken_copied_vjp(w.to_vec()));
+    check_vec("taken_copied", taken_copied, w, &got, [5.0, 1.0, 4.0]);
     let v = [0.5, -1.5, 2.0, 0.25];
     let got = gradient(enumerated_vjp(v.to_vec()));
     check_vec("enumerated", enumerated, v, &got, [0.0, -3.0, 8.0, 1.5]);

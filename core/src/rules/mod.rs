@@ -20,6 +20,7 @@
 //! [`NoTangent`]: crate::NoTangent
 
 pub(crate) mod cached;
+pub mod fields;
 pub mod forward;
 pub mod methods;
 pub mod missing;

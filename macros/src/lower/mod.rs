@@ -13,6 +13,7 @@ mod cache;
 mod calls;
 mod elements;
 mod expr;
+mod fields;
 mod fusion;
 mod hidden_writes;
 mod loops;

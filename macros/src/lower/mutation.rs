@@ -24,6 +24,16 @@ impl Lowering<'_> {
             let value: Expr = parse_quote!(#left #op #right);
             return self.element_write(place, &value, Expr::Binary(b.clone()));
         }
+        if matches!(&*b.left, Expr::Field(_)) {
+            // `p.x op= e` is `p.x = p.x op e`.
+            let op = plain_op(&b.op);
+            let (left, right) = (&b.left, &b.right);
+            let value: Expr = parse_quote!(#left #op #right);
+            let assign: Expr = parse_quote!(#left = #value);
+            if let Some(lowered) = self.field_write(&b.left, &value, assign) {
+                return lowered;
+            }
+        }
         let (right, ra) = self.expr(&b.right);
         let mut out = b.clone();
         out.right = Box::new(right.clone());
@@ -54,6 +64,9 @@ impl Lowering<'_> {
         }
         if self.repoint(a) {
             return (Expr::Assign(a.clone()), Act::Inactive);
+        }
+        if let Some(lowered) = self.field_write(&a.left, &a.right, Expr::Assign(a.clone())) {
+            return lowered;
         }
         let (right, ra) = self.expr(&a.right);
         let mut out = a.clone();

@@ -193,6 +193,15 @@ pub fn element_written(tokens: TokenStream) -> Vec<Ident> {
 
 /// `[..] = `, `[..] op= ` or `.push(`: an element write or a push mutates the variable.
 fn mutates_next(rest: &[TokenTree]) -> bool {
+    if let (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(_) | TokenTree::Literal(_))) =
+        (rest.first(), rest.get(1))
+        && p.as_char() == '.'
+    {
+        // `p.x = ..`, `t.0 += ..`, `b.at.x = ..`, `p.v[i] = ..`, `p.v.push(..)`: a write to
+        // part of `p`.
+        let push = matches!((rest.get(1), rest.get(2)), (Some(TokenTree::Ident(m)), Some(TokenTree::Group(_))) if m == "push");
+        return push || mutates_next(&rest[2..]) || assigns_next(&rest[2..]);
+    }
     match (rest.first(), rest.get(1), rest.get(2)) {
         (Some(TokenTree::Group(g)), _, _) if g.delimiter() == proc_macro2::Delimiter::Bracket => {
             assigns_next(&rest[1..])
@@ -483,10 +492,13 @@ mod tests {
                 w = 3
             }
             s.f = 1;
+            t.0 += 1;
+            v.len() == 2;
+            u.x.sin();
             m <= n;
         });
         let names: Vec<String> = assigned(t).iter().map(|i| i.to_string()).collect();
-        assert_eq!(names, ["y", "z", "w"]);
+        assert_eq!(names, ["y", "z", "w", "s", "t"]);
     }
 
     #[test]
