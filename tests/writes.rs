@@ -443,8 +443,34 @@ fn data_into_active_field(x: f64) -> f64 {
     p.0 * p.1
 }
 
+/// Struct update syntax: `Point { x: .., ..p }` from an active point (x replaced by data: only
+/// y's derivative is left) and from a data point with an active field. f = q.x·q.y + r.x·r.y
+/// with q = (1, y), r = (x², 2): f = y + 2x²; ∇ = (4x, 1).
+#[differentiable]
+fn updated_points(x: f64, y: f64) -> f64 {
+    let p = Point { x, y };
+    let q = Point { x: 1.0, ..p };
+    let base = Point { x: 0.0, y: 2.0 };
+    let r = Point { x: x * x, ..base };
+    q.x * q.y + r.x * r.y
+}
+
+/// A field write in one arm of a branch: p.x ← x² when `square`, else p is left as (x, y);
+/// f = p.x + p.y.
+#[differentiable]
+fn field_write_in_branch(x: f64, y: f64, square: bool) -> f64 {
+    let mut p = Point { x, y };
+    if square {
+        p.x = x * x;
+    }
+    p.x + p.y
+}
+
 #[test]
 fn field_writes() {
+    check!(updated_points, updated_points_vjp; 0.6, -0.4 => (4.0 * 0.6, 1.0));
+    check!(|x, y| field_write_in_branch(x, y, true), |x, y| field_write_in_branch_vjp(x, y, true); 0.6, -0.4 => (1.2, 1.0));
+    check!(|x, y| field_write_in_branch(x, y, false), |x, y| field_write_in_branch_vjp(x, y, false); 0.6, -0.4 => (1.0, 1.0));
     check!(data_into_active_field, data_into_active_field_vjp; 0.9 => 2.0);
     let (x, y) = (0.7, -1.3);
     check!(written_fields, written_fields_vjp; x, y => (2.0 * x + 3.0 * x * x * y, x * x * x));

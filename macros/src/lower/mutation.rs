@@ -224,6 +224,25 @@ impl Lowering<'_> {
 
     /// `Path { f: a, g: b }` with active fields: a struct built from its parts.
     pub(crate) fn struct_literal(&mut self, lit: &syn::ExprStruct) -> (Expr, Act) {
+        if let (Some(base), None) = (&lit.rest, &lit.qself)
+            && (self.mentions_active(base)
+                || lit.fields.iter().any(|f| self.mentions_active(&f.expr)))
+        {
+            // `P { x: e, ..base }` is `base` with its `x` written (`lower/fields.rs`), the field
+            // values evaluated first, as Rust evaluates them before the base.
+            let values: Vec<Ident> = (0..lit.fields.len())
+                .map(|i| quote::format_ident!("__adjoint_field{}", i))
+                .collect();
+            let exprs = lit.fields.iter().map(|f| &f.expr);
+            let members = lit.fields.iter().map(|f| &f.member);
+            let updated: Expr = parse_quote!({
+                #(let #values = #exprs;)*
+                let mut __adjoint_updated = #base;
+                #(__adjoint_updated.#members = #values;)*
+                __adjoint_updated
+            });
+            return self.expr(&updated);
+        }
         let mut out = lit.clone();
         let mut fields = Vec::new();
         let mut acts = Vec::new();
