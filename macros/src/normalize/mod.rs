@@ -126,95 +126,77 @@ impl Normalizer {
                 }
                 continue;
             }
-            match stmt {
-                Stmt::Expr(Expr::Continue(c), _)
-                    if lp.is_some_and(|lp| c.label.as_ref().is_none_or(|l| lp.is(l))) =>
-                {
-                    return out;
-                }
-                Stmt::Expr(Expr::Break(b), _)
-                    if b.expr.is_none()
-                        && lp.is_some_and(|lp| b.label.as_ref().is_none_or(|l| lp.is(l))) =>
-                {
-                    let flag = &lp.expect("checked").flag;
-                    out.push(parse_quote!(#flag = true;));
-                    return out;
-                }
-                Stmt::Expr(
-                    Expr::Break(syn::ExprBreak {
-                        label: Some(l),
-                        expr: None,
-                        ..
-                    }),
-                    _,
-                )
-                | Stmt::Expr(Expr::Continue(syn::ExprContinue { label: Some(l), .. }), _)
-                    if lp.is_some() && self.loop_labels.contains(&l.ident.to_string()) =>
-                {
-                    // Leaving this loop for an outer one: its flag, and this loop's.
-                    let exit = if matches!(stmt, Stmt::Expr(Expr::Break(_), _)) {
-                        "break"
-                    } else {
-                        "continue"
-                    };
-                    let outer = label_flag(exit, l);
-                    let flag = &lp.expect("checked").flag;
-                    out.push(parse_quote!(#outer = true;));
-                    out.push(parse_quote!(#flag = true;));
-                    return out;
-                }
-                Stmt::Expr(Expr::Return(r), _) => {
-                    let value = r
-                        .expr
-                        .as_ref()
-                        .map_or_else(|| quote!(()), |e| e.to_token_stream());
-                    match lp {
-                        None if top => out.push(Stmt::Expr(parse_quote!(#value), None)),
-                        None => out.push(stmt.clone()),
-                        Some(lp) => {
-                            self.returns_in_loops = true;
-                            let flag = &lp.flag;
-                            out.push(parse_quote!(__adjoint_ret = Some(#value);));
-                            out.push(parse_quote!(__adjoint_returned = true;));
-                            out.push(parse_quote!(#flag = true;));
-                        }
+            if self.exit(stmt, rest, lp, top, &mut out) {
+                return out;
+            }
+        }
+        out
+    }
+
+    /// `stmt`, which may exit, followed by `rest`: appended to `out`, with `rest` moved into
+    /// it or dropped after an exit; whether that ended the list.
+    fn exit(
+        &mut self,
+        stmt: &Stmt,
+        rest: &[Stmt],
+        lp: Option<&LoopCtx>,
+        top: bool,
+        out: &mut Vec<Stmt>,
+    ) -> bool {
+        if self.loop_exit(stmt, lp, out) {
+            return true;
+        }
+        match stmt {
+            Stmt::Expr(Expr::Return(r), _) => {
+                let value = r
+                    .expr
+                    .as_ref()
+                    .map_or_else(|| quote!(()), |e| e.to_token_stream());
+                match lp {
+                    None if top => out.push(Stmt::Expr(parse_quote!(#value), None)),
+                    None => out.push(stmt.clone()),
+                    Some(lp) => {
+                        self.returns_in_loops = true;
+                        let flag = &lp.flag;
+                        out.push(parse_quote!(__adjoint_ret = Some(#value);));
+                        out.push(parse_quote!(__adjoint_returned = true;));
+                        out.push(parse_quote!(#flag = true;));
                     }
-                    return out;
                 }
-                Stmt::Expr(Expr::If(e), _) => {
-                    let rewritten = self.if_with_rest(e, rest, lp, top);
-                    out.push(Stmt::Expr(Expr::If(rewritten), end_semi(lp, top)));
-                    return out;
-                }
-                Stmt::Expr(Expr::Match(m), _) => {
-                    let mut m = m.clone();
-                    for arm in &mut m.arms {
-                        let stmts = match &*arm.body {
-                            Expr::Block(b) if b.label.is_none() => {
-                                append(b.block.stmts.clone(), rest)
-                            }
-                            body => append(vec![Stmt::Expr(body.clone(), None)], rest),
-                        };
-                        let new = self.stmts(&stmts, lp, top);
-                        *arm.body = parse_quote!({ #(#new)* });
-                    }
-                    out.push(Stmt::Expr(Expr::Match(m), end_semi(lp, top)));
-                    return out;
-                }
-                Stmt::Expr(e, _) if returns_inside_loop(e) => {
-                    // A loop that may return: run it, then the rest only if it did not.
-                    out.push(self.nested(stmt));
-                    // A `loop` that is the body's last statement and has no `break` of its
-                    // own is left only by `return`: nothing runs when it did not return.
-                    let only_returns = rest.is_empty()
-                        && matches!(Loop::of(e), Some(Loop::Plain(l)) if !breaks(&l.body));
-                    let rest = self.stmts(rest, lp, top);
-                    let otherwise = if only_returns {
-                        quote!(::core::unreachable!("a `loop` left only by `return`"))
-                    } else {
-                        quote!({ #(#rest)* })
+                true
+            }
+            Stmt::Expr(Expr::If(e), _) => {
+                let rewritten = self.if_with_rest(e, rest, lp, top);
+                out.push(Stmt::Expr(Expr::If(rewritten), end_semi(lp, top)));
+                true
+            }
+            Stmt::Expr(Expr::Match(m), _) => {
+                let mut m = m.clone();
+                for arm in &mut m.arms {
+                    let stmts = match &*arm.body {
+                        Expr::Block(b) if b.label.is_none() => append(b.block.stmts.clone(), rest),
+                        body => append(vec![Stmt::Expr(body.clone(), None)], rest),
                     };
-                    match lp {
+                    let new = self.stmts(&stmts, lp, top);
+                    *arm.body = parse_quote!({ #(#new)* });
+                }
+                out.push(Stmt::Expr(Expr::Match(m), end_semi(lp, top)));
+                true
+            }
+            Stmt::Expr(e, _) if returns_inside_loop(e) => {
+                // A loop that may return: run it, then the rest only if it did not.
+                out.push(self.nested(stmt));
+                // A `loop` that is the body's last statement and has no `break` of its
+                // own is left only by `return`: nothing runs when it did not return.
+                let only_returns = rest.is_empty()
+                    && matches!(Loop::of(e), Some(Loop::Plain(l)) if !breaks(&l.body));
+                let rest = self.stmts(rest, lp, top);
+                let otherwise = if only_returns {
+                    quote!(::core::unreachable!("a `loop` left only by `return`"))
+                } else {
+                    quote!({ #(#rest)* })
+                };
+                match lp {
                         None => out.push(Stmt::Expr(
                             parse_quote!(match __adjoint_ret { Some(__adjoint_r) => __adjoint_r, None => #otherwise }),
                             end_semi(lp, top),
@@ -224,12 +206,57 @@ impl Normalizer {
                             out.push(parse_quote!(if __adjoint_returned { #flag = true; } else { #(#rest)* }));
                         }
                     }
-                    return out;
-                }
-                other => out.push(self.nested(other)),
+                true
+            }
+            other => {
+                out.push(self.nested(other));
+                false
             }
         }
-        out
+    }
+
+    /// A `continue` or `break` (labelled or not) of the loop being rewritten or of one around
+    /// it, as the flags it sets, appended to `out`; whether `stmt` was one.
+    fn loop_exit(&self, stmt: &Stmt, lp: Option<&LoopCtx>, out: &mut Vec<Stmt>) -> bool {
+        match stmt {
+            Stmt::Expr(Expr::Continue(c), _)
+                if lp.is_some_and(|lp| c.label.as_ref().is_none_or(|l| lp.is(l))) =>
+            {
+                true
+            }
+            Stmt::Expr(Expr::Break(b), _)
+                if b.expr.is_none()
+                    && lp.is_some_and(|lp| b.label.as_ref().is_none_or(|l| lp.is(l))) =>
+            {
+                let flag = &lp.expect("checked").flag;
+                out.push(parse_quote!(#flag = true;));
+                true
+            }
+            Stmt::Expr(
+                Expr::Break(syn::ExprBreak {
+                    label: Some(l),
+                    expr: None,
+                    ..
+                }),
+                _,
+            )
+            | Stmt::Expr(Expr::Continue(syn::ExprContinue { label: Some(l), .. }), _)
+                if lp.is_some() && self.loop_labels.contains(&l.ident.to_string()) =>
+            {
+                // Leaving this loop for an outer one: its flag, and this loop's.
+                let exit = if matches!(stmt, Stmt::Expr(Expr::Break(_), _)) {
+                    "break"
+                } else {
+                    "continue"
+                };
+                let outer = label_flag(exit, l);
+                let flag = &lp.expect("checked").flag;
+                out.push(parse_quote!(#outer = true;));
+                out.push(parse_quote!(#flag = true;));
+                true
+            }
+            _ => false,
+        }
     }
 
     /// `s` containing `e?`, followed by `rest`, as `let q = e; match q { Ok(v) => { s[e? := v];

@@ -96,106 +96,91 @@ struct Chain {
     prelude: Vec<syn::Stmt>,
 }
 
-/// `e` as a chain, if it is one; `fresh` numbers the array literals bound before the loop.
-fn chain(e: &Expr, fresh: &mut usize) -> Option<Chain> {
-    let index = Ident::new(INDEX, Span::call_site()).to_token_stream();
-    let element = |collection: TokenStream| Chain {
+/// The loop's index variable, as tokens.
+fn index() -> TokenStream {
+    Ident::new(INDEX, Span::call_site()).to_token_stream()
+}
+
+/// The chain that reads `collection[k]` for every index `k`.
+fn elements(collection: TokenStream) -> Chain {
+    Chain {
         len: quote!(#collection.len()),
         item: Item::Element {
             collection,
-            index: index.clone(),
+            index: index(),
         },
         prelude: Vec::new(),
-    };
+    }
+}
+
+/// `e` as a chain, if it is one; `fresh` numbers the array literals bound before the loop.
+fn chain(e: &Expr, fresh: &mut usize) -> Option<Chain> {
     match e {
         Expr::Paren(p) => chain(&p.expr, fresh),
         Expr::Reference(r) if r.mutability.is_none() => match &*r.expr {
             Expr::Array(_) => chain(&r.expr, fresh),
-            inner => Some(element(inner.to_token_stream())),
+            inner => Some(elements(inner.to_token_stream())),
         },
-        Expr::Path(p) if p.path.get_ident().is_some() => Some(element(p.to_token_stream())),
-        Expr::Field(f) => Some(element(f.to_token_stream())),
+        Expr::Path(p) if p.path.get_ident().is_some() => Some(elements(p.to_token_stream())),
+        Expr::Field(f) => Some(elements(f.to_token_stream())),
         Expr::Array(a) => {
             let name = Ident::new(&format!("__adjoint_items{}", *fresh), Span::call_site());
             *fresh += 1;
-            let mut c = element(name.to_token_stream());
+            let mut c = elements(name.to_token_stream());
             c.prelude.push(parse_quote!(let #name = #a;));
             Some(c)
         }
         Expr::MethodCall(m) => {
-            let method = m.method.to_string();
             let args: Vec<&Expr> = m.args.iter().collect();
-            match (method.as_str(), args.as_slice()) {
+            match (m.method.to_string().as_str(), args.as_slice()) {
                 ("iter" | "into_iter", []) => match &*m.receiver {
                     receiver @ (Expr::Path(_) | Expr::Field(_)) => {
-                        Some(element(receiver.to_token_stream()))
+                        Some(elements(receiver.to_token_stream()))
                     }
                     receiver @ Expr::Array(_) => chain(receiver, fresh),
                     _ => None,
                 },
-                ("copied" | "cloned", []) => chain(&m.receiver, fresh),
-                ("enumerate", []) => {
-                    let inner = chain(&m.receiver, fresh)?;
-                    Some(Chain {
-                        item: Item::Pair(
-                            Box::new(Item::Position(index.clone())),
-                            Box::new(inner.item),
-                        ),
-                        ..inner
-                    })
-                }
-                ("rev", []) => {
-                    let inner = chain(&m.receiver, fresh)?;
-                    let len = &inner.len;
-                    let reversed = quote!((#len - 1 - #index));
-                    Some(Chain {
-                        item: inner.item.reindexed(&reversed),
-                        ..inner
-                    })
-                }
-                ("skip", [n]) => {
-                    let inner = chain(&m.receiver, fresh)?;
-                    let len = &inner.len;
-                    Some(Chain {
-                        item: inner.item.reindexed(&quote!((#index + (#n)))),
-                        len: quote!(#len.saturating_sub(#n)),
-                        prelude: inner.prelude,
-                    })
-                }
-                ("take", [n]) => {
-                    let inner = chain(&m.receiver, fresh)?;
-                    let len = &inner.len;
-                    Some(Chain {
-                        len: quote!(::core::cmp::min(#len, #n)),
-                        ..inner
-                    })
-                }
-                ("step_by", [n]) => {
-                    let inner = chain(&m.receiver, fresh)?;
-                    let len = &inner.len;
-                    Some(Chain {
-                        item: inner.item.reindexed(&quote!((#index * (#n)))),
-                        len: quote!(#len.div_ceil(#n)),
-                        prelude: inner.prelude,
-                    })
-                }
-                ("zip", [other]) => {
-                    let inner = chain(&m.receiver, fresh)?;
-                    let other = chain(other, fresh)?;
-                    let (a, b) = (&inner.len, &other.len);
-                    let mut prelude = inner.prelude;
-                    prelude.extend(other.prelude);
-                    Some(Chain {
-                        len: quote!(::core::cmp::min(#a, #b)),
-                        item: Item::Pair(Box::new(inner.item), Box::new(other.item)),
-                        prelude,
-                    })
-                }
-                _ => None,
+                (method, args) => adapted(chain(&m.receiver, fresh)?, method, args, fresh),
             }
         }
         _ => None,
     }
+}
+
+/// `inner.method(args)` for an adapter `method`; `None` for any other method.
+fn adapted(inner: Chain, method: &str, args: &[&Expr], fresh: &mut usize) -> Option<Chain> {
+    let (k, len) = (index(), &inner.len);
+    let reindexed = |with: TokenStream, len: TokenStream| Chain {
+        item: inner.item.reindexed(&with),
+        len,
+        prelude: inner.prelude.clone(),
+    };
+    Some(match (method, args) {
+        ("copied" | "cloned", []) => inner,
+        ("enumerate", []) => Chain {
+            item: Item::Pair(Box::new(Item::Position(k)), Box::new(inner.item)),
+            ..inner
+        },
+        ("rev", []) => reindexed(quote!((#len - 1 - #k)), len.clone()),
+        ("skip", [n]) => reindexed(quote!((#k + (#n))), quote!(#len.saturating_sub(#n))),
+        ("step_by", [n]) => reindexed(quote!((#k * (#n))), quote!(#len.div_ceil(#n))),
+        ("take", [n]) => Chain {
+            len: quote!(::core::cmp::min(#len, #n)),
+            ..inner
+        },
+        ("zip", [other]) => {
+            let other = chain(other, fresh)?;
+            let b = &other.len;
+            let mut prelude = inner.prelude;
+            prelude.extend(other.prelude);
+            Chain {
+                len: quote!(::core::cmp::min(#len, #b)),
+                item: Item::Pair(Box::new(inner.item), Box::new(other.item)),
+                prelude,
+            }
+        }
+        _ => return None,
+    })
 }
 
 /// `for pat in chain { body }` as a loop over indices (in a block when the chain binds an
@@ -242,7 +227,6 @@ fn indexed_loop(
 /// A reduction of a chain (`chain[.map(f)].sum()`, `.product()`, `.fold(init, g)`,
 /// `.collect::<Vec<_>>()`) as a block with a loop over indices; `None` for anything else.
 pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
-    let method = m.method.to_string();
     let (source, map) = match &*m.receiver {
         Expr::MethodCall(inner) if inner.method == "map" && inner.args.len() == 1 => {
             match &inner.args[0] {
@@ -254,10 +238,12 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
     };
     let mut fresh = 0;
     let chain = chain(source, &mut fresh)?;
-    let element: Pat = parse_quote!(__adjoint_item);
-    let (pat, value) = match map {
+    if m.method == "fold" {
+        return fold(m, &chain).filter(|_| map.is_none());
+    }
+    let (pat, value): (Pat, Expr) = match map {
         Some(c) => (c.inputs[0].clone(), (*c.body).clone()),
-        None => (element, parse_quote!(__adjoint_item)),
+        None => (parse_quote!(__adjoint_item), parse_quote!(__adjoint_item)),
     };
     let acc = Ident::new("__adjoint_acc", Span::call_site());
     let len = &chain.len;
@@ -266,64 +252,62 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
         .as_ref()
         .and_then(|t| t.args.first())
         .map(ToTokens::to_token_stream);
-    // A sum or product starts from the first step's value, which gives the accumulator its
-    // type (a trait-dispatched `+` cannot), and from the empty value when there is none.
-    let first = |empty: TokenStream| -> TokenStream {
-        let mut by_value = Vec::new();
-        let item = chain.item.bound_to(&pat, &mut by_value);
-        let index = Ident::new(INDEX, Span::call_site());
-        let mut value = value.clone();
-        ValuesNotDereferenced(&by_value).visit_expr_mut(&mut value);
-        quote!(if #len > 0 { let #index: usize = 0; let #pat = #item; #value } else { #empty })
-    };
     let ty = turbofish.clone().map(|t| quote!(: #t));
-    let (init, step, start): (syn::Stmt, syn::Stmt, usize) = match (method.as_str(), m.args.len()) {
-        ("sum", 0) => {
-            let init = first(quote!(::core::default::Default::default()));
-            (
-                parse_quote!(let mut #acc #ty = #init;),
-                parse_quote!(#acc = #acc + (#value);),
-                1,
-            )
-        }
-        ("product", 0) => {
-            let init = first(quote!(::adjoint::__private::one()));
-            (
-                parse_quote!(let mut #acc #ty = #init;),
-                parse_quote!(#acc = #acc * (#value);),
-                1,
-            )
-        }
-        ("fold", 2) => {
-            let Expr::Closure(g) = &m.args[1] else {
-                return None;
-            };
-            let Some(Pat::Ident(a)) = g.inputs.first() else {
-                return None;
-            };
-            if map.is_some() || g.inputs.len() != 2 {
-                return None;
+    let first = |empty| first_or(&chain, &pat, &value, empty);
+    let (init, step, start): (syn::Stmt, syn::Stmt, usize) =
+        match (m.method.to_string().as_str(), m.args.len()) {
+            ("sum", 0) => {
+                let init = first(quote!(::core::default::Default::default()));
+                (
+                    parse_quote!(let mut #acc #ty = #init;),
+                    parse_quote!(#acc = #acc + (#value);),
+                    1,
+                )
             }
-            let (name, x, init, body) = (&a.ident, &g.inputs[1], &m.args[0], &g.body);
-            let stmts = [parse_quote!(#name = #body;)];
-            let the_loop = indexed_loop(&chain, x, &stmts, None, 0);
-            return Some(parse_quote!({ let mut #name = #init; #the_loop; #name }));
-        }
-        ("collect", 0)
-            if turbofish
-                .as_ref()
-                .is_none_or(|t| t.to_string().starts_with("Vec")) =>
-        {
-            (
+            ("product", 0) => {
+                let init = first(quote!(::adjoint::__private::one()));
+                (
+                    parse_quote!(let mut #acc #ty = #init;),
+                    parse_quote!(#acc = #acc * (#value);),
+                    1,
+                )
+            }
+            ("collect", 0) if turbofish.is_none_or(|t| t.to_string().starts_with("Vec")) => (
                 parse_quote!(let mut #acc = ::std::vec::Vec::with_capacity(#len);),
                 parse_quote!(#acc.push(#value);),
                 0,
-            )
-        }
-        _ => return None,
-    };
+            ),
+            _ => return None,
+        };
     let the_loop = indexed_loop(&chain, &pat, &[], Some(step), start);
     Some(parse_quote!({ #init #the_loop; #acc }))
+}
+
+/// The first step's value (`value` with `pat` bound to the first item), or `empty` for an
+/// empty chain: the start of a sum or product, which gives the accumulator its type (a
+/// trait-dispatched `+` cannot).
+fn first_or(chain: &Chain, pat: &Pat, value: &Expr, empty: TokenStream) -> TokenStream {
+    let mut by_value = Vec::new();
+    let item = chain.item.bound_to(pat, &mut by_value);
+    let (index, len) = (index(), &chain.len);
+    let mut value = value.clone();
+    ValuesNotDereferenced(&by_value).visit_expr_mut(&mut value);
+    quote!(if #len > 0 { let #index: usize = 0; let #pat = #item; #value } else { #empty })
+}
+
+/// `chain.fold(init, |acc, x| body)` as `{ let mut acc = init; for .. { acc = body; } acc }`.
+fn fold(m: &syn::ExprMethodCall, chain: &Chain) -> Option<Expr> {
+    let (Some(init), Some(Expr::Closure(g)), 2) = (m.args.first(), m.args.get(1), m.args.len())
+    else {
+        return None;
+    };
+    let (Some(Pat::Ident(acc)), Some(x), 2) = (g.inputs.first(), g.inputs.get(1), g.inputs.len())
+    else {
+        return None;
+    };
+    let (name, body) = (&acc.ident, &g.body);
+    let the_loop = indexed_loop(chain, x, &[parse_quote!(#name = #body;)], None, 0);
+    Some(parse_quote!({ let mut #name = #init; #the_loop; #name }))
 }
 
 /// Reads `*x` as `x` for the elements bound by value (`by_value`), which are values now, not
