@@ -46,34 +46,7 @@ pub fn companions(
     sig: &FnSignature,
     args: &DiffArgs,
 ) -> Result<TokenStream, Errors> {
-    let body = item.body.as_ref().expect("forward mode needs a body");
-    let mut fwd = Forward {
-        scopes: Scopes::default(),
-        errors: Errors::default(),
-        uninit: Default::default(),
-    };
-    fwd.scopes.push();
-    for p in &sig.params {
-        if p.pattern.is_some() && p.wrt {
-            fwd.error(
-                p.span,
-                "forward mode: a differentiated parameter must be a name, not a pattern"
-                    .to_string(),
-            );
-        }
-        fwd.scopes.declare(&p.name, p.wrt.then(|| hold(p)));
-    }
-    let (stmts, tail) = fwd.block(body);
-    if !fwd.errors.is_empty() {
-        return Err(fwd.errors);
-    }
-    // No tail: the body ends in `return` (or diverges otherwise).
-    let unit = matches!(&sig.ret, syn::Type::Tuple(t) if t.elems.is_empty());
-    let tail = match tail {
-        Some(fx) => Some(fx.pair()),
-        None if unit => Some(quote!(((), ::core::option::Option::None))),
-        None => None,
-    };
+    let (stmts, tail) = forward_body(item, sig)?;
     let name = &item.sig.ident;
     let span = name.span();
     let generics = &item.sig.generics;
@@ -132,6 +105,42 @@ pub fn companions(
     };
     let public = public_companion(item, sig, &uniform_path);
     Ok(quote!(#public #uniform_item))
+}
+
+/// The body's statements with their tangents, and its value paired with its tangent (`None`
+/// when the body ends in `return` or otherwise diverges).
+fn forward_body(
+    item: &FnItem,
+    sig: &FnSignature,
+) -> Result<(Vec<TokenStream>, Option<TokenStream>), Errors> {
+    let body = item.body.as_ref().expect("forward mode needs a body");
+    let mut fwd = Forward {
+        scopes: Scopes::default(),
+        errors: Errors::default(),
+        uninit: Default::default(),
+    };
+    fwd.scopes.push();
+    for p in &sig.params {
+        if p.pattern.is_some() && p.wrt {
+            fwd.error(
+                p.span,
+                "forward mode: a differentiated parameter must be a name, not a pattern"
+                    .to_string(),
+            );
+        }
+        fwd.scopes.declare(&p.name, p.wrt.then(|| hold(p)));
+    }
+    let (stmts, tail) = fwd.block(body);
+    if !fwd.errors.is_empty() {
+        return Err(fwd.errors);
+    }
+    let unit = matches!(&sig.ret, syn::Type::Tuple(t) if t.elems.is_empty());
+    let tail = match tail {
+        Some(fx) => Some(fx.pair()),
+        None if unit => Some(quote!(((), ::core::option::Option::None))),
+        None => None,
+    };
+    Ok((stmts, tail))
 }
 
 /// `f_jvp(params.., dx..) -> (R, R::Tangent)`.

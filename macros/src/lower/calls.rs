@@ -142,6 +142,32 @@ impl Lowering<'_> {
         self.rule_with_inout(slots, spans, m.method.span(), rebuilt, call, inout)
     }
 
+    /// `Name(args)` or `Enum::Variant(args)`: a tuple struct built from its parts
+    /// (`#[derive(Differentiable)]` gives its tangent `Component<I>`); an enum variant built from
+    /// active values is an error where it reaches the result.
+    fn constructor(&mut self, path: &syn::ExprPath, rebuilt: Expr, acts: Vec<Act>) -> (Expr, Act) {
+        if acts.iter().all(crate::ir::graph::is_inactive) {
+            return (rebuilt, Act::Inactive);
+        }
+        let segments = &path.path.segments;
+        let last = &segments.last().expect("a path has a segment").ident;
+        let variant = segments.len() >= 2
+            && segments[segments.len() - 2]
+                .ident
+                .to_string()
+                .starts_with(|ch: char| ch.is_ascii_uppercase());
+        if !variant {
+            return match self.node_over(acts, |parts| NodeKind::TupleStruct { parts }) {
+                Ok(id) => (rebuilt, Act::Active(id)),
+                Err(act) => (rebuilt, act),
+            };
+        }
+        let message = format!(
+            "constructing `{last}(..)` from active values is not supported yet: enums and tuple structs carry no tangent (only `Some`/`Ok` do); compute the differentiable value in each branch instead"
+        );
+        (rebuilt, Act::Poison(last.span(), message))
+    }
+
     pub(crate) fn call(&mut self, c: &syn::ExprCall) -> (Expr, Act) {
         if let Some(lowered) = self.mem_call(c) {
             return lowered;
@@ -194,26 +220,7 @@ impl Lowering<'_> {
             .to_string()
             .starts_with(|ch: char| ch.is_ascii_uppercase())
         {
-            if acts.iter().all(crate::ir::graph::is_inactive) {
-                return (rebuilt, Act::Inactive);
-            }
-            let segments = &path.path.segments;
-            let variant = segments.len() >= 2
-                && segments[segments.len() - 2]
-                    .ident
-                    .to_string()
-                    .starts_with(|ch: char| ch.is_ascii_uppercase());
-            if !variant {
-                // A tuple struct (`#[derive(Differentiable)]` gives its tangent `Component<I>`).
-                return match self.node_over(acts, |parts| NodeKind::TupleStruct { parts }) {
-                    Ok(id) => (rebuilt, Act::Active(id)),
-                    Err(act) => (rebuilt, act),
-                };
-            }
-            let message = format!(
-                "constructing `{last}(..)` from active values is not supported yet: enums and tuple structs carry no tangent (only `Some`/`Ok` do); compute the differentiable value in each branch instead"
-            );
-            return (rebuilt, Act::Poison(last.span(), message));
+            return self.constructor(path, rebuilt, acts);
         }
         let companion = names::companion_call(path);
         self.rule_with_inout(

@@ -155,30 +155,11 @@ impl Lowering<'_> {
             return (original, Act::Inactive);
         }
         if scan::has_loop_exit(body) {
-            let message = "this loop exits with a labelled `break`/`continue` or `break value`, which is not supported over active values yet: use a flag and plain `break`";
-            let poison = Act::Poison(body.brace_token.span.join(), message.into());
-            for name in &vars.assigned {
-                self.assign(name, poison.clone());
-            }
-            return (original, poison);
+            return (original, self.unrewritten_exit(body, &vars));
         }
         let carried_names: Vec<&String> = carried.iter().map(|&j| &vars.assigned[j]).collect();
         let data = self.data_read(body, &vars.assigned);
-        // Inactive variables the body assigns (a counter, `mul *= t`): a pullback that runs
-        // the loop again from the start restores them with the carried ones.
-        let data_assigned = vars
-            .assigned
-            .iter()
-            .enumerate()
-            .filter(|(j, _)| !carried.contains(j))
-            .map(|(_, name)| name);
-        let captured: Vec<&String> = carried_names
-            .iter()
-            .copied()
-            .chain(vars.free.iter().map(|i| &i.name))
-            .chain(&data)
-            .chain(data_assigned)
-            .collect();
+        let captured = captured(&vars, &carried, &data);
         let written = element_written(body, &carried_names);
         let shape = LoopShape {
             carried: &carried_names,
@@ -223,6 +204,17 @@ impl Lowering<'_> {
         };
         self.hoisted.push(pullback);
         (expr, Act::Inactive)
+    }
+
+    /// A loop left by an exit normalization could not rewrite: every variable it assigns is
+    /// poisoned with the error.
+    fn unrewritten_exit(&mut self, body: &Block, vars: &LoopVars) -> Act {
+        let message = "this loop exits with a labelled `break`/`continue` or `break value`, which is not supported over active values yet: use a flag and plain `break`";
+        let poison = Act::Poison(body.brace_token.span.join(), message.into());
+        for name in &vars.assigned {
+            self.assign(name, poison.clone());
+        }
+        poison
     }
 
     /// The loop's body `arm` with its expensive calls reading their recorded values
@@ -467,6 +459,25 @@ fn element_written(body: &Block, carried: &[&String]) -> Vec<String> {
 fn recorded_calls(body: &Block) -> Option<(Block, Block, usize)> {
     let (plain, sites) = cache_calls(body, true);
     (sites > 0).then(|| (plain, cache_calls(body, false).0, sites))
+}
+
+/// What a pullback that runs the loop again must capture: the carried variables, the free
+/// ones, the data the body reads, and the inactive variables it assigns (a counter,
+/// `mul *= t`), which it restores with the carried ones before running from the start.
+fn captured<'a>(vars: &'a LoopVars, carried: &[usize], data: &'a [String]) -> Vec<&'a String> {
+    let data_assigned = vars
+        .assigned
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| !carried.contains(j))
+        .map(|(_, name)| name);
+    carried
+        .iter()
+        .map(|&j| &vars.assigned[j])
+        .chain(vars.free.iter().map(|i| &i.name))
+        .chain(data)
+        .chain(data_assigned)
+        .collect()
 }
 
 /// The outer variables a loop body assigns and the active ones it only reads.

@@ -201,10 +201,7 @@ impl Lowering<'_> {
             .filter(|&j| first.iter().any(|c| is_active(&c.finals[j])))
             .collect();
         if !result_active && out_vars.is_empty() {
-            for (j, name) in assigned.iter().enumerate() {
-                let act = first_poison(first.iter().map(|c| &c.finals[j]));
-                self.assign(name, act);
-            }
+            self.assign_outputs(&assigned, &first, &[], None);
             self.arms_escapes(&arms, &first, &inputs, &assigned);
             return (original, first_poison(first.iter().map(|c| &c.tail)));
         }
@@ -222,13 +219,7 @@ impl Lowering<'_> {
         } else {
             Act::Inactive
         };
-        for (j, name) in assigned.iter().enumerate() {
-            let act = match out_vars.iter().position(|&v| v == j) {
-                Some(k) => self.component(id, offset + k),
-                None => first_poison(first.iter().map(|c| &c.finals[j])),
-            };
-            self.assign(name, act);
-        }
+        self.assign_outputs(&assigned, &first, &out_vars, Some((id, offset)));
         if !self.is_useful(id) {
             // Nothing of it reaches the result, but its errors (a `&mut` borrow the lowering
             // does not follow) are reported all the same.
@@ -267,6 +258,25 @@ impl Lowering<'_> {
         })));
         self.hoisted.push(pullback);
         (expr, result)
+    }
+
+    /// Rebinds the variables the arms assign: an output (`out_vars`) to its component of the
+    /// region's node (`region`: the node and the first output's position), any other to the
+    /// first poison the arms left in it, if any.
+    fn assign_outputs(
+        &mut self,
+        assigned: &[String],
+        first: &[Child],
+        out_vars: &[usize],
+        region: Option<(crate::ir::graph::NodeId, usize)>,
+    ) {
+        for (j, name) in assigned.iter().enumerate() {
+            let act = match (out_vars.iter().position(|&v| v == j), region) {
+                (Some(k), Some((id, offset))) => self.component(id, offset + k),
+                _ => first_poison(first.iter().map(|c| &c.finals[j])),
+            };
+            self.assign(name, act);
+        }
     }
 
     /// [`check_escapes`](Self::check_escapes) of every arm, given its analysis pass.

@@ -214,42 +214,7 @@ pub fn analyse(
         if wrt {
             check_wrt(&declared, args.wrt.is_some(), no_derivative, errors);
         }
-        let Declared {
-            name,
-            decl,
-            pass,
-            pattern,
-            value_ty,
-            is_mut,
-            span,
-            ty: ty_for_default,
-        } = declared;
-        let inout = wrt && is_mut;
-        // The uniform companion takes an inout parameter by value and returns its final value,
-        // so that no pullback borrows the caller's variable.
-        let (full_decl, full_pass) = if inout {
-            let owned = format_ident!("__inout_{}", name);
-            (
-                quote!(mut #owned: #value_ty),
-                quote!(::core::clone::Clone::clone(&*#pass)),
-            )
-        } else {
-            (decl.clone(), pass.clone())
-        };
-        let by_ref = matches!(ty_for_default, Type::Reference(_)) && !inout;
-        params.push(Param {
-            name,
-            decl,
-            pass,
-            full_decl,
-            full_pass,
-            pattern,
-            value_ty,
-            wrt,
-            inout,
-            by_ref,
-            span,
-        });
+        params.push(param(declared, wrt));
     }
     check_wrt_names(sig, args, &params, errors);
     let ret = result_type(sig, &params, errors)?;
@@ -282,6 +247,46 @@ pub fn analyse(
         lifetime_free,
         generic_names: generic_params,
     })
+}
+
+/// The parameter `declared`, differentiated or not (`wrt`): an inout one is taken by value
+/// by the uniform companion, which returns its final value, so that no pullback borrows the
+/// caller's variable.
+fn param(declared: Declared, wrt: bool) -> Param {
+    let Declared {
+        name,
+        decl,
+        pass,
+        pattern,
+        value_ty,
+        is_mut,
+        span,
+        ty: ty_for_default,
+    } = declared;
+    let inout = wrt && is_mut;
+    let (full_decl, full_pass) = if inout {
+        let owned = format_ident!("__inout_{}", name);
+        (
+            quote!(mut #owned: #value_ty),
+            quote!(::core::clone::Clone::clone(&*#pass)),
+        )
+    } else {
+        (decl.clone(), pass.clone())
+    };
+    let by_ref = matches!(ty_for_default, Type::Reference(_)) && !inout;
+    Param {
+        name,
+        decl,
+        pass,
+        full_decl,
+        full_pass,
+        pattern,
+        value_ty,
+        wrt,
+        inout,
+        by_ref,
+        span,
+    }
 }
 
 fn check_qualifiers(sig: &Signature, errors: &mut Errors) {
