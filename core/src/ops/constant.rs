@@ -5,7 +5,7 @@
 //! values in `#[differentiable]` code.
 
 use super::forward::zero_if;
-use crate::__private::NoTangent;
+use crate::NoTangent;
 use crate::tensor::{Backend, Tensor, TensorTangent};
 
 macro_rules! constant_rules {

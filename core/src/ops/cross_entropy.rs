@@ -21,7 +21,7 @@
 
 use super::forward::{through_gradient, zero_if};
 use super::slot;
-use crate::__private::NoTangent;
+use crate::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::{Backend, DType, Tensor, TensorTangent};
 use adjoint_backend::UnaryOp;
@@ -178,6 +178,14 @@ impl<B: Backend> Tensor<B> {
     /// [`nll`](Tensor::nll) over the rows whose label is not `ignore_index` (see the
     /// [module docs](self)).
     ///
+    /// ```
+    /// use adjoint::Tensor;
+    /// // Row 1's label is the ignored id: the mean is over row 0 alone, −(−1) = 1.
+    /// let logp = Tensor::from_vec(vec![-1.0_f32, -2.0, -3.0, -4.0], &[2, 2]);
+    /// let loss = logp.nll_ignoring(&Tensor::from_vec(vec![0_u32, 9], &[2]), 9);
+    /// assert_eq!(loss.to_scalar(), 1.0);
+    /// ```
+    ///
     /// # Panics
     /// On bad shapes, non-`U32` labels or a label `≥ C` other than `ignore_index`.
     #[track_caller]
@@ -275,6 +283,14 @@ impl<B: Backend> Tensor<B> {
 
     /// [`cross_entropy`](Tensor::cross_entropy) over the rows whose label is not
     /// `ignore_index` (see the [module docs](self)).
+    ///
+    /// ```
+    /// use adjoint::Tensor;
+    /// // Equal scores over 3 classes cost ln 3 a row; row 1 (label 7, ignored) counts nothing.
+    /// let scores = Tensor::zeros(&[2, 3]);
+    /// let loss = scores.cross_entropy_ignoring(&Tensor::from_vec(vec![1_u32, 7], &[2]), 7);
+    /// assert!((loss.to_scalar() - 3.0_f64.ln()).abs() < 1e-6);
+    /// ```
     ///
     /// # Panics
     /// On bad shapes, non-`U32` labels or a label `≥ C` other than `ignore_index`.

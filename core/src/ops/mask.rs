@@ -13,7 +13,7 @@
 
 use super::forward::{linear, zero_if};
 use super::slot;
-use crate::__private::NoTangent;
+use crate::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::shape::broadcast_shape;
 use crate::tensor::{Backend, Tensor, TensorTangent};
@@ -42,6 +42,14 @@ impl<B: Backend> Tensor<B> {
     }
 
     /// [`masked_fill`](Tensor::masked_fill) returning an error on bad input.
+    ///
+    /// ```
+    /// use adjoint::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0_f32, 2.0, 3.0], &[3]);
+    /// let e = x.try_masked_fill(&Tensor::zeros(&[2]), 0.0).unwrap_err();
+    /// let message = "masked_fill: mask [2] does not broadcast to the input's shape [3]";
+    /// assert_eq!(e.to_string(), message);
+    /// ```
     pub fn try_masked_fill(&self, mask: &Self, value: f64) -> Result<Self, TensorError> {
         const OP: &str = "masked_fill";
         self.check_float(OP)?;

@@ -10,7 +10,7 @@
 //! -1); qkv[0].matmul(&qkv[1])` is ordinary `#[differentiable]` code. Each part is a copy
 //! ([`narrow`](Tensor::narrow)).
 
-use crate::__private::NoTangent;
+use crate::NoTangent;
 use crate::tensor::error::{TensorError, ensure, or_panic};
 use crate::tensor::{Backend, Tensor, TensorTangent};
 
