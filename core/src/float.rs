@@ -79,11 +79,27 @@ macro_rules! forward_methods {
             fn powi(self, n: i32) -> Self;
             /// `self * a + b` with one rounding.
             fn mul_add(self, a: Self, b: Self) -> Self;
+            /// `self` limited to `[lo, hi]`: `lo` below it, `hi` above it, `self` inside (and
+            /// for NaN), as the inherent float method (a default, so that implementations
+            /// written before it need no change).
+            #[inline(always)]
+            fn clamp(self, lo: Self, hi: Self) -> Self
+            where
+                Self: PartialOrd,
+            {
+                if self < lo {
+                    lo
+                } else if self > hi {
+                    hi
+                } else {
+                    self
+                }
+            }
         }
         /// The names of the methods of [`FloatMath`], for the test that each has its rules.
         #[cfg(test)]
         pub(crate) const METHOD_NAMES: &[&str] =
-            &[$(stringify!($u),)* $(stringify!($b),)* "powi", "mul_add"];
+            &[$(stringify!($u),)* $(stringify!($b),)* "powi", "mul_add", "clamp"];
         float_math_impl!(f32; unary: $($u)*; binary: $($b)*);
         float_math_impl!(f64; unary: $($u)*; binary: $($b)*);
     };
@@ -98,6 +114,8 @@ macro_rules! float_math_impl {
             fn powi(self, n: i32) -> Self { $t::powi(self, n) }
             #[inline(always)]
             fn mul_add(self, a: Self, b: Self) -> Self { $t::mul_add(self, a, b) }
+            #[inline(always)]
+            fn clamp(self, lo: Self, hi: Self) -> Self { $t::clamp(self, lo, hi) }
         }
 
         impl Float for $t {

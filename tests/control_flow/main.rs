@@ -4,6 +4,7 @@
 //!   variables, a loop of a million iterations;
 //! - [`arrays`]: element reads and writes of arrays and `Vec`s, `push`, array and `vec!`
 //!   literals;
+//! - [`ordinary`]: `clamp`, const generic arrays, `#[no_derivative]` fields of any type;
 //! - [`mixed`]: branches inside loops and loops inside branches;
 //! - [`recursion`]: direct recursion;
 //! - [`iterators`]: iterator chains over active collections, `for` loops and reductions;
@@ -38,6 +39,7 @@ mod labelled;
 mod loops;
 mod methods;
 mod mixed;
+mod ordinary;
 mod properties;
 mod recomputed;
 mod recursion;

@@ -36,10 +36,10 @@ pub fn settled<T: Settle>(t: T) -> T {
     t.settle()
 }
 
-/// `*acc += t` of two tangents.
+/// `*acc += t` of two partial adjoints (nothing for [`Dropped`]).
 #[inline(always)]
-pub fn plus_assign<T: TangentVector>(acc: &mut T, t: T) {
-    acc.plus_assign(t);
+pub fn plus_assign<T: Plus>(acc: &mut T, t: T) {
+    acc.plus_assign_partial(t);
 }
 
 /// The adjoint of a `#[no_derivative]` field read from an active struct: whatever tangent its
@@ -82,6 +82,10 @@ pub fn field_partial<T, S: FieldPartial<T>>(slot: S) -> T {
 pub trait Plus {
     /// `self + other`.
     fn plus_partial(self, other: Self) -> Self;
+    /// `*self += other`.
+    fn plus_assign_partial(&mut self, other: Self);
+    /// The zero.
+    fn zero_partial() -> Self;
 }
 
 impl<T: TangentVector> Plus for T {
@@ -89,11 +93,25 @@ impl<T: TangentVector> Plus for T {
     fn plus_partial(self, other: Self) -> Self {
         self.plus(other)
     }
+    #[inline(always)]
+    fn plus_assign_partial(&mut self, other: Self) {
+        self.plus_assign(other);
+    }
+    #[inline(always)]
+    fn zero_partial() -> Self {
+        T::zero()
+    }
 }
 
 impl Plus for Dropped {
     #[inline(always)]
     fn plus_partial(self, _: Self) -> Self {
+        Dropped
+    }
+    #[inline(always)]
+    fn plus_assign_partial(&mut self, _: Self) {}
+    #[inline(always)]
+    fn zero_partial() -> Self {
         Dropped
     }
 }
@@ -110,8 +128,10 @@ pub fn take<T: TangentVector>(t: &mut T) -> T {
     std::mem::replace(t, T::zero())
 }
 
-/// The zero tangent.
+/// The zero of a partial adjoint: a tangent's zero, or [`Dropped`] (the start of an
+/// accumulator for a `#[no_derivative]` field read, e.g. the scrutinee of
+/// `if let Some(l) = c.limit`).
 #[inline(always)]
-pub fn zero<T: TangentVector>() -> T {
-    T::zero()
+pub fn zero<T: Plus>() -> T {
+    T::zero_partial()
 }

@@ -58,6 +58,19 @@ use super::sites::GivenRule;
 use crate::NoTangent;
 use crate::{Dual, Float, FloatMath};
 
+/// Which input `x.clamp(lo, hi)` is: 1 (`lo`) when x < lo, 2 (`hi`) when x > hi, else 0 (`x`,
+/// also at the bounds and for NaN, which `clamp` returns).
+#[inline(always)]
+fn clamped_input<T: Float>(x: T, lo: T, hi: T) -> usize {
+    if x < lo {
+        1
+    } else if x > hi {
+        2
+    } else {
+        0
+    }
+}
+
 macro_rules! method_rules {
     (
         unary: [$( $name:ident $vjp:ident $jvp:ident $(given $given:ident)? => |$x:ident, $y:ident| $dx:expr; )*]
@@ -86,6 +99,11 @@ macro_rules! method_rules {
             fn powi_jvp_full(self, n: i32, t: (Option<&Self>, Option<NoTangent>)) -> (Self, Option<Self>);
             /// Forward rule of `mul_add`: (ẋ, ȧ, ḃ) ↦ ẋ · a + ȧ · x + ḃ.
             fn mul_add_jvp_full(self, a: Self, b: Self, t: (Option<&Self>, Option<Self>, Option<Self>)) -> (Self, Option<Self>);
+            /// Rule of `clamp(lo, hi)`: ȳ goes to the one input the value is: `lo` when
+            /// x < lo, `hi` when x > hi, else x (at x = lo or x = hi too).
+            fn clamp_vjp_full(self, lo: Self, hi: Self, needs: [bool; 3]) -> (Self, impl FnOnce(Self) -> (Self, Self, Self));
+            /// Forward rule of `clamp(lo, hi)`: the tangent of the input the value is.
+            fn clamp_jvp_full(self, lo: Self, hi: Self, t: (Option<&Self>, Option<Self>, Option<Self>)) -> (Self, Option<Self>);
         }
 
         impl<T: Float> FloatMethods for T {
@@ -147,6 +165,22 @@ macro_rules! method_rules {
                 let x = self;
                 (x.mul_add(a, b), plus_opt(plus_opt(t.0.map(|t| *t * a), t.1.map(|t| t * x)), t.2))
             }
+            #[inline(always)]
+            fn clamp_vjp_full(self, lo: T, hi: T, needs: [bool; 3]) -> (T, impl FnOnce(T) -> (T, T, T)) {
+                let which = clamped_input(self, lo, hi);
+                let pick = move |i: usize, d: T| if needs[i] && which == i { d } else { T::ZERO };
+                (self.clamp(lo, hi), move |d: T| (pick(0, d), pick(1, d), pick(2, d)))
+            }
+            #[inline(always)]
+            fn clamp_jvp_full(self, lo: T, hi: T, t: (Option<&T>, Option<T>, Option<T>)) -> (T, Option<T>) {
+                let tangent = match clamped_input(self, lo, hi) {
+                    0 => t.0.copied(),
+                    1 => t.1,
+                    _ => t.2,
+                };
+                // `None` where the input the value is has none: its tangent is zero.
+                (self.clamp(lo, hi), tangent)
+            }
         }
 
         /// The methods of a dual number from the forward rules of this table, evaluated in `T`:
@@ -175,6 +209,11 @@ macro_rules! method_rules {
             #[inline(always)]
             fn mul_add(self, a: Self, b: Self) -> Self {
                 Dual::from_rule(self.re.mul_add_jvp_full(a.re, b.re, (Some(&self.eps), Some(a.eps), Some(b.eps))))
+            }
+            /// `clamp(x + ẋε, lo + l̇ε, hi + ḣε)`: the dual number of the input the value is.
+            #[inline(always)]
+            fn clamp(self, lo: Self, hi: Self) -> Self {
+                Dual::from_rule(self.re.clamp_jvp_full(lo.re, hi.re, (Some(&self.eps), Some(lo.eps), Some(hi.eps))))
             }
         }
 

@@ -342,13 +342,13 @@ fn where_with_self(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> TokenSt
         .clone()
         .unwrap_or_else(|| parse_quote!(where));
     let ret = &sig.ret;
-    // The function's type parameters, and those of an annotated enclosing block.
+    // The function's type and const parameters, and those of an annotated enclosing block.
     let enclosing = args.enclosing.iter().flatten().map(|t| t.to_string());
-    let generic_names: Vec<String> = item
-        .sig
-        .generics
+    let generics = &item.sig.generics;
+    let generic_names: Vec<String> = generics
         .type_params()
         .map(|t| t.ident.to_string())
+        .chain(generics.const_params().map(|c| c.ident.to_string()))
         .chain(enclosing)
         .collect();
     // A bound on a type that involves a generic parameter would shadow the impls rustc uses to

@@ -71,6 +71,7 @@ impl<'a> Loop<'a> {
     pub fn unsupported_name(self) -> &'static str {
         match self {
             Loop::Plain(_) => "a `loop` with an exit that normalization could not rewrite",
+            Loop::While(w) if matches!(&*w.cond, Expr::Let(_)) => "a `while let` loop",
             Loop::For(_) | Loop::While(_) => {
                 "a labelled loop with an exit that normalization could not rewrite"
             }

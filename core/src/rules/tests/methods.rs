@@ -6,8 +6,8 @@ use crate::float::METHOD_NAMES;
 use crate::rules::methods::{BINARY_TABLE, FloatMethods, UNARY_TABLE};
 use std::f64::consts::LN_2;
 
-/// `powi` and `mul_add` have rules of their own, with an integer or a third argument.
-const OWN_RULES: [&str; 2] = ["powi", "mul_add"];
+/// `powi`, `mul_add` and `clamp` have rules of their own, with an integer or a third argument.
+const OWN_RULES: [&str; 3] = ["powi", "mul_add", "clamp"];
 
 /// Every method of [`Float`](crate::Float) has a forward rule: the tables of the rule macro
 /// name each (or it is one of [`OWN_RULES`]), and nothing else.
@@ -68,6 +68,35 @@ fn powi_and_mul_add_against_finite_differences_and_their_pullbacks() {
         },
     ];
     check_binary_table(&pairs);
+}
+
+/// `clamp(lo, hi)`: the derivative goes to the input the value is, checked inside, below and
+/// above the range and at a bound (where `x` is the value), in both modes.
+#[test]
+fn clamp_rules() {
+    let cases: [(f64, f64, f64, f64); 4] = [
+        (0.3, 1.0, 0.0, 0.0),
+        (-2.0, 0.0, 1.0, 0.0),
+        (4.0, 0.0, 0.0, 1.0),
+        (-1.0, 1.0, 0.0, 0.0),
+    ];
+    for (x, dx, dlo, dhi) in cases {
+        let (y, pullback) = x.clamp_vjp_full(-1.0, 2.0, [true; 3]);
+        assert_eq!(
+            (y, pullback(1.5)),
+            (x.clamp(-1.0, 2.0), (1.5 * dx, 1.5 * dlo, 1.5 * dhi))
+        );
+        let t = (Some(&1.0), Some(10.0), Some(100.0));
+        let want = 1.0 * dx + 10.0 * dlo + 100.0 * dhi;
+        assert_eq!(x.clamp_jvp_full(-1.0, 2.0, t), (y, Some(want)));
+    }
+    // No tangent on the input the value is: none out (a symbolic zero).
+    assert_eq!(
+        (-2.0_f64).clamp_jvp_full(-1.0, 2.0, (Some(&1.0), None, None)),
+        (-1.0, None)
+    );
+    let (_, pullback) = 0.5_f64.clamp_vjp_full(-1.0, 2.0, [false, true, true]);
+    assert_eq!(pullback(1.0), (0.0, 0.0, 0.0));
 }
 
 #[test]
