@@ -5,6 +5,7 @@
 //! - [`arrays`]: element reads and writes of arrays and `Vec`s, `push`, array and `vec!`
 //!   literals;
 //! - [`ordinary`]: `clamp`, const generic arrays, `#[no_derivative]` fields of any type;
+//! - [`closures`]: closures bound to a name and called in the body, inlined;
 //! - [`mixed`]: branches inside loops and loops inside branches;
 //! - [`recursion`]: direct recursion;
 //! - [`iterators`]: iterator chains over active collections, `for` loops and reductions;
@@ -33,6 +34,7 @@ mod elman;
 
 mod arrays;
 mod branches;
+mod closures;
 mod generic;
 mod iterators;
 mod labelled;

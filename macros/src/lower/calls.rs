@@ -192,7 +192,7 @@ impl Lowering<'_> {
                 rebuilt,
                 callee,
                 c.func.span(),
-                "calling a closure or a function value",
+                "calling a closure the macro cannot inline (it inlines a closure bound by `let` and only called, whose captured variables are assigned nowhere in the function and not bound again after it, with no `return` or `?`) or a function value",
             );
         }
         let Expr::Path(path) = &*c.func else {

@@ -27,6 +27,7 @@
 //! expression holds its `break 'b value`, and exits inside `let` initialisers other than `?`.
 
 mod blocks;
+mod closures;
 mod labels;
 mod values;
 
@@ -50,7 +51,7 @@ enum Family {
 
 /// Normalizes a function body; `output` is the function's return type.
 pub fn normalize(body: &Block, output: &ReturnType) -> Block {
-    let body = &blocks::blocks_as_loops(body);
+    let body = &blocks::blocks_as_loops(&closures::inline_closures(body));
     let family = match output {
         ReturnType::Type(_, ty) => match &**ty {
             Type::Path(p) => match p
