@@ -217,6 +217,7 @@ pub fn analyse(
         params.push(param(declared, wrt));
     }
     check_wrt_names(sig, args, &params, errors);
+    check_something_differentiated(sig, args, &params, errors);
     let ret = result_type(sig, &params, errors)?;
     let generics = sig.generics.params.iter().filter_map(|g| match g {
         GenericParam::Type(t) => Some(t.ident.clone()),
@@ -444,17 +445,58 @@ fn result_type(sig: &Signature, params: &[Param], errors: &mut Errors) -> Option
 
 /// Errors for names in `wrt(...)` that are not parameters.
 fn check_wrt_names(sig: &Signature, args: &DiffArgs, params: &[Param], errors: &mut Errors) {
-    if let Some(list) = &args.wrt {
-        for w in list {
-            if !params.iter().any(|p| w == &p.name) {
-                errors.push(
-                    w.span(),
-                    format!(
-                        "`wrt` names `{w}`, which is not a parameter of `{}`",
-                        sig.ident
-                    ),
-                );
-            }
+    let Some(list) = &args.wrt else { return };
+    for w in list {
+        if !params.iter().any(|p| w == &p.name) {
+            errors.push(
+                w.span(),
+                format!(
+                    "`wrt` names `{w}`, which is not a parameter of `{}`",
+                    sig.ident
+                ),
+            );
         }
     }
+    // The pullback returns the tangents in the order of the parameters: a `wrt` list in
+    // another order would read as if it chose the order.
+    let position = |w: &Ident| params.iter().position(|p| w == &p.name);
+    let positions: Vec<usize> = list.iter().filter_map(position).collect();
+    if let Some(pair) = positions.windows(2).position(|p| p[0] >= p[1]) {
+        let order: Vec<&str> = params
+            .iter()
+            .filter(|p| list.iter().any(|w| w == &p.name))
+            .map(|p| p.name.as_str())
+            .collect();
+        errors.push(
+            list[pair + 1].span(),
+            format!(
+                "`wrt` lists the parameters out of their order (or twice): write `wrt({})`; the pullback returns their tangents in the order of the parameters",
+                order.join(", ")
+            ),
+        );
+    }
+}
+
+/// A function none of whose parameters is differentiated has no derivative to give.
+fn check_something_differentiated(
+    sig: &Signature,
+    args: &DiffArgs,
+    params: &[Param],
+    errors: &mut Errors,
+) {
+    if params.iter().any(|p| p.wrt) || args.enclosing.is_some() {
+        return;
+    }
+    let why = if params.is_empty() {
+        "it has no parameters".to_string()
+    } else {
+        "every parameter is an integer, `bool`, `char`, string or `#[no_derivative]`".to_string()
+    };
+    errors.push(
+        sig.ident.span(),
+        format!(
+            "`{}` has nothing to differentiate: {why}; a derivative needs a parameter of a differentiable type (`f32`, `f64`, a tensor, a `#[derive(Differentiable)]` struct), or remove the attribute if none is needed",
+            sig.ident
+        ),
+    );
 }

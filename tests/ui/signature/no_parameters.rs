@@ -1,0 +1,8 @@
+use adjoint::prelude::*;
+
+#[differentiable]
+fn f() -> f64 {
+    1.0
+}
+
+fn main() {}
