@@ -19,6 +19,7 @@
 
 mod check_jvp;
 mod custom;
+mod iterators;
 mod jacobian;
 mod nested;
 mod reverse_over_forward;

@@ -52,6 +52,14 @@ impl Forward {
 
     pub(super) fn method_call(&mut self, m: &ExprMethodCall) -> Fx {
         let name = m.method.to_string();
+        if self
+            .mentions_tracked(m.receiver.to_token_stream())
+            .is_some()
+            && let Some(the_loop) = crate::patterns::iterators::reduction(m)
+        {
+            // `xs.iter().map(..).sum()` and the like over an active collection: a loop.
+            return self.expr(&the_loop);
+        }
         if crate::patterns::queries::is_query(&name) {
             let recv = self.receiver_value(&m.receiver);
             let args: Vec<TokenStream> = m.args.iter().map(|a| self.expr(a).value()).collect();

@@ -481,6 +481,12 @@ impl Forward {
                 Some(t),
             ),
             None => {
+                if self.mentions_tracked(f.expr.to_token_stream()).is_some()
+                    && let Some(indexed) = crate::patterns::iterators::indexed_for(f)
+                {
+                    // A chain over an active collection: a loop over indices.
+                    return self.expr(&indexed);
+                }
                 let iterated = self.expr(&f.expr);
                 if iterated.is_pair() {
                     self.error(

@@ -8,7 +8,7 @@
 //! ```text
 //! for (i, (a, b)) in xs.iter().zip(ys).enumerate().rev() { body }
 //!   ⇒ for __adjoint_index in 0..min(xs.len(), ys.len()) {
-//!         let (i, (a, b)) = (n − 1 − k, (xs[n − 1 − k].clone(), ys[n − 1 − k].clone()));
+//!         let i = n − 1 − k; let a = xs[n − 1 − k].clone(); let b = ys[n − 1 − k].clone();
 //!         body }                                   (k = __adjoint_index, n = the length)
 //! ```
 //!
@@ -19,9 +19,9 @@
 //! else { Default::default() }; for k in 1..n { let x = xs[k].clone(); acc = acc + (x * x); }
 //! acc }`.
 //!
-//! Elements are read by value (`.clone()`), except under a reference pattern (`for &x in ..`,
-//! `|&x| ..`), which reads `&xs[k]`; a by-value element written `*x` in the body is read as
-//! `x`.
+//! Elements are read by value (`.clone()`), under a reference pattern (`for &x in ..`,
+//! `|&x| ..`, where the element is `Copy`) too; a tuple pattern binds part by part; an element
+//! written `*x` in the body is read as `x`.
 
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
@@ -60,29 +60,37 @@ impl Item {
         }
     }
 
-    /// The expression bound to `pat`: a reference under a reference pattern, else the value.
-    fn bound_to(&self, pat: &Pat, by_value: &mut Vec<Ident>) -> TokenStream {
+    /// The `let`s that bind `pat` to this item: a tuple pattern over a pair part by part (so
+    /// that a position stays data beside an active element), an element by value (under a
+    /// reference pattern `&x` too: the element is `Copy` then); `by_value` collects the
+    /// names bound to elements, whose `*x` the body means as `x`.
+    fn bindings(&self, pat: &Pat, by_value: &mut Vec<Ident>) -> Vec<syn::Stmt> {
         match (self, pat) {
-            (_, Pat::Paren(p)) => self.bound_to(&p.pat, by_value),
+            (_, Pat::Paren(p)) => self.bindings(&p.pat, by_value),
             (Item::Pair(a, b), Pat::Tuple(t)) if t.elems.len() == 2 => {
-                let first = a.bound_to(&t.elems[0], by_value);
-                let second = b.bound_to(&t.elems[1], by_value);
-                quote!((#first, #second))
+                let mut lets = a.bindings(&t.elems[0], by_value);
+                lets.extend(b.bindings(&t.elems[1], by_value));
+                lets
             }
-            (Item::Pair(a, b), _) => {
-                let first = a.bound_to(&parse_quote!(_), by_value);
-                let second = b.bound_to(&parse_quote!(_), by_value);
-                quote!((#first, #second))
-            }
-            (Item::Position(p), _) => quote!((#p)),
-            (Item::Element { collection, index }, Pat::Reference(_)) => {
-                quote!(&#collection[#index])
-            }
-            (Item::Element { collection, index }, pat) => {
-                if let Pat::Ident(i) = pat {
+            (Item::Element { .. }, Pat::Reference(r)) => self.bindings(&r.pat, by_value),
+            (item, pat) => {
+                if let (Item::Element { .. }, Pat::Ident(i)) = (item, pat) {
                     by_value.push(i.ident.clone());
                 }
-                quote!(#collection[#index].clone())
+                let value = item.value();
+                vec![parse_quote!(let #pat = #value;)]
+            }
+        }
+    }
+
+    /// The item as one value: an element read by value, a position, a pair as a tuple.
+    fn value(&self) -> TokenStream {
+        match self {
+            Item::Element { collection, index } => quote!(#collection[#index].clone()),
+            Item::Position(p) => quote!((#p)),
+            Item::Pair(a, b) => {
+                let (a, b) = (a.value(), b.value());
+                quote!((#a, #b))
             }
         }
     }
@@ -188,7 +196,20 @@ fn adapted(inner: Chain, method: &str, args: &[&Expr], fresh: &mut usize) -> Opt
 pub fn indexed_for(f: &syn::ExprForLoop) -> Option<Expr> {
     let mut fresh = 0;
     let chain = chain(&f.expr, &mut fresh)?;
-    Some(indexed_loop(&chain, &f.pat, &f.body.stmts, None, 0))
+    let mut indexed = indexed_loop(&chain, &f.pat, &f.body.stmts, None, 0);
+    if let Some(label) = &f.label {
+        // Forward mode keeps labels (reverse mode's normalization has removed them by now).
+        match &mut indexed {
+            Expr::ForLoop(l) => l.label = Some(label.clone()),
+            Expr::Block(b) => {
+                if let Some(syn::Stmt::Expr(Expr::ForLoop(l), _)) = b.block.stmts.last_mut() {
+                    l.label = Some(label.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    Some(indexed)
 }
 
 /// The loop over `chain` from step `start` binding `pat` before `stmts`, then `after` (the
@@ -201,7 +222,7 @@ fn indexed_loop(
     start: usize,
 ) -> Expr {
     let mut by_value = Vec::new();
-    let item = chain.item.bound_to(pat, &mut by_value);
+    let lets = chain.item.bindings(pat, &mut by_value);
     let mut body: syn::Block = parse_quote!({ #(#stmts)* #after });
     ValuesNotDereferenced(&by_value).visit_block_mut(&mut body);
     let (index, len, prelude) = (
@@ -213,7 +234,7 @@ fn indexed_loop(
     let start = proc_macro2::Literal::usize_unsuffixed(start);
     let the_loop: Expr = parse_quote! {
         for #index in #start..#len {
-            let #pat = #item;
+            #(#lets)*
             #(#stmts)*
         }
     };
@@ -288,11 +309,11 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
 /// trait-dispatched `+` cannot).
 fn first_or(chain: &Chain, pat: &Pat, value: &Expr, empty: TokenStream) -> TokenStream {
     let mut by_value = Vec::new();
-    let item = chain.item.bound_to(pat, &mut by_value);
+    let lets = chain.item.bindings(pat, &mut by_value);
     let (index, len) = (index(), &chain.len);
     let mut value = value.clone();
     ValuesNotDereferenced(&by_value).visit_expr_mut(&mut value);
-    quote!(if #len > 0 { let #index: usize = 0; let #pat = #item; #value } else { #empty })
+    quote!(if #len > 0 { let #index: usize = 0; #(#lets)* #value } else { #empty })
 }
 
 /// `chain.fold(init, |acc, x| body)` as `{ let mut acc = init; for .. { acc = body; } acc }`.
@@ -364,7 +385,7 @@ mod tests {
             s += *x * i as f64;
         }));
         assert!(
-            out.contains("let (i , x) = ((__adjoint_index) , xs [__adjoint_index] . clone ())"),
+            out.contains("let i = (__adjoint_index) ; let x = xs [__adjoint_index] . clone () ;"),
             "{out}"
         );
         assert!(out.contains("s += x * i as f64"), "{out}");
@@ -379,7 +400,10 @@ mod tests {
             out.contains("xs [(xs . len () - 1 - __adjoint_index)] . clone ()"),
             "{out}"
         );
-        assert!(out.contains("& ys [__adjoint_index]"), "{out}");
+        assert!(
+            out.contains("let b = ys [__adjoint_index] . clone ()"),
+            "{out}"
+        );
         let out = for_loop(quote!(for x in [a, b, c] {
             s += x;
         }));
