@@ -502,18 +502,17 @@ pub(super) fn exits(tokens: TokenStream, in_loop: bool) -> bool {
             }
         }
         fn visit_expr(&mut self, e: &'a Expr) {
-            let Some(lp) = Loop::of(e) else {
-                return syn::visit::visit_expr(self, e);
-            };
-            if let Some(head) = lp.head() {
-                self.visit_expr(head);
+            if !crate::patterns::loops::visit_nested_loop(self, e) {
+                syn::visit::visit_expr(self, e);
             }
-            self.depth += 1;
-            self.visit_block(lp.body());
-            self.depth -= 1;
         }
         fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
         fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    impl crate::patterns::loops::LoopDepth<'_> for Exits {
+        fn depth(&mut self) -> &mut usize {
+            &mut self.depth
+        }
     }
     let mut v = Exits {
         in_loop,

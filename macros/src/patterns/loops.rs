@@ -2,6 +2,7 @@
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
+use syn::visit::Visit;
 use syn::{Block, Expr, Stmt};
 
 /// The name prefix of the flags that normalization gives loops left by `break`, `continue` or
@@ -113,4 +114,25 @@ pub fn split_break_check(body: &Block) -> (Block, TokenStream) {
         return (body, check);
     }
     (body, TokenStream::new())
+}
+
+/// A visitor that counts how deep inside nested loops it is (their own `break`s are theirs).
+pub trait LoopDepth<'a>: Visit<'a> {
+    /// The number of loops around the current node, inside the visited code.
+    fn depth(&mut self) -> &mut usize;
+}
+
+/// If `e` is a loop: visits its head at the current depth and its body one deeper, and says
+/// so; else visits nothing.
+pub fn visit_nested_loop<'a, V: LoopDepth<'a>>(v: &mut V, e: &'a Expr) -> bool {
+    let Some(lp) = Loop::of(e) else {
+        return false;
+    };
+    if let Some(head) = lp.head() {
+        v.visit_expr(head);
+    }
+    *v.depth() += 1;
+    v.visit_block(lp.body());
+    *v.depth() -= 1;
+    true
 }

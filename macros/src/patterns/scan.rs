@@ -60,19 +60,19 @@ pub fn has_loop_exit(body: &syn::Block) -> bool {
             self.found |= self.depth == 0 || c.label.is_some();
         }
         fn visit_expr(&mut self, e: &'a syn::Expr) {
-            let Some(lp) = crate::patterns::loops::Loop::of(e) else {
-                return syn::visit::visit_expr(self, e);
-            };
-            self.found |= lp.label().is_some();
-            if let Some(head) = lp.head() {
-                self.visit_expr(head);
+            let labelled = crate::patterns::loops::Loop::of(e).and_then(|lp| lp.label());
+            self.found |= labelled.is_some();
+            if !crate::patterns::loops::visit_nested_loop(self, e) {
+                syn::visit::visit_expr(self, e);
             }
-            self.depth += 1;
-            self.visit_block(lp.body());
-            self.depth -= 1;
         }
         fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
         fn visit_item(&mut self, _: &'a syn::Item) {}
+    }
+    impl crate::patterns::loops::LoopDepth<'_> for Exit {
+        fn depth(&mut self) -> &mut usize {
+            &mut self.depth
+        }
     }
     let mut exit = Exit {
         depth: 0,

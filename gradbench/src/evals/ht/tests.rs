@@ -68,6 +68,16 @@ fn jacobians_match_central_differences() {
     check_by_differences(still);
 }
 
+/// Each entry of the 3 × 3 matrix `got` within 10⁻¹⁵ of `want`.
+fn assert_matrix(what: &str, got: [[f64; 3]; 3], want: [[f64; 3]; 3]) {
+    for i in 0..3 {
+        for j in 0..3 {
+            let (g, w) = (got[i][j], want[i][j]);
+            assert!((g - w).abs() < 1e-15, "{what}{i}{j} = {g}, not {w}");
+        }
+    }
+}
+
 #[test]
 fn rotation_about_z_and_its_tangent() {
     // a = (0, 0, π/2): R = [[0, −1, 0], [1, 0, 0], [0, 0, 1]]; along ȧ = (0, 0, 1),
@@ -75,20 +85,8 @@ fn rotation_about_z_and_its_tangent() {
     let (r, dr) = angle_axis_to_rotation_matrix_jvp([0.0, 0.0, FRAC_PI_2], [0.0, 0.0, 1.0]);
     let want_r = [[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]];
     let want_dr = [[-1.0, 0.0, 0.0], [0.0, -1.0, 0.0], [0.0, 0.0, 0.0]];
-    for i in 0..3 {
-        for j in 0..3 {
-            assert!(
-                (r[i][j] - want_r[i][j]).abs() < 1e-15,
-                "R{i}{j} = {}",
-                r[i][j]
-            );
-            assert!(
-                (dr[i][j] - want_dr[i][j]).abs() < 1e-15,
-                "dR{i}{j} = {}",
-                dr[i][j]
-            );
-        }
-    }
+    assert_matrix("R", r, want_r);
+    assert_matrix("dR", dr, want_dr);
     // Below |a| = 10⁻⁴ the rotation is the identity, with a zero tangent.
     let (r, dr) = angle_axis_to_rotation_matrix_jvp([1e-5, 0.0, 0.0], [1.0, 2.0, 3.0]);
     assert_eq!(r, [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]);
@@ -102,20 +100,8 @@ fn euler_rotation_and_its_tangent() {
     let (r, dr) = euler_angles_to_rotation_matrix_jvp([0.0, 0.0, FRAC_PI_2], [0.0, 0.0, 1.0]);
     let want_r = [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]];
     let want_dr = [[-1.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, -1.0]];
-    for i in 0..3 {
-        for j in 0..3 {
-            assert!(
-                (r[i][j] - want_r[i][j]).abs() < 1e-15,
-                "R{i}{j} = {}",
-                r[i][j]
-            );
-            assert!(
-                (dr[i][j] - want_dr[i][j]).abs() < 1e-15,
-                "dR{i}{j} = {}",
-                dr[i][j]
-            );
-        }
-    }
+    assert_matrix("R", r, want_r);
+    assert_matrix("dR", dr, want_dr);
 }
 
 #[test]
