@@ -19,6 +19,7 @@ mod calls;
 mod companions;
 mod expr;
 mod literals;
+mod loops;
 mod place;
 mod scope;
 mod stmt;
