@@ -15,6 +15,7 @@
 //! - [`methods`]: methods with loops and branches;
 //! - [`rnn`]: an Elman RNN over plain arrays and over `Vec`s;
 //! - [`recomputed`]: loops that the pullback runs again instead of taping, and those it must not;
+//! - [`corpus`]: a corpus of ordinary functions in everyday style, one construct family per test;
 //! - [`properties`]: finite differences at random points away from the branch boundaries.
 //!
 //! Every gradient is checked against the math in the doc comment of its function (up to
@@ -35,6 +36,7 @@ mod elman;
 mod arrays;
 mod branches;
 mod closures;
+mod corpus;
 mod generic;
 mod iterators;
 mod labelled;
