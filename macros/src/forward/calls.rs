@@ -52,10 +52,10 @@ impl Forward {
 
     pub(super) fn method_call(&mut self, m: &ExprMethodCall) -> Fx {
         let name = m.method.to_string();
-        if self
-            .mentions_tracked(m.receiver.to_token_stream())
-            .is_some()
-            && let Some(the_loop) = crate::patterns::iterators::reduction(m)
+        if let Some(the_loop) = crate::patterns::iterators::reduction(m)
+            && self
+                .mentions_tracked(m.receiver.to_token_stream())
+                .is_some()
         {
             // `xs.iter().map(..).sum()` and the like over an active collection: a loop.
             return self.expr(&the_loop);

@@ -85,8 +85,8 @@ impl Lowering<'_> {
         ) {
             return self.push(m, name);
         }
-        if self.mentions_active(&m.receiver)
-            && let Some(the_loop) = crate::patterns::iterators::reduction(m)
+        if let Some(the_loop) = crate::patterns::iterators::reduction(m)
+            && self.mentions_active(&m.receiver)
         {
             // `xs.iter().map(..).sum()` and the like over an active collection: a loop.
             return self.expr(&the_loop);

@@ -11,7 +11,7 @@
 //! tuple's tangent is a tuple, so the same path reaches the part in the value and in the
 //! tangent. Places with an index (`p.v[i] = e`) or a method call on the way stay unfollowed.
 
-use crate::ir::graph::{Act, is_active, is_inactive};
+use crate::ir::graph::{Act, is_inactive};
 use crate::lower::Lowering;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -34,10 +34,12 @@ impl Lowering<'_> {
             return None;
         }
         let current = self.lookup(&name)?.clone();
-        let (rewritten, act) = self.expr(value);
-        if is_inactive(&current) && !is_active(&act) {
+        // Data written into data is the caller's plain write (decided before lowering `value`,
+        // which the caller would otherwise lower a second time).
+        if is_inactive(&current) && !self.mentions_active(value) {
             return None;
         }
+        let (rewritten, act) = self.expr(value);
         let operand = self.operand(value, &rewritten);
         let span = place.span();
         let path = quote!(#(.#members)*);

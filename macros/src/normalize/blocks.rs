@@ -7,9 +7,8 @@
 //! the block is a labelled exit like any other. A block or `loop` left with a value first
 //! keeps it in a variable ([`super::values`]).
 
-use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
-use syn::{Block, Expr, Label, parse_quote};
+use syn::{Block, Expr, parse_quote};
 
 /// `body` with every labelled block that can be one rewritten as a one-pass labelled loop.
 pub(super) fn blocks_as_loops(body: &Block) -> Block {
@@ -33,7 +32,7 @@ impl VisitMut for BlocksAsLoops {
         }
         let Expr::Block(block) = e else { return };
         let Some(label) = &block.label else { return };
-        if leaves_with_value(&block.block, label) {
+        if super::values::left_with_value(&block.block, &label.name) {
             return;
         }
         let (label, body) = (label.clone(), block.block.clone());
@@ -41,20 +40,4 @@ impl VisitMut for BlocksAsLoops {
     }
     fn visit_expr_closure_mut(&mut self, _: &mut syn::ExprClosure) {}
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
-}
-
-/// Whether `body` has a `break 'label value` (at any depth outside closures).
-fn leaves_with_value(body: &Block, label: &Label) -> bool {
-    struct Finder<'l>(&'l Label, bool);
-    impl<'a> Visit<'a> for Finder<'_> {
-        fn visit_expr_break(&mut self, b: &'a syn::ExprBreak) {
-            self.1 |= b.expr.is_some() && b.label.as_ref() == Some(&self.0.name);
-            syn::visit::visit_expr_break(self, b);
-        }
-        fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
-        fn visit_item(&mut self, _: &'a syn::Item) {}
-    }
-    let mut finder = Finder(label, false);
-    finder.visit_block(body);
-    finder.1
 }

@@ -51,8 +51,7 @@ impl Inliner {
             .map(|i| i.to_string())
             .collect();
         let body = closure.body.to_token_stream();
-        let rest_tokens = quote::quote!(#(#rest)*);
-        let rebound = bound_names(&syn::parse_quote!({ #rest_tokens }));
+        let rebound = bound_names(rest);
         let captured_stable = scan::idents(body.clone())
             .iter()
             .map(ToString::to_string)
@@ -61,7 +60,7 @@ impl Inliner {
             && !rebound.iter().any(|b| b == name)
             && captured_stable
             && crate::patterns::exits::early_exit(body).is_none()
-            && only_called(name, rest_tokens)
+            && only_called(name, quote::quote!(#(#rest)*))
     }
 }
 
@@ -144,8 +143,8 @@ fn only_called(name: &str, tokens: proc_macro2::TokenStream) -> bool {
     })
 }
 
-/// The names that patterns in `block` bind (`let`, closure parameters, loops, `match` arms).
-fn bound_names(block: &Block) -> Vec<String> {
+/// The names that patterns in `stmts` bind (`let`, closure parameters, loops, `match` arms).
+fn bound_names(stmts: &[Stmt]) -> Vec<String> {
     struct Bindings(Vec<String>);
     impl<'a> Visit<'a> for Bindings {
         fn visit_pat(&mut self, p: &'a Pat) {
@@ -156,7 +155,7 @@ fn bound_names(block: &Block) -> Vec<String> {
         }
     }
     let mut bound = Bindings(Vec::new());
-    bound.visit_block(block);
+    stmts.iter().for_each(|stmt| bound.visit_stmt(stmt));
     bound.0
 }
 

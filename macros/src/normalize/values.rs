@@ -64,6 +64,11 @@ pub(super) fn without_value(e: &Expr, fresh: &mut usize) -> Option<Expr> {
     }
 }
 
+/// Whether the labelled block `body` (label `label`) is left with `break 'label value`.
+pub(super) fn left_with_value(body: &Block, label: &Lifetime) -> bool {
+    ValueBreaks::new(Some(label), false, &mut 0).found(body)
+}
+
 /// `{ let mut var = None; construct; match var { Some(v) => v, None => unreachable!() } }`.
 fn kept(var: &Ident, construct: Expr) -> Expr {
     parse_quote!({
@@ -104,9 +109,14 @@ impl<'l> ValueBreaks<'l> {
     }
 
     fn targets(&self, b: &syn::ExprBreak) -> bool {
+        self.targets_at(b, self.depth)
+    }
+
+    /// Whether `b`, inside `depth` loops of the construct, is one of these breaks.
+    fn targets_at(&self, b: &syn::ExprBreak, depth: usize) -> bool {
         b.expr.is_some()
             && match &b.label {
-                None => self.is_loop && self.depth == 0,
+                None => self.is_loop && depth == 0,
                 Some(l) => Some(l) == self.label,
             }
     }
@@ -118,12 +128,7 @@ impl<'l> ValueBreaks<'l> {
             fn visit_expr(&mut self, e: &'v Expr) {
                 match e {
                     Expr::Break(b) => {
-                        let probe = ValueBreaks {
-                            depth: self.1,
-                            var: self.0.var.clone(),
-                            ..*self.0
-                        };
-                        self.2 |= probe.targets(b);
+                        self.2 |= self.0.targets_at(b, self.1);
                         syn::visit::visit_expr(self, e);
                     }
                     Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => {

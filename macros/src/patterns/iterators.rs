@@ -248,6 +248,12 @@ fn indexed_loop(
 /// A reduction of a chain (`chain[.map(f)].sum()`, `.product()`, `.fold(init, g)`,
 /// `.collect::<Vec<_>>()`) as a block with a loop over indices; `None` for anything else.
 pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
+    if !["sum", "product", "fold", "collect"]
+        .iter()
+        .any(|r| m.method == r)
+    {
+        return None;
+    }
     let (source, map) = match &*m.receiver {
         Expr::MethodCall(inner) if inner.method == "map" && inner.args.len() == 1 => {
             match &inner.args[0] {
