@@ -156,7 +156,7 @@ fn data_written_into_active_values() {
                 v[0] + v[1]
             }
         ),
-        "`*v.last_mut().unwrap()`",
+        "`.last_mut(..)` lends part of an active value by `&mut`",
     );
 }
 

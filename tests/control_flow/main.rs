@@ -9,6 +9,7 @@
 //! - [`mixed`]: branches inside loops and loops inside branches;
 //! - [`recursion`]: direct recursion;
 //! - [`iterators`]: iterator chains over active collections, `for` loops and reductions;
+//! - [`mut_iterators`]: `for t in v.iter_mut()` and `&mut v`, writes through the element;
 //! - [`labelled`]: `break 'outer` and `continue 'outer` from nested loops, labelled blocks;
 //! - [`values`]: `break value` from a `loop` (also `'outer`) and from a labelled block;
 //! - [`generic`]: generic loops in `f32` and `f64`;
@@ -43,6 +44,7 @@ mod labelled;
 mod loops;
 mod methods;
 mod mixed;
+mod mut_iterators;
 mod ordinary;
 mod properties;
 mod recomputed;

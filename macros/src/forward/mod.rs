@@ -49,13 +49,15 @@ impl Forward {
         self.scopes.track(name);
     }
 
-    /// The first tracked variable the tokens mention, if any.
+    /// The first tracked variable the tokens mention, if any; a variable asked only a query
+    /// (`v.len()`, whose result is data) is not counted.
     fn mentions_tracked(&self, tokens: TokenStream) -> Option<String> {
-        for t in tokens {
+        let tts: Vec<TokenTree> = tokens.into_iter().collect();
+        for (k, t) in tts.iter().enumerate() {
             match t {
                 TokenTree::Ident(i) => {
                     let name = i.to_string();
-                    if self.scopes.hold(&name).is_some() {
+                    if self.scopes.hold(&name).is_some() && !queried(&tts[k + 1..]) {
                         return Some(name);
                     }
                 }
@@ -69,4 +71,12 @@ impl Forward {
         }
         None
     }
+}
+
+/// Whether `after` (the tokens after a variable) starts with a query call `.len()`.
+fn queried(after: &[TokenTree]) -> bool {
+    matches!(after, [TokenTree::Punct(dot), TokenTree::Ident(m), TokenTree::Group(g), ..]
+        if dot.as_char() == '.'
+            && g.delimiter() == proc_macro2::Delimiter::Parenthesis
+            && crate::patterns::queries::is_query(&m.to_string()))
 }

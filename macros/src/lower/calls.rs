@@ -91,6 +91,17 @@ impl Lowering<'_> {
             // `xs.iter().map(..).sum()` and the like over an active collection: a loop.
             return self.expr(&the_loop);
         }
+        if crate::patterns::queries::lends_mut(&m.method.to_string())
+            && self.root_of(&m.receiver).is_some_and(|a| !is_inactive(&a))
+        {
+            self.report(
+                m.method.span(),
+                format!(
+                    "`.{}(..)` lends part of an active value by `&mut`, which #[differentiable] does not follow, so writes through it would lose their derivative: write the elements by index (`v[i] = ..`), or loop `for x in v.iter_mut()` / `for x in &mut v` naming the element `*x`, `x.field`, `x[i]`",
+                    m.method
+                ),
+            );
+        }
         let (receiver, ra) = self.expr(&m.receiver);
         let (args, acts, inout) = self.call_args(&m.args, 1);
         let operands: Vec<Act> = std::iter::once(ra.clone()).chain(acts.clone()).collect();

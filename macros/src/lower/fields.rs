@@ -9,7 +9,16 @@
 //!
 //! The tangent of a struct has the struct's field names (`#[derive(Differentiable)]`) and a
 //! tuple's tangent is a tuple, so the same path reaches the part in the value and in the
-//! tangent. Places with an index (`p.v[i] = e`) or a method call on the way stay unfollowed.
+//! tangent.
+//!
+//! A field of an element of a local collection (`v[i].x = e`, from `for p in v.iter_mut() {
+//! p.x = e }` too) is a write of the whole element, which the lowering differentiates:
+//!
+//! ```text
+//! v[i].a = e  ⇒  { let value = e; let at = i; let mut el = v[at].clone(); el.a = value; v[at] = el; }
+//! ```
+//!
+//! Other places with an index (`p.v[i] = e`) or a method call on the way stay unfollowed.
 
 use crate::ir::graph::{Act, is_inactive};
 use crate::lower::Lowering;
@@ -71,6 +80,46 @@ impl Lowering<'_> {
             }
         })
     }
+}
+
+impl Lowering<'_> {
+    /// `v[i].a.b = value` on a local `v` that is active or takes an active value, as the
+    /// element copied, its field written, and the element written back (each a write the
+    /// lowering follows); `None` for any other place. `value` is evaluated first, then `i`,
+    /// once each, as in the assignment.
+    pub(crate) fn element_field_write(
+        &mut self,
+        place: &Expr,
+        value: &Expr,
+    ) -> Option<(Expr, Act)> {
+        let (element, members) = element_field_place(place)?;
+        let name = crate::patterns::bindings::local_name(&element.expr)?.to_string();
+        let current = self.lookup(&name)?.clone();
+        if is_inactive(&current) && !self.mentions_active(value) {
+            return None;
+        }
+        let (collection, index) = (&element.expr, &element.index);
+        let written: Expr = parse_quote!({
+            let __adjoint_value = #value;
+            let __adjoint_at = #index;
+            let mut __adjoint_element = #collection[__adjoint_at].clone();
+            __adjoint_element #(.#members)* = __adjoint_value;
+            #collection[__adjoint_at] = __adjoint_element;
+        });
+        Some(self.expr(&written))
+    }
+}
+
+/// `v[i].a.b` as the element `v[i]` and the members `a`, `b`; `None` for any other place.
+fn element_field_place(place: &Expr) -> Option<(syn::ExprIndex, Vec<Member>)> {
+    let Expr::Field(f) = place else { return None };
+    let (element, mut members) = match &*f.base {
+        Expr::Index(i) => (i.clone(), Vec::new()),
+        Expr::Paren(p) => (element_field_place(&p.expr).map(|(e, _)| e)?, Vec::new()),
+        base => element_field_place(base)?,
+    };
+    members.push(f.member.clone());
+    Some((element, members))
 }
 
 /// `p.a.0.b` as its root local `p` and the members `a`, `0`, `b`; `None` for any other place.

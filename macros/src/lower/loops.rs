@@ -56,13 +56,32 @@ impl Lowering<'_> {
     /// that can be indexed, else a taped loop (replayed when `iter` is a range; see
     /// [`Lowering::lower_loop`]).
     fn for_loop(&mut self, f: &syn::ExprForLoop, e: &Expr) -> (Expr, Act) {
+        if crate::patterns::iterators::yields_places(&f.expr) && self.mentions_active(&f.expr) {
+            // `for x in xs.iter_mut()` / `&mut xs`: element writes at each index.
+            if let Some(indexed) = crate::patterns::iterators::indexed_for(f) {
+                return self.expr(&indexed);
+            }
+            self.report(
+                f.pat.span(),
+                "#[differentiable] reads the element of this `&mut` loop as its place `xs[k]`, which needs the element bound to a plain name that the body does not bind again nor name inside a macro: name it `*x`, `x.field` or `x[i]` throughout the body, or loop over indices",
+            );
+            return (e.clone(), Act::Inactive);
+        }
         let (iter, act) = self.expr(&f.expr);
         if is_active(&act) {
             return match crate::patterns::iterators::indexed_for(f) {
                 Some(indexed) => self.expr(&indexed),
                 None => {
-                    let message = "this `for` loop over an active collection is not supported: iterate `xs.iter()`, `&xs`, `xs` or an array literal, through `enumerate`, `rev`, `zip`, `skip`, `take`, `step_by`, `copied` or `cloned`, or loop over indices and read `xs[i]`";
-                    for name in scan::assigned(f.body.to_token_stream()) {
+                    let message = "this `for` loop over an active collection is not supported: iterate `xs.iter()`, `&xs`, `xs`, an array literal, `xs.iter_mut()` or `&mut xs` (naming the element `*x`, `x.field`, `x[i]`, not rebinding it), through `enumerate`, `rev`, `zip`, `skip`, `take`, `step_by`, `copied` or `cloned`, or loop over indices and read `xs[i]`";
+                    // What the body assigns, and what the iterator may change or lend by
+                    // `&mut` (`xs.chunks_mut(2)`): writes through its items are not seen.
+                    let lent = crate::lower::hidden_writes::written_in(f.expr.to_token_stream())
+                        .into_iter()
+                        .map(|(name, _)| name);
+                    for name in scan::assigned(f.body.to_token_stream())
+                        .into_iter()
+                        .chain(lent)
+                    {
                         self.assign(
                             &name.to_string(),
                             Act::Poison(f.expr.span(), message.into()),

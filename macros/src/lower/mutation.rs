@@ -30,6 +30,9 @@ impl Lowering<'_> {
             let (left, right) = (&b.left, &b.right);
             let value: Expr = parse_quote!(#left #op #right);
             let assign: Expr = parse_quote!(#left = #value);
+            if let Some(lowered) = self.element_field_write(&b.left, &value) {
+                return lowered;
+            }
             if let Some(lowered) = self.field_write(&b.left, &value, assign) {
                 return lowered;
             }
@@ -64,6 +67,9 @@ impl Lowering<'_> {
         }
         if self.repoint(a) {
             return (Expr::Assign(a.clone()), Act::Inactive);
+        }
+        if let Some(lowered) = self.element_field_write(&a.left, &a.right) {
+            return lowered;
         }
         if let Some(lowered) = self.field_write(&a.left, &a.right, Expr::Assign(a.clone())) {
             return lowered;
@@ -132,13 +138,15 @@ impl Lowering<'_> {
         } else {
             non_local_write(place)
         };
-        if !is_inactive(value) || place_active {
+        // A place reached through `.last_mut()` and the like was reported at that call (by
+        // `self.expr(place)` above).
+        if (!is_inactive(value) || place_active) && !lent(place) {
             self.report(place.span(), message);
         }
     }
 
     /// The activity of the local a place is part of: `p` of `p.x`, `v[i][j]`, `*r`, `p.get()`.
-    fn root_of(&self, place: &Expr) -> Option<Act> {
+    pub(crate) fn root_of(&self, place: &Expr) -> Option<Act> {
         match place {
             Expr::Path(p) => p.path.get_ident().map(|i| self.act_of(&i.to_string())),
             Expr::Field(f) => self.root_of(&f.base),
@@ -319,5 +327,20 @@ fn plain_op(op: &BinOp) -> TokenStream {
         BinOp::DivAssign(_) => quote!(/),
         BinOp::RemAssign(_) => quote!(%),
         other => other.to_token_stream(),
+    }
+}
+
+/// Whether the place is reached through a method that lends its receiver by `&mut`
+/// (`*v.last_mut().unwrap()`).
+fn lent(place: &Expr) -> bool {
+    match place {
+        Expr::MethodCall(m) => {
+            crate::patterns::queries::lends_mut(&m.method.to_string()) || lent(&m.receiver)
+        }
+        Expr::Unary(u) => lent(&u.expr),
+        Expr::Paren(p) => lent(&p.expr),
+        Expr::Field(f) => lent(&f.base),
+        Expr::Index(i) => lent(&i.expr),
+        _ => false,
     }
 }

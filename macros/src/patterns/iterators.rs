@@ -39,6 +39,13 @@ enum Item {
         collection: TokenStream,
         index: TokenStream,
     },
+    /// The place `collection[index]`, yielded as `&mut` (`iter_mut`, `&mut xs`): the name
+    /// bound to it stands for the place in the body, so that a write through it is an element
+    /// write the lowering sees.
+    Place {
+        collection: TokenStream,
+        index: TokenStream,
+    },
     /// A position (`enumerate`'s count).
     Position(TokenStream),
     /// A pair (`enumerate`, `zip`).
@@ -53,6 +60,10 @@ impl Item {
                 collection: collection.clone(),
                 index: substitute(index.clone(), with),
             },
+            Item::Place { collection, index } => Item::Place {
+                collection: collection.clone(),
+                index: substitute(index.clone(), with),
+            },
             Item::Position(p) => Item::Position(substitute(p.clone(), with)),
             Item::Pair(a, b) => {
                 Item::Pair(Box::new(a.reindexed(with)), Box::new(b.reindexed(with)))
@@ -62,38 +73,71 @@ impl Item {
 
     /// The `let`s that bind `pat` to this item: a tuple pattern over a pair part by part (so
     /// that a position stays data beside an active element), an element by value (under a
-    /// reference pattern `&x` too: the element is `Copy` then); `by_value` collects the
-    /// names bound to elements, whose `*x` the body means as `x`.
-    fn bindings(&self, pat: &Pat, by_value: &mut Vec<Ident>) -> Vec<syn::Stmt> {
+    /// reference pattern `&x` too: the element is `Copy` then); `names` collects the names
+    /// bound to elements, whose `*x` the body means as `x`, and those bound to places, which
+    /// bind nothing (the body is rewritten to name the place). `None` for a pattern that
+    /// destructures a place.
+    fn bindings(&self, pat: &Pat, names: &mut Bound) -> Option<Vec<syn::Stmt>> {
         match (self, pat) {
-            (_, Pat::Paren(p)) => self.bindings(&p.pat, by_value),
+            (_, Pat::Paren(p)) => self.bindings(&p.pat, names),
             (Item::Pair(a, b), Pat::Tuple(t)) if t.elems.len() == 2 => {
-                let mut lets = a.bindings(&t.elems[0], by_value);
-                lets.extend(b.bindings(&t.elems[1], by_value));
-                lets
+                let mut lets = a.bindings(&t.elems[0], names)?;
+                lets.extend(b.bindings(&t.elems[1], names)?);
+                Some(lets)
             }
-            (Item::Element { .. }, Pat::Reference(r)) => self.bindings(&r.pat, by_value),
+            (Item::Element { .. }, Pat::Reference(r)) => self.bindings(&r.pat, names),
+            (Item::Place { collection, index }, pat) => match pat {
+                Pat::Ident(i)
+                    if i.by_ref.is_none() && i.mutability.is_none() && i.subpat.is_none() =>
+                {
+                    names
+                        .places
+                        .push((i.ident.clone(), quote!(#collection[#index])));
+                    Some(Vec::new())
+                }
+                Pat::Wild(_) => Some(Vec::new()),
+                _ => None,
+            },
             (item, pat) => {
                 if let (Item::Element { .. }, Pat::Ident(i)) = (item, pat) {
-                    by_value.push(i.ident.clone());
+                    names.by_value.push(i.ident.clone());
                 }
-                let value = item.value();
-                vec![parse_quote!(let #pat = #value;)]
+                let value = item.value()?;
+                Some(vec![parse_quote!(let #pat = #value;)])
             }
         }
     }
 
-    /// The item as one value: an element read by value, a position, a pair as a tuple.
-    fn value(&self) -> TokenStream {
-        match self {
+    /// The item as one value: an element read by value, a position, a pair as a tuple;
+    /// `None` for a place (which is no value) or a pair holding one.
+    fn value(&self) -> Option<TokenStream> {
+        Some(match self {
             Item::Element { collection, index } => quote!(#collection[#index].clone()),
+            Item::Place { .. } => return None,
             Item::Position(p) => quote!((#p)),
             Item::Pair(a, b) => {
-                let (a, b) = (a.value(), b.value());
+                let (a, b) = (a.value()?, b.value()?);
                 quote!((#a, #b))
             }
+        })
+    }
+
+    /// Whether the item yields a place (`&mut`), alone or in a pair.
+    fn has_place(&self) -> bool {
+        match self {
+            Item::Place { .. } => true,
+            Item::Pair(a, b) => a.has_place() || b.has_place(),
+            _ => false,
         }
     }
+}
+
+/// The names a pattern binds to a chain's items: elements read by value, and places with the
+/// place each stands for.
+#[derive(Default)]
+struct Bound {
+    by_value: Vec<Ident>,
+    places: Vec<(Ident, TokenStream)>,
 }
 
 /// A chain: its length, what each step yields, and the statements that must run before the
@@ -121,11 +165,29 @@ fn elements(collection: TokenStream) -> Chain {
     }
 }
 
+/// The chain that yields the place `collection[k]` for every index `k`, by `&mut`.
+fn places(collection: &Expr) -> Option<Chain> {
+    let collection = match collection {
+        Expr::Path(p) if p.path.get_ident().is_some() => p.to_token_stream(),
+        Expr::Field(f) => f.to_token_stream(),
+        _ => return None,
+    };
+    Some(Chain {
+        len: quote!(#collection.len()),
+        item: Item::Place {
+            collection,
+            index: index(),
+        },
+        prelude: Vec::new(),
+    })
+}
+
 /// `e` as a chain, if it is one; `fresh` numbers the array literals bound before the loop.
 fn chain(e: &Expr, fresh: &mut usize) -> Option<Chain> {
     match e {
         Expr::Paren(p) => chain(&p.expr, fresh),
-        Expr::Reference(r) if r.mutability.is_none() => match &*r.expr {
+        Expr::Reference(r) if r.mutability.is_some() => places(&r.expr),
+        Expr::Reference(r) => match &*r.expr {
             Expr::Array(_) => chain(&r.expr, fresh),
             inner => Some(elements(inner.to_token_stream())),
         },
@@ -148,6 +210,7 @@ fn chain(e: &Expr, fresh: &mut usize) -> Option<Chain> {
                     receiver @ Expr::Array(_) => chain(receiver, fresh),
                     _ => None,
                 },
+                ("iter_mut", []) => places(&m.receiver),
                 (method, args) => adapted(chain(&m.receiver, fresh)?, method, args, fresh),
             }
         }
@@ -191,12 +254,17 @@ fn adapted(inner: Chain, method: &str, args: &[&Expr], fresh: &mut usize) -> Opt
     })
 }
 
+/// Whether `e` is a chain that yields places by `&mut` (`xs.iter_mut()`, `&mut xs`).
+pub fn yields_places(e: &Expr) -> bool {
+    chain(e, &mut 0).is_some_and(|c| c.item.has_place())
+}
+
 /// `for pat in chain { body }` as a loop over indices (in a block when the chain binds an
 /// array literal first); `None` when the iterator is not a chain this module knows.
 pub fn indexed_for(f: &syn::ExprForLoop) -> Option<Expr> {
     let mut fresh = 0;
     let chain = chain(&f.expr, &mut fresh)?;
-    let mut indexed = indexed_loop(&chain, &f.pat, &f.body.stmts, None, 0);
+    let mut indexed = indexed_loop(&chain, &f.pat, &f.body.stmts, None, 0)?;
     if let Some(label) = &f.label {
         // Forward mode keeps labels (reverse mode's normalization has removed them by now).
         match &mut indexed {
@@ -213,18 +281,22 @@ pub fn indexed_for(f: &syn::ExprForLoop) -> Option<Expr> {
 }
 
 /// The loop over `chain` from step `start` binding `pat` before `stmts`, then `after` (the
-/// accumulation of a reduction), in a block with the chain's prelude.
+/// accumulation of a reduction), in a block with the chain's prelude; `None` when `pat`
+/// destructures a place or the body binds a place's name again.
 fn indexed_loop(
     chain: &Chain,
     pat: &Pat,
     stmts: &[syn::Stmt],
     after: Option<syn::Stmt>,
     start: usize,
-) -> Expr {
-    let mut by_value = Vec::new();
-    let lets = chain.item.bindings(pat, &mut by_value);
+) -> Option<Expr> {
+    let mut bound = Bound::default();
+    let lets = chain.item.bindings(pat, &mut bound)?;
     let mut body: syn::Block = parse_quote!({ #(#stmts)* #after });
-    ValuesNotDereferenced(&by_value).visit_block_mut(&mut body);
+    if binds_any(&body, &bound.places) {
+        return None;
+    }
+    ItemsNamed(&bound).visit_block_mut(&mut body);
     let (index, len, prelude) = (
         Ident::new(INDEX, Span::call_site()),
         &chain.len,
@@ -238,11 +310,11 @@ fn indexed_loop(
             #(#stmts)*
         }
     };
-    if prelude.is_empty() {
+    Some(if prelude.is_empty() {
         the_loop
     } else {
         parse_quote!({ #(#prelude)* #the_loop })
-    }
+    })
 }
 
 /// A reduction of a chain (`chain[.map(f)].sum()`, `.product()`, `.fold(init, g)`,
@@ -264,7 +336,7 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
         receiver => (receiver, None),
     };
     let mut fresh = 0;
-    let chain = chain(source, &mut fresh)?;
+    let chain = chain(source, &mut fresh).filter(|c| !c.item.has_place())?;
     if m.method == "fold" {
         return fold(m, &chain).filter(|_| map.is_none());
     }
@@ -284,7 +356,7 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
     let (init, step, start): (syn::Stmt, syn::Stmt, usize) =
         match (m.method.to_string().as_str(), m.args.len()) {
             ("sum", 0) => {
-                let init = first(quote!(::core::default::Default::default()));
+                let init = first(quote!(::core::default::Default::default()))?;
                 (
                     parse_quote!(let mut #acc #ty = #init;),
                     parse_quote!(#acc = #acc + (#value);),
@@ -292,7 +364,7 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
                 )
             }
             ("product", 0) => {
-                let init = first(quote!(::adjoint::__private::one()));
+                let init = first(quote!(::adjoint::__private::one()))?;
                 (
                     parse_quote!(let mut #acc #ty = #init;),
                     parse_quote!(#acc = #acc * (#value);),
@@ -306,20 +378,20 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
             ),
             _ => return None,
         };
-    let the_loop = indexed_loop(&chain, &pat, &[], Some(step), start);
+    let the_loop = indexed_loop(&chain, &pat, &[], Some(step), start)?;
     Some(parse_quote!({ #init #the_loop; #acc }))
 }
 
 /// The first step's value (`value` with `pat` bound to the first item), or `empty` for an
 /// empty chain: the start of a sum or product, which gives the accumulator its type (a
 /// trait-dispatched `+` cannot).
-fn first_or(chain: &Chain, pat: &Pat, value: &Expr, empty: TokenStream) -> TokenStream {
-    let mut by_value = Vec::new();
-    let lets = chain.item.bindings(pat, &mut by_value);
+fn first_or(chain: &Chain, pat: &Pat, value: &Expr, empty: TokenStream) -> Option<TokenStream> {
+    let mut bound = Bound::default();
+    let lets = chain.item.bindings(pat, &mut bound)?;
     let (index, len) = (index(), &chain.len);
     let mut value = value.clone();
-    ValuesNotDereferenced(&by_value).visit_expr_mut(&mut value);
-    quote!(if #len > 0 { let #index: usize = 0; #(#lets)* #value } else { #empty })
+    ItemsNamed(&bound).visit_expr_mut(&mut value);
+    Some(quote!(if #len > 0 { let #index: usize = 0; #(#lets)* #value } else { #empty }))
 }
 
 /// `chain.fold(init, |acc, x| body)` as `{ let mut acc = init; for .. { acc = body; } acc }`.
@@ -333,26 +405,98 @@ fn fold(m: &syn::ExprMethodCall, chain: &Chain) -> Option<Expr> {
         return None;
     };
     let (name, body) = (&acc.ident, &g.body);
-    let the_loop = indexed_loop(chain, x, &[parse_quote!(#name = #body;)], None, 0);
+    let the_loop = indexed_loop(chain, x, &[parse_quote!(#name = #body;)], None, 0)?;
     Some(parse_quote!({ let mut #name = #init; #the_loop; #name }))
 }
 
-/// Reads `*x` as `x` for the elements bound by value (`by_value`), which are values now, not
-/// the references the iterator yielded.
-struct ValuesNotDereferenced<'a>(&'a [Ident]);
+/// Rewrites the body for the names a chain's pattern bound: `*x` is `x` for an element bound
+/// by value (a value now, not the reference the iterator yielded); a name bound to a place
+/// stands for it, `*t` and `t.f`, `t[i]`, `t.m(..)` for `xs[k]` .. and a bare `t` for
+/// `(&mut xs[k])`, a borrow the lowering judges like any other.
+struct ItemsNamed<'a>(&'a Bound);
 
-impl VisitMut for ValuesNotDereferenced<'_> {
+impl ItemsNamed<'_> {
+    /// The place the path `e` names, if it names one.
+    fn place(&self, e: &Expr) -> Option<Expr> {
+        let Expr::Path(p) = e else { return None };
+        let name = p.path.get_ident()?;
+        let (_, place) = self.0.places.iter().find(|(n, _)| n == name)?;
+        Some(parse_quote!(#place))
+    }
+}
+
+impl VisitMut for ItemsNamed<'_> {
     fn visit_expr_mut(&mut self, e: &mut Expr) {
-        if let Expr::Unary(u) = e
-            && matches!(u.op, syn::UnOp::Deref(_))
-            && let Expr::Path(p) = &*u.expr
-            && p.path.get_ident().is_some_and(|i| self.0.contains(i))
-        {
-            *e = Expr::Path(p.clone());
-            return;
+        match e {
+            Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                if let Some(place) = self.place(&u.expr) {
+                    *e = place;
+                    return;
+                }
+                if let Expr::Path(p) = &*u.expr
+                    && p.path
+                        .get_ident()
+                        .is_some_and(|i| self.0.by_value.contains(i))
+                {
+                    *e = Expr::Path(p.clone());
+                    return;
+                }
+            }
+            Expr::Field(f) => {
+                if let Some(place) = self.place(&f.base) {
+                    *f.base = place;
+                    return;
+                }
+            }
+            Expr::Index(i) => {
+                if let Some(place) = self.place(&i.expr) {
+                    *i.expr = place;
+                    self.visit_expr_mut(&mut i.index);
+                    return;
+                }
+            }
+            Expr::MethodCall(m) => {
+                if let Some(place) = self.place(&m.receiver) {
+                    *m.receiver = place;
+                    for arg in &mut m.args {
+                        self.visit_expr_mut(arg);
+                    }
+                    return;
+                }
+            }
+            Expr::Path(_) => {
+                if let Some(place) = self.place(e) {
+                    *e = parse_quote!((&mut #place));
+                    return;
+                }
+            }
+            _ => {}
         }
         syn::visit_mut::visit_expr_mut(self, e);
     }
+}
+
+/// Whether `body` binds one of the places' names again (a `let`, a closure's or an arm's
+/// pattern), so that later mentions would not be the place, or names one inside a macro,
+/// whose tokens are not rewritten.
+fn binds_any(body: &syn::Block, places: &[(Ident, TokenStream)]) -> bool {
+    struct Binds<'a>(&'a [(Ident, TokenStream)], bool);
+    impl<'v> syn::visit::Visit<'v> for Binds<'_> {
+        fn visit_pat_ident(&mut self, p: &'v syn::PatIdent) {
+            self.1 |= self.0.iter().any(|(n, _)| *n == p.ident);
+            syn::visit::visit_pat_ident(self, p);
+        }
+        fn visit_macro(&mut self, m: &'v syn::Macro) {
+            let named = crate::patterns::scan::idents(m.tokens.clone());
+            self.1 |= self.0.iter().any(|(n, _)| named.contains(n));
+        }
+    }
+    if places.is_empty() {
+        return false;
+    }
+    let mut found = Binds(places, false);
+    syn::visit::Visit::visit_block(&mut found, body);
+    found.1
 }
 
 /// `tokens` with the index variable replaced by `with`.

@@ -204,7 +204,8 @@ fn mutates_next(rest: &[TokenTree]) -> bool {
     }
     match (rest.first(), rest.get(1), rest.get(2)) {
         (Some(TokenTree::Group(g)), _, _) if g.delimiter() == proc_macro2::Delimiter::Bracket => {
-            assigns_next(&rest[1..])
+            // `v[i] = ..`, and `m[i][j] = ..`, `v[i].x += ..`: a write to part of an element.
+            assigns_next(&rest[1..]) || mutates_next(&rest[1..])
         }
         (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(m)), Some(TokenTree::Group(_))) => {
             p.as_char() == '.' && m == "push"
@@ -496,9 +497,12 @@ mod tests {
             v.len() == 2;
             u.x.sin();
             m <= n;
+            e[i].x += 1.0;
+            g[i][j] = 2.0;
+            h[i] == k[j].x;
         });
         let names: Vec<String> = assigned(t).iter().map(|i| i.to_string()).collect();
-        assert_eq!(names, ["y", "z", "w", "s", "t"]);
+        assert_eq!(names, ["y", "z", "w", "s", "t", "e", "g"]);
     }
 
     #[test]
