@@ -9,7 +9,9 @@ pub use crate::collections::indexing::{
     vec_push, witness,
 };
 #[doc(hidden)]
-pub use crate::differentiable::component::{Component, from_component, take_component};
+pub use crate::differentiable::component::{
+    Component, from_component, struct_tangent, take_component,
+};
 #[doc(hidden)]
 pub use crate::differentiable::partials::{
     Dropped, FieldPartial, Plus, Settle, field_partial, plus, plus_assign, settled, take, zero,

@@ -14,6 +14,7 @@
 //! - [`values`]: `break value` from a `loop` (also `'outer`) and from a labelled block;
 //! - [`generic`]: generic loops in `f32` and `f64`;
 //! - [`methods`]: methods with loops and branches;
+//! - [`lone_methods`]: `#[differentiable]` on single methods, called on locals and fields;
 //! - [`rnn`]: an Elman RNN over plain arrays and over `Vec`s;
 //! - [`recomputed`]: loops that the pullback runs again instead of taping, and those it must not;
 //! - [`corpus`]: a corpus of ordinary functions in everyday style, one construct family per test;
@@ -41,6 +42,7 @@ mod corpus;
 mod generic;
 mod iterators;
 mod labelled;
+mod lone_methods;
 mod loops;
 mod methods;
 mod mixed;

@@ -1,7 +1,9 @@
 //! Tuple tangents built from, or split into, one component: the adjoints of `t.I`, of a
-//! tuple pattern and of the arguments of a tuple-struct constructor.
+//! tuple pattern and of the arguments of a tuple-struct constructor; and the typed adjoint of
+//! a struct literal, whose fields are read by name.
 
-use super::TangentVector;
+use super::{Differentiable, TangentVector};
+use core::marker::PhantomData;
 
 /// A tuple tangent whose component `I` is known and the others are zero: the adjoint of
 /// `t.I` or of a tuple pattern.
@@ -19,6 +21,18 @@ pub trait Component<const I: usize>: TangentVector {
 #[inline(always)]
 pub fn take_component<const I: usize, T: Component<I>>(t: &mut T) -> T::Part {
     t.take_component()
+}
+
+/// The adjoint of a struct literal `S { .. }` as `S::Tangent`, the type named by the literal's
+/// value (`witness`, taken by the forward pass) rather than by its path, which may leave out
+/// inferred generic arguments (`GenLin { w }` for `GenLin<f64>`): the pullback reads the
+/// fields of the tangent struct from it.
+#[inline(always)]
+pub fn struct_tangent<S: Differentiable>(
+    _witness: &PhantomData<S>,
+    adjoint: S::Tangent,
+) -> S::Tangent {
+    adjoint
 }
 
 /// See [`Component`].

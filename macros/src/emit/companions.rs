@@ -16,10 +16,10 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{parse_quote, parse_quote_spanned};
 
-/// The body of the uniform companion: the rewritten forward pass, then the pullback closure.
-/// With inout parameters the closure also takes `&mut` tangents: on entry those of their final
-/// values (seeds), on exit those of their initial values.
-pub fn full_body(sig: &FnSignature, compiled: &Compiled<Lowered>, recursive: bool) -> TokenStream {
+/// The body of the uniform companion: the rewritten forward pass, then the pullback closure
+/// (`boxed`: in a `Box`). With inout parameters the closure also takes `&mut` tangents: on
+/// entry those of their final values (seeds), on exit those of their initial values.
+pub fn full_body(sig: &FnSignature, compiled: &Compiled<Lowered>, boxed: bool) -> TokenStream {
     let Lowered {
         body: forward,
         result,
@@ -74,7 +74,7 @@ pub fn full_body(sig: &FnSignature, compiled: &Compiled<Lowered>, recursive: boo
             (#(#outputs,)*)
         }
     };
-    let pullback = if recursive {
+    let pullback = if boxed {
         quote!(::std::boxed::Box::new(#pullback))
     } else {
         pullback
@@ -160,7 +160,12 @@ fn full_companion(
     // would have to name the enclosing impl's generic parameters, which the macro cannot see),
     // and a free function calling a method must capture what the method captures.
     let bound = bound(item, sig, args);
-    let pullback_type = if item
+    let lone = lone_method(item, sig, args);
+    let pullback_type = if lone {
+        // A method marked alone: its impl's parameters are unknown, so no precise capture can
+        // be written; a box bounded by a lifetime of its own does not borrow `self`.
+        quote_spanned!(span=> ::std::boxed::Box<dyn FnOnce(#pullback_inputs) -> #slots + #LONE>)
+    } else if item
         .body
         .as_ref()
         .is_some_and(|b| calls_itself(name, b.to_token_stream()))
@@ -168,6 +173,11 @@ fn full_companion(
         quote_spanned!(span=> ::std::boxed::Box<dyn FnOnce(#pullback_inputs) -> #slots>)
     } else {
         quote_spanned!(span=> impl #bound FnOnce(#pullback_inputs) -> #slots)
+    };
+    let (generics, where_clause) = if lone {
+        lone_generics(item, &where_clause)
+    } else {
+        (generics.to_token_stream(), where_clause.to_token_stream())
     };
     let full_sig = quote_spanned! {span=>
         #generics (#(#full_decls,)* __needs: [bool; #count]) -> (#full_value, #pullback_type) #where_clause
@@ -315,6 +325,47 @@ pub fn is_method_form(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> bool
         || mentions_self(item.sig.to_token_stream())
 }
 
+/// The lifetime that bounds the boxed pullback of a method marked alone.
+const LONE: LoneLifetime = LoneLifetime;
+
+/// `'__adjoint_pullback`, as tokens.
+struct LoneLifetime;
+
+impl ToTokens for LoneLifetime {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        syn::Lifetime::new("'__adjoint_pullback", proc_macro2::Span::call_site()).to_tokens(tokens);
+    }
+}
+
+/// Whether the function is a method marked `#[differentiable]` alone, not through its `impl`
+/// or `trait`: its uniform companion's pullback is boxed (`Box<dyn FnOnce(..) + 'p>`, with
+/// `Self` and the method's type parameters outliving `'p`), since a precise capture would have
+/// to name the impl's parameters, which the macro cannot see, and without one the pullback
+/// would borrow the receiver (Rust 2024 captures every lifetime in scope), so that a call on
+/// a local or a field of one could not return it.
+/// A bodiless declaration in a trait is one too, so that the impls' companions match it.
+pub fn lone_method(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> bool {
+    args.enclosing.is_none() && is_method_form(item, sig, args)
+}
+
+/// The generics of a lone method's uniform companion, with the pullback's lifetime, and its
+/// where clause with `Self` and each type parameter outliving it.
+fn lone_generics(item: &FnItem, where_clause: &TokenStream) -> (TokenStream, TokenStream) {
+    let mut generics = item.sig.generics.clone();
+    generics.params.insert(
+        0,
+        syn::GenericParam::Lifetime(syn::LifetimeParam::new(parse_quote!(#LONE))),
+    );
+    let mut clause: syn::WhereClause =
+        syn::parse2(where_clause.clone()).unwrap_or_else(|_| parse_quote!(where));
+    clause.predicates.push(parse_quote!(Self: #LONE));
+    for t in item.sig.generics.type_params() {
+        let t = &t.ident;
+        clause.predicates.push(parse_quote!(#t: #LONE));
+    }
+    (generics.to_token_stream(), clause.to_token_stream())
+}
+
 /// The precise capture of the pullback types, `use<..> +`, or nothing (every lifetime in
 /// scope captured).
 pub fn bound(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> TokenStream {
@@ -365,6 +416,15 @@ fn where_with_self(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> TokenSt
         .enclosing
         .as_ref()
         .is_some_and(|e| e.first().is_none_or(|s| s.to_string() != "Self"));
+    // A method with a body marked alone may be a trait's default method, which needs the bound,
+    // or in an `impl`, where on a generic `Self` the bound would shadow the impl of
+    // `Differentiable`. It is taken to be in an `impl` when it is `pub` (trait items have no
+    // visibility) or names a type parameter it does not declare (`x: T` in `impl<T> S<T>`).
+    let in_impl = in_impl
+        || (item.body.is_some()
+            && lone_method(item, sig, args)
+            && (!matches!(item.vis, syn::Visibility::Inherited)
+                || names_outer_parameter(&item.sig)));
     let receiver = |p: &&crate::parse::signature::Param| p.name == "self" && !in_impl;
     for p in sig
         .params
@@ -394,6 +454,26 @@ fn where_with_self(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> TokenSt
         })
         .collect();
     clause.into_token_stream()
+}
+
+/// Whether the signature names a type parameter (by convention an uppercase letter, then
+/// digits: `T`, `B`, `T2`) that it does not declare: one of the enclosing block's.
+fn names_outer_parameter(sig: &syn::Signature) -> bool {
+    let declared: Vec<String> = sig
+        .generics
+        .type_params()
+        .map(|t| t.ident.to_string())
+        .collect();
+    let parameter_like = |name: &str| {
+        let mut chars = name.chars();
+        chars.next().is_some_and(|c| c.is_ascii_uppercase()) && chars.all(|c| c.is_ascii_digit())
+    };
+    let mut inputs = sig.inputs.to_token_stream();
+    inputs.extend(sig.output.to_token_stream());
+    crate::patterns::scan::idents(inputs)
+        .iter()
+        .map(ToString::to_string)
+        .any(|n| parameter_like(&n) && !declared.contains(&n))
 }
 
 fn mentions_self(tokens: TokenStream) -> bool {

@@ -177,13 +177,13 @@ impl Writer<'_> {
             }
             NodeKind::TupleStruct { parts } => self.tuple_struct(id, &adjoint, parts),
             NodeKind::Struct {
-                path,
+                witness,
                 fields,
                 parts,
             } => {
                 // Typed, so that the fields of the tangent struct can be read.
                 self.code.extend(
-                    quote!(let #adjoint: <#path as ::adjoint::Differentiable>::Tangent = #adjoint;),
+                    quote!(let #adjoint = ::adjoint::__private::struct_tangent(&#witness, #adjoint);),
                 );
                 let names: Vec<TokenStream> = fields.iter().map(|f| quote!(#adjoint.#f)).collect();
                 self.hand_out(&names, parts);

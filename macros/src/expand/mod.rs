@@ -8,7 +8,7 @@
 mod blocks;
 
 use crate::diag::Errors;
-use crate::emit::companions::{bound, companions, full_body};
+use crate::emit::companions::{bound, companions, full_body, lone_method};
 use crate::lower;
 use crate::parse::attr::DiffArgs;
 use crate::parse::item::FnItem;
@@ -52,13 +52,16 @@ pub fn function(args: DiffArgs, input: TokenStream, mut errors: Errors) -> Token
     let sig = signature::analyse(&item.sig, &excluded, &args, &mut errors);
     let body = match (&sig, &item.body, errors.is_empty()) {
         (Some(sig), Some(body), true) => {
-            let refs_capturable = bound(&item, sig, &args).is_empty();
+            // A pullback that captures every lifetime in scope may keep reference arguments;
+            // a lone method's boxed pullback outlives them.
+            let refs_capturable =
+                bound(&item, sig, &args).is_empty() && !lone_method(&item, sig, &args);
+            let lone = lone_method(&item, sig, &args);
             Some(lower_body(
                 sig,
-                &item.sig.output,
-                &item.sig.ident,
+                (&item.sig.output, &item.sig.ident),
                 body,
-                refs_capturable,
+                (refs_capturable, lone),
                 &mut errors,
             ))
         }
@@ -84,16 +87,16 @@ pub fn function(args: DiffArgs, input: TokenStream, mut errors: Errors) -> Token
     }
 }
 
-/// Normalizes the body, runs it through the pipeline and writes the uniform companion's body.
+/// Normalizes the body, runs it through the pipeline and writes the uniform companion's body
+/// (its pullback boxed for a recursive function or a lone method, `lone`).
 fn lower_body(
     sig: &FnSignature,
-    sig_output: &syn::ReturnType,
-    name: &syn::Ident,
+    (sig_output, name): (&syn::ReturnType, &syn::Ident),
     body: &syn::Block,
-    refs_capturable: bool,
+    (refs_capturable, lone): (bool, bool),
     errors: &mut Errors,
 ) -> Option<TokenStream> {
-    let recursive = calls_itself(name, body.to_token_stream());
+    let boxed = lone || calls_itself(name, body.to_token_stream());
     let body = &crate::normalize::normalize(body, sig_output);
     let first = lower::lower(sig, body, None, refs_capturable);
     let mut roots = vec![first.result.clone()];
@@ -105,7 +108,7 @@ fn lower_body(
         *errors = compiled.pass.errors;
         return None;
     }
-    Some(full_body(sig, &compiled, recursive))
+    Some(full_body(sig, &compiled, boxed))
 }
 
 /// Prints the companions of the functions named in `ADJOINT_EXPAND` (comma-separated, or `*`)

@@ -61,7 +61,8 @@ pub enum NodeKind {
     /// A struct literal `Path { f: a, g: b }` of a `#[derive(Differentiable)]` struct: the
     /// tangent struct's fields of the same names are the adjoints of the parts.
     Struct {
-        path: syn::Path,
+        /// The hoisted variable holding the literal's type (`witness(&value)`).
+        witness: Ident,
         fields: Vec<Ident>,
         parts: Vec<Option<NodeId>>,
     },

@@ -277,12 +277,23 @@ impl Lowering<'_> {
                 self.unsupported_struct(lit, "a struct literal with `..base`"),
             );
         }
-        let path = lit.path.clone();
+        let witness = quote::format_ident!("__ty{}", self.graph.nodes.len());
         match self.node_over(acts, |parts| NodeKind::Struct {
-            path,
+            witness: witness.clone(),
             fields,
             parts,
         }) {
+            Ok(id) if self.is_useful(id) => {
+                // The pullback names the literal's type through its value: the path may leave
+                // out generic arguments that rustc infers.
+                self.hoisted.push(witness.clone());
+                let typed = Expr::Verbatim(quote!({
+                    let __value = #rebuilt;
+                    #witness = ::adjoint::__private::witness(&__value);
+                    __value
+                }));
+                (typed, Act::Active(id))
+            }
             Ok(id) => (rebuilt, Act::Active(id)),
             Err(act) => (rebuilt, act),
         }
