@@ -408,25 +408,20 @@ fn qualified(p: &Affine, x: f64) -> f64 {
     <Affine as Model>::forward(p, x) + Model::forward(p, x)
 }
 
-// Known limitation: calling a `&self` method (or any differentiable function taking a
-// reference) on a value owned by the differentiable function itself (a local, or a parameter
-// taken by value) does not compile, E0597 "`p` does not live long enough". The pullback of a
-// function taking a reference keeps that reference borrowed (under the Rust 2024 capture rules,
-// the returned `impl FnOnce` captures every lifetime in scope), and the caller's pullback, which
-// holds the callee's, outlives the local. Pass values, or references to the caller's own
-// reference parameters (`p: &Affine`, as in `qualified` above and `method_chain` below). These
-// two do not compile for that reason:
-//
-// #[differentiable]
-// fn qualified_on_local(x: f64) -> f64 {
-//     let p = Affine(2.0, 1.0);
-//     <Affine as Model>::forward(&p, x) + Model::forward(&p, x)
-// }
-//
-// #[differentiable]
-// fn method_chain_by_value(p: Affine, x: f64) -> f64 {
-//     p.apply(x) * p.activate(x)
-// }
+/// Trait calls on a local (the companions of methods marked alone return boxed pullbacks that
+/// do not borrow the receiver; until then this was rustc's E0597 inside generated code):
+/// 2(2x + 1), d/dx = 4.
+#[differentiable]
+fn qualified_on_local(x: f64) -> f64 {
+    let p = Affine(2.0, 1.0);
+    <Affine as Model>::forward(&p, x) + Model::forward(&p, x)
+}
+
+/// The method chain on a by-value parameter: (wx + b) tanh(wx + b), as `method_chain`.
+#[differentiable]
+fn method_chain_by_value(p: Affine, x: f64) -> f64 {
+    p.apply(x) * p.activate(x)
+}
 
 /// A model differentiated together with its input through a method chain:
 /// apply(x)·activate(x) = (wx + b) tanh(wx + b).
@@ -552,6 +547,13 @@ fn generic_callers_of_trait_methods() {
     let got = gradient(method_chain_vjp(&Affine(w, b), x));
     assert_close("method_chain", got, ((k * x, k), k * w));
     check_gradient("method_chain", affine_at(method_chain), ((w, b), x), got);
+    let got = gradient(method_chain_by_value_vjp(Affine(w, b), x));
+    assert_close("method_chain_by_value", got, ((k * x, k), k * w));
+    let by_value = |((w, b), x)| method_chain_by_value(Affine(w, b), x);
+    check_gradient("method_chain_by_value", by_value, ((w, b), x), got);
+    let got = gradient(qualified_on_local_vjp(x));
+    assert_eq!(got, 4.0);
+    check_gradient("qualified_on_local", qualified_on_local, x, got);
 }
 
 #[test]

@@ -46,3 +46,13 @@ impl<T: Clone> Shared<T> {
         Rc::clone(self.0.get_or_init(|| Rc::new(value.clone())))
     }
 }
+
+impl<O> Shared<O> {
+    /// A handle to the one owned copy of the referent of a `&R` parameter (`Vec<f64>` of a
+    /// `&[f64]`), making it on first use: what the replayed loops of a function whose pullback
+    /// may not borrow its arguments read instead of the reference.
+    #[inline(always)]
+    pub fn share_owned<R: ?Sized + ToOwned<Owned = O>>(&self, value: &R) -> Rc<O> {
+        Rc::clone(self.0.get_or_init(|| Rc::new(value.to_owned())))
+    }
+}

@@ -48,6 +48,17 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     let value_ty = sig
         .as_ref()
         .and_then(|_| value_type(&item.sig.output, &mut errors));
+    if sig
+        .as_ref()
+        .is_some_and(|s| s.params.iter().any(|p| p.by_ref))
+        && value_ty.is_some()
+        && pullback_capture(&item.sig.output).is_none()
+    {
+        errors.push(
+            item.sig.output.span(),
+            "the pullback of a #[derivative_of] rule with reference parameters must say that it borrows none of them, since differentiable callers keep it after the arguments are gone: write `impl use<> + FnOnce(..)` (with the rule's type parameters in `use<..>`, if it has any) and capture copies",
+        );
+    }
     let (Some(target), Some(sig), Some(value_ty), true) =
         (target, sig, value_ty, errors.is_empty())
     else {
@@ -227,6 +238,8 @@ fn uniform(item: &FnItem, sig: &FnSignature, f: &Ident, value_ty: &Type) -> Toke
     });
     let turbofish = &sig.turbofish;
     let inner = names::full_in_module();
+    // The rule's precise capture, repeated: its callers may then borrow nothing either.
+    let capture = pullback_capture(&item.sig.output).map(|c| quote!(#c +));
     // The tangents the rule's pullback must return, spanned at the pullback's declared output.
     let receive = {
         let nice = sig.nice_tangents();
@@ -240,7 +253,7 @@ fn uniform(item: &FnItem, sig: &FnSignature, f: &Ident, value_ty: &Type) -> Toke
 
         impl #vjp {
             #[allow(unused, clippy::all, clippy::pedantic)]
-            #vis fn #inner #generics (#(#decls,)* __needs: [bool; #n]) -> (#value_ty, impl FnOnce(#ret_tangent) -> #slots) #where_clause {
+            #vis fn #inner #generics (#(#decls,)* __needs: [bool; #n]) -> (#value_ty, impl #capture FnOnce(#ret_tangent) -> #slots) #where_clause {
                 let (__value, __pullback) = #rule #turbofish (#(#pass),*);
                 (__value, move |__seed: #ret_tangent| -> #slots {
                     // A hand-written pullback computes all its tangents: skip it when none is needed.
@@ -291,6 +304,22 @@ fn value_type(output: &ReturnType, errors: &mut Errors) -> Option<Type> {
         "a #[derivative_of] rule returns `(value, pullback)`: `-> (R, impl FnOnce(R::Tangent) -> tangents)`",
     );
     None
+}
+
+/// The precise capture `use<..>` of the pullback in `-> (R, impl use<..> + FnOnce(..) -> T)`,
+/// if it has one.
+fn pullback_capture(output: &ReturnType) -> Option<TokenStream> {
+    let ReturnType::Type(_, ty) = output else {
+        return None;
+    };
+    let Type::Tuple(t) = &**ty else { return None };
+    let Some(Type::ImplTrait(imp)) = t.elems.iter().nth(1) else {
+        return None;
+    };
+    imp.bounds.iter().find_map(|b| match b {
+        syn::TypeParamBound::PreciseCapture(c) => Some(quote::ToTokens::to_token_stream(c)),
+        _ => None,
+    })
 }
 
 /// The span of `T` in `-> (R, impl FnOnce(..) -> T)`.

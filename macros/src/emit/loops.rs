@@ -232,7 +232,7 @@ pub struct Rerun<'a> {
 }
 
 /// How a recomputed loop's pullback gets a value it reads.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone)]
 pub enum Capture {
     /// Its own copy.
     Clone,
@@ -243,6 +243,12 @@ pub enum Capture {
     Borrow,
     /// Only its type, for a collection the loop only writes (`index_rewrite`).
     Witness,
+    /// An owned copy of the referent `T` (given) of a `&T` parameter, restored as a `&T`: for
+    /// a pullback that may not keep references.
+    OwnedRef(TokenStream),
+    /// The same, as a handle on the function's one owned copy (a loop inside a loop, which
+    /// would otherwise copy once per outer iteration).
+    SharedRef(TokenStream),
 }
 
 /// The captures of a replayed loop's inputs (`let __capK = ..;` before the loop) and their
@@ -263,6 +269,17 @@ fn captures(names: &[&String], how: &[Capture]) -> (Vec<TokenStream>, Vec<TokenS
                     )
                 }
                 Capture::Borrow => (quote!(let #cap = &#name;), quote!(let #name = #cap;)),
+                Capture::OwnedRef(ty) => (
+                    quote!(let #cap = <#ty as ::std::borrow::ToOwned>::to_owned(#name);),
+                    quote!(let #name: &#ty = ::core::borrow::Borrow::borrow(&#cap);),
+                ),
+                Capture::SharedRef(ty) => {
+                    let cell = format_ident!("__shared_{}", name);
+                    (
+                        quote!(let #cap = #cell.share_owned(#name);),
+                        quote!(let #name: &#ty = ::core::borrow::Borrow::borrow(&*#cap);),
+                    )
+                }
                 Capture::Witness => (
                     quote!(let #cap = ::adjoint::__private::witness(&#name);),
                     quote!(let #name = #cap;),

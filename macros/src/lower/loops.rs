@@ -11,15 +11,13 @@ use crate::lower::cache::cache_calls;
 use crate::lower::region::{Arm, Child, Input, accumulators};
 use crate::lower::strategy::{LoopFacts, Strategy, loop_strategy};
 use crate::patterns::bindings::pattern_names;
-use crate::patterns::loops::{
-    Loop, ends_with_break_check, iterates_by_reference, split_break_check,
-};
+use crate::patterns::loops::{Loop, ends_with_break_check, references_bound, split_break_check};
 use crate::patterns::scan;
 use crate::pipeline::compile_body;
 use proc_macro2::{Delimiter, Ident, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote};
 use syn::spanned::Spanned;
-use syn::{Block, Expr, Pat, Stmt};
+use syn::{Block, Expr, Stmt};
 
 impl Lowering<'_> {
     /// A loop the lowering walks: an unlabelled `for`, a `while` that is not `while let`, or
@@ -104,11 +102,14 @@ impl Lowering<'_> {
             let mut __tape = ::adjoint::__private::tape(::core::iter::Iterator::size_hint(&__adjoint_iter).0);
         };
         let header = quote!(#(#attrs)* for #pat in __adjoint_iter);
-        // `for w in ws.iter()` / `for w in &ws` over data binds references.
+        // `for w in ws.iter()` / `for w in &ws` over data binds references (so does `(i, w)`
+        // over `ws.iter().enumerate()`, `(a, b)` over `a.iter().zip(&b)`).
         let saved = self.ref_names.clone();
-        if let (Pat::Ident(p), true) = (&*f.pat, iterates_by_reference(&f.expr)) {
-            self.ref_names.push(p.ident.to_string());
-        }
+        self.ref_names.extend(
+            references_bound(&f.pat, &f.expr)
+                .iter()
+                .map(ToString::to_string),
+        );
         let replay = matches!(&*f.expr, Expr::Range(_)).then(|| Replay {
             pattern: quote!(#(#attrs)* #pat),
             pat: quote!(#pat),
@@ -319,7 +320,10 @@ impl Lowering<'_> {
             // A pullback running the body again would copy a reference as if it were a value.
             replayable_body: scan::replayable(body) && !self.mentions_alias(body),
             captures_uncopyable: captured.iter().any(|n| *n == "self")
-                || (!self.refs_capturable && captured.iter().any(|n| self.ref_names.contains(n))),
+                || (!self.refs_capturable
+                    && captured.iter().any(|n| {
+                        self.ref_names.contains(n) && !self.owned_refs.iter().any(|(o, _)| o == *n)
+                    })),
             only_accumulates: changes_only_by(body, carried),
             writes_carried_elements: !written.is_empty(),
             nested_loop: scan::has_loop(body),
@@ -415,6 +419,16 @@ impl Lowering<'_> {
                     Capture::Borrow
                 } else if self.in_loop && self.shared.contains(*n) && indexed {
                     Capture::Share
+                } else if let Some((_, ty)) = self
+                    .owned_refs
+                    .iter()
+                    .find(|(o, _)| o == *n && !self.refs_capturable)
+                {
+                    if self.in_loop {
+                        Capture::SharedRef(ty.to_token_stream())
+                    } else {
+                        Capture::OwnedRef(ty.to_token_stream())
+                    }
                 } else {
                     Capture::Clone
                 }

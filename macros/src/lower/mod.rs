@@ -62,6 +62,15 @@ pub fn lower(
     let shareable: Vec<&crate::parse::signature::Param> =
         sig.params.iter().filter(|p| shareable(p)).collect();
     l.shared = shareable.iter().map(|p| p.name.clone()).collect();
+    let owned: Vec<&crate::parse::signature::Param> = sig
+        .params
+        .iter()
+        .filter(|p| p.by_ref && !p.inout && p.pattern.is_none() && has_owned_form(&p.value_ty))
+        .collect();
+    l.owned_refs = owned
+        .iter()
+        .map(|p| (p.name.clone(), p.value_ty.clone()))
+        .collect();
     let (mut block, result) = l.block(body, true);
     // The cells of the parameters that recomputed loops actually share.
     let mentioned = crate::patterns::scan::idents(block.to_token_stream());
@@ -70,6 +79,15 @@ pub fn lower(
         if mentioned.contains(&cell) {
             prologue.push(parse_quote!(
                 let #cell: ::adjoint::__private::Shared<#ty> = ::adjoint::__private::Shared::new();
+            ));
+        }
+    }
+    for p in owned {
+        let (cell, ty) = (format_ident!("__shared_{}", p.name), &p.value_ty);
+        if mentioned.contains(&cell) {
+            prologue.push(parse_quote!(
+                let #cell: ::adjoint::__private::Shared<<#ty as ::std::borrow::ToOwned>::Owned> =
+                    ::adjoint::__private::Shared::new();
             ));
         }
     }
@@ -145,6 +163,20 @@ fn shareable(p: &crate::parse::signature::Param) -> bool {
     !p.inout && !p.by_ref && p.pattern.is_none() && !declared_mut(p)
 }
 
+/// Whether `ty` (the referent of a `&T` parameter) is one the macro knows to be `ToOwned`: a
+/// slice, an array, a `Vec`, a float or a tensor.
+fn has_owned_form(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Slice(_) | syn::Type::Array(_) => true,
+        syn::Type::Path(p) if p.qself.is_none() => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| ["Vec", "f32", "f64", "Tensor"].iter().any(|k| s.ident == k)),
+        _ => false,
+    }
+}
+
 /// Whether a parameter is declared `mut x: T`.
 fn declared_mut(p: &crate::parse::signature::Param) -> bool {
     matches!(p.decl.clone().into_iter().next(), Some(proc_macro2::TokenTree::Ident(i)) if i == "mut")
@@ -169,6 +201,10 @@ pub struct Lowering<'u> {
     /// recomputed loop shares them through `__shared_<name>` instead of copying them into
     /// every pullback (see `region::LoopCode::replayed`).
     pub shared: Vec<String>,
+    /// `&T` parameters of a type known to have an owned form (slices, arrays, `Vec`s, floats,
+    /// tensors), with `T`: when pullbacks may not keep references, a recomputed loop reads
+    /// them from one owned copy per call (`__shared_<name>`, `Shared::share_owned`).
+    pub owned_refs: Vec<(String, syn::Type)>,
     /// Whether this pass lowers (part of) a loop body.
     pub in_loop: bool,
     /// Whether this pass lowers code that a pullback runs again (the body of a recomputed
@@ -203,6 +239,7 @@ impl<'u> Lowering<'u> {
             ref_names: Vec::new(),
             refs_capturable: false,
             shared: Vec::new(),
+            owned_refs: Vec::new(),
             in_loop: false,
             rerun: false,
             write_only: Vec::new(),
@@ -274,6 +311,7 @@ impl<'u> Lowering<'u> {
     pub(crate) fn bind(&mut self, name: &str, act: Act) {
         self.ref_names.retain(|r| r != name);
         self.shared.retain(|r| r != name);
+        self.owned_refs.retain(|(r, _)| r != name);
         self.unalias(name);
         self.scopes
             .last_mut()

@@ -96,6 +96,7 @@ impl Lowering<'_> {
         child.ref_names = self.ref_names.clone();
         child.refs_capturable = self.refs_capturable;
         child.shared = self.shared.clone();
+        child.owned_refs = self.owned_refs.clone();
         child.in_loop = self.in_loop || arm.looping;
         // The references, closures and `mut` variables of the enclosing scopes, which the
         // child sees as one scope.

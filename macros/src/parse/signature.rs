@@ -64,8 +64,9 @@ pub struct FnSignature {
     pub captures: TokenStream,
     /// The function's type and const parameters.
     pub generic_names: Vec<Ident>,
-    /// A free function whose only references are inout parameters (which the uniform
-    /// companion takes by value): its pullbacks can be declared not to borrow anything.
+    /// A free function whose pullbacks can be declared not to borrow anything: one without
+    /// type parameters (its reference arguments are read, never kept), or whose only
+    /// references are inout parameters (which the uniform companion takes by value).
     pub lifetime_free: bool,
 }
 
@@ -232,13 +233,17 @@ pub fn analyse(
     };
     let generic_params = generics;
     let captures = quote!(use<#(#generic_params),*>);
-    let lifetime_free = !has_receiver
-        && !params.iter().any(|p| p.by_ref)
-        && !sig
+    // Reference parameters are left out of the capture unless the function has type
+    // parameters: a callee's boxed pullback bounded by `T: 'p` could then only take `'p =
+    // 'static` in a pullback that captures no lifetime.
+    let borrows = params.iter().any(|p| p.by_ref)
+        || sig
             .generics
             .params
             .iter()
             .any(|g| matches!(g, GenericParam::Lifetime(_)));
+    let has_types = sig.generics.type_params().next().is_some();
+    let lifetime_free = !(has_receiver || (borrows && has_types));
     Some(FnSignature {
         params,
         has_receiver,

@@ -1,9 +1,9 @@
 //! The syntax of loops: the one place that matches `for`, `while` and `loop`.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::ToTokens;
 use syn::visit::Visit;
-use syn::{Block, Expr, Stmt};
+use syn::{Block, Expr, Pat, Stmt};
 
 /// The name prefix of the flags that normalization gives loops left by `break`, `continue` or
 /// `return` (`__adjoint_break0`, ...): each such body ends with `if flag { break; }`.
@@ -91,6 +91,29 @@ pub fn iterates_by_reference(iter: &Expr) -> bool {
         Expr::MethodCall(m) => m.method == "iter" && m.args.is_empty(),
         Expr::Reference(r) => r.mutability.is_none(),
         _ => false,
+    }
+}
+
+/// The names `pat` binds to references when it iterates `iter` by reference: the name itself
+/// over `xs.iter()` or `&xs`, the element of `enumerate`'s pair, the parts of `zip`'s.
+pub fn references_bound(pat: &Pat, iter: &Expr) -> Vec<Ident> {
+    match (pat, iter) {
+        (Pat::Ident(p), iter) if p.subpat.is_none() && iterates_by_reference(iter) => {
+            vec![p.ident.clone()]
+        }
+        (Pat::Paren(p), iter) => references_bound(&p.pat, iter),
+        (Pat::Tuple(t), Expr::MethodCall(m)) if t.elems.len() == 2 => {
+            match (m.method.to_string().as_str(), m.args.first()) {
+                ("enumerate", None) => references_bound(&t.elems[1], &m.receiver),
+                ("zip", Some(other)) => {
+                    let mut names = references_bound(&t.elems[0], &m.receiver);
+                    names.extend(references_bound(&t.elems[1], other));
+                    names
+                }
+                _ => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
     }
 }
 
