@@ -9,6 +9,8 @@ pub use crate::collections::indexing::{
     vec_push, witness,
 };
 #[doc(hidden)]
+pub use crate::collections::ranges::{Accumulate, RangeRecord, ReadIndex};
+#[doc(hidden)]
 pub use crate::differentiable::component::{
     Component, from_component, struct_tangent, take_component,
 };

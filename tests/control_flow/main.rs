@@ -9,6 +9,7 @@
 //! - [`mixed`]: branches inside loops and loops inside branches;
 //! - [`recursion`]: direct recursion;
 //! - [`iterators`]: iterator chains over active collections, `for` loops and reductions;
+//! - [`slices`]: sub-slices `&v[a..b]` of active collections, and `fold` with `f64::max`;
 //! - [`mut_iterators`]: `for t in v.iter_mut()` and `&mut v`, writes through the element;
 //! - [`labelled`]: `break 'outer` and `continue 'outer` from nested loops, labelled blocks;
 //! - [`values`]: `break value` from a `loop` (also `'outer`) and from a labelled block;
@@ -52,4 +53,5 @@ mod properties;
 mod recomputed;
 mod recursion;
 mod rnn;
+mod slices;
 mod values;

@@ -1,6 +1,7 @@
 //! Element reads, element writes, `push` and `vec![..]` in differentiable code: the rules of
 //! the collections' elements, whose tangents are the collections of [`super`].
 
+use super::ranges::{Accumulate, ReadIndex};
 use crate::{Differentiable, TangentVector};
 use std::marker::PhantomData;
 
@@ -55,21 +56,15 @@ impl<C: Elements + ?Sized> Elements for &C {
     }
 }
 
-/// `c[i]` in differentiable code: the element (a copy or a cheap clone) and where it was read.
+/// `c[i]` in differentiable code: the element (a copy or a cheap clone) and where it was read;
+/// `c[a..b]`: a copy of the elements and where they were read (see [`super::ranges`]).
 #[inline(always)]
 #[track_caller]
-pub fn index_read<C: Elements + ?Sized>(c: &C, index: usize) -> (C::Elem, IndexRecord)
-where
-    C::Elem: Clone,
-{
-    let elements = c.elements();
-    (
-        elements[index].clone(),
-        IndexRecord {
-            index,
-            len: elements.len(),
-        },
-    )
+pub fn index_read<C: Elements + ?Sized, I: ReadIndex<C::Elem>>(
+    c: &C,
+    index: I,
+) -> (I::Value, I::Record) {
+    index.read(c.elements())
 }
 
 /// Tangents of collections, which take the adjoint of one element in place.
@@ -95,10 +90,11 @@ impl<E: TangentVector, const N: usize> AccumulateAt<E> for [E; N] {
     }
 }
 
-/// See [`AccumulateAt`].
+/// See [`AccumulateAt`]: `acc[record] += d` for an element's record, or a sub-slice's
+/// ([`super::ranges::Accumulate`]).
 #[inline(always)]
-pub fn accumulate_at<T: AccumulateAt<E>, E>(acc: &mut T, record: IndexRecord, d: E) {
-    acc.accumulate_at(record, d);
+pub fn accumulate_at<T, R: Accumulate<T, E>, E>(acc: &mut T, record: R, d: E) {
+    record.accumulate(acc, d);
 }
 
 /// Collections whose elements differentiable code may overwrite with `c[i] = value`.

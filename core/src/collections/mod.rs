@@ -5,6 +5,7 @@
 //! padded with zeros, and `move_by` with the empty vector changes nothing.
 
 pub(crate) mod indexing;
+pub(crate) mod ranges;
 
 use crate::{Differentiable, TangentVector};
 

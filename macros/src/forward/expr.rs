@@ -113,6 +113,18 @@ impl Forward {
     /// An expression forward mode does not look into: fine as long as it mentions no tracked
     /// variable.
     pub fn opaque(&mut self, e: &Expr) -> Fx {
+        if let Expr::Index(i) = e
+            && matches!(&*i.index, Expr::Range(_))
+            && let Some(name) = self.mentions_tracked(i.expr.to_token_stream())
+        {
+            self.error(
+                e.span(),
+                format!(
+                    "forward mode: a sub-slice of the active `{name}` is not supported yet (reverse mode differentiates it): pass the whole collection and the range, or read its elements by index"
+                ),
+            );
+            return Fx::Data(e.to_token_stream());
+        }
         if let Some(name) = self.mentions_tracked(e.to_token_stream()) {
             self.error(
                 e.span(),

@@ -31,6 +31,9 @@ pub fn place(e: &Expr) -> Option<Place> {
             base.accesses.extend(quote!(.#member));
             Some(base)
         }
+        // A sub-slice `v[a..b]` is no place forward mode follows (its tangent would be a
+        // sub-slice of a `Vec` tangent, which may be shorter than the value).
+        Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => None,
         Expr::Index(i) => {
             let mut base = place(&i.expr)?;
             let index = &i.index;

@@ -182,24 +182,32 @@ fn places(collection: &Expr) -> Option<Chain> {
     })
 }
 
-/// `e` as a chain, if it is one; `fresh` numbers the array literals bound before the loop.
+/// The chain over the elements of `collection` (an array literal, a sub-slice `&xs[a..b]`),
+/// bound to a name before the loop; `fresh` numbers the names.
+fn bound_first(collection: TokenStream, fresh: &mut usize) -> Chain {
+    let name = Ident::new(&format!("__adjoint_items{}", *fresh), Span::call_site());
+    *fresh += 1;
+    let mut c = elements(name.to_token_stream());
+    c.prelude.push(parse_quote!(let #name = #collection;));
+    c
+}
+
+/// `e` as a chain, if it is one; `fresh` numbers the array literals and sub-slices bound
+/// before the loop.
 fn chain(e: &Expr, fresh: &mut usize) -> Option<Chain> {
     match e {
         Expr::Paren(p) => chain(&p.expr, fresh),
         Expr::Reference(r) if r.mutability.is_some() => places(&r.expr),
         Expr::Reference(r) => match &*r.expr {
             Expr::Array(_) => chain(&r.expr, fresh),
+            sub @ Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => {
+                Some(bound_first(quote!(&#sub), fresh))
+            }
             inner => Some(elements(inner.to_token_stream())),
         },
         Expr::Path(p) if p.path.get_ident().is_some() => Some(elements(p.to_token_stream())),
         Expr::Field(f) => Some(elements(f.to_token_stream())),
-        Expr::Array(a) => {
-            let name = Ident::new(&format!("__adjoint_items{}", *fresh), Span::call_site());
-            *fresh += 1;
-            let mut c = elements(name.to_token_stream());
-            c.prelude.push(parse_quote!(let #name = #a;));
-            Some(c)
-        }
+        Expr::Array(a) => Some(bound_first(a.to_token_stream(), fresh)),
         Expr::MethodCall(m) => {
             let args: Vec<&Expr> = m.args.iter().collect();
             match (m.method.to_string().as_str(), args.as_slice()) {
@@ -208,6 +216,10 @@ fn chain(e: &Expr, fresh: &mut usize) -> Option<Chain> {
                         Some(elements(receiver.to_token_stream()))
                     }
                     receiver @ Expr::Array(_) => chain(receiver, fresh),
+                    Expr::Index(i) if matches!(&*i.index, Expr::Range(_)) => {
+                        let sub = &m.receiver;
+                        Some(bound_first(quote!(&#sub), fresh))
+                    }
                     _ => None,
                 },
                 ("iter_mut", []) => places(&m.receiver),
@@ -336,7 +348,7 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
         receiver => (receiver, None),
     };
     let mut fresh = 0;
-    let chain = chain(source, &mut fresh).filter(|c| !c.item.has_place())?;
+    let mut chain = chain(source, &mut fresh).filter(|c| !c.item.has_place())?;
     if m.method == "fold" {
         return fold(m, &chain).filter(|_| map.is_none());
     }
@@ -378,8 +390,11 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
             ),
             _ => return None,
         };
+    // The chain's prelude (a bound array literal or sub-slice) comes before the first step,
+    // which reads it.
+    let prelude = std::mem::take(&mut chain.prelude);
     let the_loop = indexed_loop(&chain, &pat, &[], Some(step), start)?;
-    Some(parse_quote!({ #init #the_loop; #acc }))
+    Some(parse_quote!({ #(#prelude)* #init #the_loop; #acc }))
 }
 
 /// The first step's value (`value` with `pat` bound to the first item), or `empty` for an
@@ -394,11 +409,24 @@ fn first_or(chain: &Chain, pat: &Pat, value: &Expr, empty: TokenStream) -> Optio
     Some(quote!(if #len > 0 { let #index: usize = 0; #(#lets)* #value } else { #empty }))
 }
 
-/// `chain.fold(init, |acc, x| body)` as `{ let mut acc = init; for .. { acc = body; } acc }`.
+/// `chain.fold(init, |acc, x| body)` as `{ let mut acc = init; for .. { acc = body; } acc }`;
+/// a function path `chain.fold(init, f64::max)` as `|acc, x| f64::max(acc, x)`.
 fn fold(m: &syn::ExprMethodCall, chain: &Chain) -> Option<Expr> {
-    let (Some(init), Some(Expr::Closure(g)), 2) = (m.args.first(), m.args.get(1), m.args.len())
-    else {
+    let (Some(init), Some(step), 2) = (m.args.first(), m.args.get(1), m.args.len()) else {
         return None;
+    };
+    let called: Expr;
+    let g = match step {
+        Expr::Closure(g) => g,
+        Expr::Path(f) => {
+            called =
+                parse_quote!(|__adjoint_acc, __adjoint_item| #f(__adjoint_acc, __adjoint_item));
+            let Expr::Closure(g) = &called else {
+                unreachable!("parsed as a closure")
+            };
+            g
+        }
+        _ => return None,
     };
     let (Some(Pat::Ident(acc)), Some(x), 2) = (g.inputs.first(), g.inputs.get(1), g.inputs.len())
     else {
