@@ -8,6 +8,7 @@
 //! - [`closures`]: closures bound to a name and called in the body, inlined;
 //! - [`mixed`]: branches inside loops and loops inside branches;
 //! - [`recursion`]: direct recursion;
+//! - [`reorders`]: `swap`, `reverse`, `fill`, `sort_by`, `sort_by_key` on active collections;
 //! - [`iterators`]: iterator chains over active collections, `for` loops and reductions;
 //! - [`slices`]: sub-slices `&v[a..b]` of active collections, and `fold` with `f64::max`;
 //! - [`mut_iterators`]: `for t in v.iter_mut()` and `&mut v`, writes through the element;
@@ -52,6 +53,7 @@ mod ordinary;
 mod properties;
 mod recomputed;
 mod recursion;
+mod reorders;
 mod rnn;
 mod slices;
 mod values;

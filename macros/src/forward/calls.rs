@@ -52,6 +52,13 @@ impl Forward {
 
     pub(super) fn method_call(&mut self, m: &ExprMethodCall) -> Fx {
         let name = m.method.to_string();
+        if crate::patterns::bindings::local_name(&m.receiver).is_some()
+            && self.mentions_tracked(m.to_token_stream()).is_some()
+            && let Some(writes) = crate::patterns::reorders::reordered(m)
+        {
+            // `v.swap(i, j)`, `v.reverse()`, `v.fill(x)`, `v.sort_by(..)`: element writes.
+            return self.expr(&writes);
+        }
         if let Some(the_loop) = crate::patterns::iterators::reduction(m)
             && self
                 .mentions_tracked(m.receiver.to_token_stream())

@@ -85,6 +85,14 @@ impl Lowering<'_> {
         ) {
             return self.push(m, name);
         }
+        if local_name(&m.receiver).is_some()
+            && self.mentions_active(&Expr::MethodCall(m.clone()))
+            && let Some(writes) = crate::patterns::reorders::reordered(m)
+        {
+            // `v.swap(i, j)`, `v.reverse()`, `v.fill(x)`, `v.sort_by(..)` on an active local:
+            // the element writes they make.
+            return self.expr(&writes);
+        }
         if let Some(the_loop) = crate::patterns::iterators::reduction(m)
             && self.mentions_active(&m.receiver)
         {

@@ -10,4 +10,5 @@ pub mod mem;
 pub mod operators;
 pub mod queries;
 pub mod recurrence;
+pub mod reorders;
 pub mod scan;
