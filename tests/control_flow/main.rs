@@ -1,5 +1,6 @@
 //! Control flow inside `#[differentiable]` functions, one module per construct:
 //! - [`branches`]: `if`/`else if`/`else`, `if let`, `match` (guards included);
+//! - [`scalar_matches`]: `match` on an active float with ranges, `|`, bindings and guards;
 //! - [`loops`]: `for` over ranges and data iterators, `while` with active conditions, carried
 //!   variables, a loop of a million iterations;
 //! - [`arrays`]: element reads and writes of arrays and `Vec`s, `push`, array and `vec!`
@@ -55,5 +56,6 @@ mod recomputed;
 mod recursion;
 mod reorders;
 mod rnn;
+mod scalar_matches;
 mod slices;
 mod values;

@@ -378,6 +378,12 @@ impl Forward {
     }
 
     pub fn match_expr(&mut self, m: &syn::ExprMatch) -> Fx {
+        if self.mentions_tracked(m.expr.to_token_stream()).is_some()
+            && let Some(chain) = crate::patterns::scalar_match::as_if_chain(m)
+        {
+            // A `match` that only compares or binds an active value: an `if` chain on it.
+            return self.expr(&chain);
+        }
         let scrutinee = self.expr(&m.expr);
         let active = scrutinee.is_pair();
         let mut arms = Vec::new();

@@ -84,6 +84,12 @@ impl Lowering<'_> {
     }
 
     pub(crate) fn match_arms(&mut self, m: &syn::ExprMatch) -> (Expr, Act) {
+        if self.mentions_active(&m.expr)
+            && let Some(chain) = crate::patterns::scalar_match::as_if_chain(m)
+        {
+            // A `match` that only compares or binds an active value: an `if` chain on it.
+            return self.expr(&chain);
+        }
         let (scrutinee, act) = self.expr(&m.expr);
         let mut arms = Vec::new();
         for arm in &m.arms {

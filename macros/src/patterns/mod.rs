@@ -11,4 +11,5 @@ pub mod operators;
 pub mod queries;
 pub mod recurrence;
 pub mod reorders;
+pub mod scalar_match;
 pub mod scan;
