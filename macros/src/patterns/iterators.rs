@@ -330,8 +330,14 @@ fn indexed_loop(
 }
 
 /// A reduction of a chain (`chain[.map(f)].sum()`, `.product()`, `.fold(init, g)`,
-/// `.collect::<Vec<_>>()`) as a block with a loop over indices; `None` for anything else.
+/// `.collect::<Vec<_>>()`, and `xs.to_vec()`) as a block with a loop over indices; `None` for anything else.
 pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
+    if m.method == "to_vec" && m.args.is_empty() {
+        // `xs.to_vec()` is `xs.iter().cloned().collect::<Vec<_>>()`.
+        let xs = &m.receiver;
+        let collected: syn::ExprMethodCall = parse_quote!(#xs.iter().cloned().collect::<Vec<_>>());
+        return reduction(&collected);
+    }
     if !["sum", "product", "fold", "collect"]
         .iter()
         .any(|r| m.method == r)

@@ -3,7 +3,8 @@
 //! chains, `while` with active conditions, `loop` with `break value`, labelled loops and
 //! blocks, reductions, closures, `Vec` and array writes, tuples, structs, `std::mem::swap`,
 //! float methods, `f32`, generic `Float` code, recursion, helper functions, compound
-//! assignments and `without_derivative`.
+//! assignments and `without_derivative`; in-place writes through `iter_mut()`, sorts,
+//! sub-slices and `match` on ranges.
 //!
 //! Every gradient is compared with an exact value (a closed form in the doc comment, or the
 //! dual-number derivative of the same generic code) and with central finite differences.
@@ -12,6 +13,8 @@ use adjoint::prelude::*;
 
 mod exits_and_branches;
 mod floats_and_recursion;
+mod in_place;
+
 mod loops;
 mod reductions_and_writes;
 mod structs;
