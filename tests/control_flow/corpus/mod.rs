@@ -14,7 +14,6 @@ use adjoint::prelude::*;
 mod exits_and_branches;
 mod floats_and_recursion;
 mod in_place;
-
 mod loops;
 mod reductions_and_writes;
 mod structs;
