@@ -57,7 +57,7 @@ impl<C: Elements + ?Sized> Elements for &C {
 }
 
 /// `c[i]` in differentiable code: the element (a copy or a cheap clone) and where it was read;
-/// `c[a..b]`: a copy of the elements and where they were read (see [`super::ranges`]).
+/// `c[a..b]`: a copy of the elements and where they were read (see `collections/ranges.rs`).
 #[inline(always)]
 #[track_caller]
 pub fn index_read<C: Elements + ?Sized, I: ReadIndex<C::Elem>>(
@@ -91,7 +91,7 @@ impl<E: TangentVector, const N: usize> AccumulateAt<E> for [E; N] {
 }
 
 /// See [`AccumulateAt`]: `acc[record] += d` for an element's record, or a sub-slice's
-/// ([`super::ranges::Accumulate`]).
+/// (`Accumulate` in `collections/ranges.rs`).
 #[inline(always)]
 pub fn accumulate_at<T, R: Accumulate<T, E>, E>(acc: &mut T, record: R, d: E) {
     record.accumulate(acc, d);
