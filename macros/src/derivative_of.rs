@@ -306,17 +306,22 @@ fn value_type(output: &ReturnType, errors: &mut Errors) -> Option<Type> {
     None
 }
 
-/// The precise capture `use<..>` of the pullback in `-> (R, impl use<..> + FnOnce(..) -> T)`,
-/// if it has one.
-fn pullback_capture(output: &ReturnType) -> Option<TokenStream> {
+/// The pullback's type `impl ..` in `-> (R, impl ..)`, if the rule returns one.
+fn pullback_impl(output: &ReturnType) -> Option<&syn::TypeImplTrait> {
     let ReturnType::Type(_, ty) = output else {
         return None;
     };
     let Type::Tuple(t) = &**ty else { return None };
-    let Some(Type::ImplTrait(imp)) = t.elems.iter().nth(1) else {
-        return None;
-    };
-    imp.bounds.iter().find_map(|b| match b {
+    match t.elems.iter().nth(1) {
+        Some(Type::ImplTrait(imp)) => Some(imp),
+        _ => None,
+    }
+}
+
+/// The precise capture `use<..>` of the pullback in `-> (R, impl use<..> + FnOnce(..) -> T)`,
+/// if it has one.
+fn pullback_capture(output: &ReturnType) -> Option<TokenStream> {
+    pullback_impl(output)?.bounds.iter().find_map(|b| match b {
         syn::TypeParamBound::PreciseCapture(c) => Some(quote::ToTokens::to_token_stream(c)),
         _ => None,
     })
@@ -324,13 +329,7 @@ fn pullback_capture(output: &ReturnType) -> Option<TokenStream> {
 
 /// The span of `T` in `-> (R, impl FnOnce(..) -> T)`.
 fn pullback_output_span(output: &ReturnType) -> Option<proc_macro2::Span> {
-    let ReturnType::Type(_, ty) = output else {
-        return None;
-    };
-    let Type::Tuple(t) = &**ty else { return None };
-    let Some(Type::ImplTrait(imp)) = t.elems.iter().nth(1) else {
-        return None;
-    };
+    let imp = pullback_impl(output)?;
     imp.bounds.iter().find_map(|b| match b {
         syn::TypeParamBound::Trait(tb) => match &tb.path.segments.last()?.arguments {
             syn::PathArguments::Parenthesized(p) => match &p.output {
