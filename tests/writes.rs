@@ -11,7 +11,7 @@
 mod common;
 
 use adjoint::prelude::*;
-use common::check;
+use common::{assert_close, check, check_gradient};
 
 /// x₁ = x₀·y + y (an inout parameter): ∂x₁/∂x₀ = y, ∂x₁/∂y = x₀ + 1.
 #[differentiable]
@@ -482,4 +482,76 @@ fn field_writes() {
     );
     // s: 1 → x + 0 → x² + 1 → x³ + x + 2, so ds/dx = 3x² + 1.
     check!(tuple_field_in_loop, tuple_field_in_loop_vjp; x => 3.0 * x * x + 1.0);
+}
+
+/// A point whose fields `std::mem` exchanges, replaces and takes.
+#[derive(Clone, Debug, Differentiable)]
+struct Pair2 {
+    x: f64,
+    y: f64,
+}
+
+/// `mem::swap(&mut p.x, &mut p.y)`, then 2x + y (so 2y_old + x_old): ∂p = (1, 2).
+#[differentiable(forward)]
+fn swap_fields(p: Pair2) -> f64 {
+    let mut p = p;
+    std::mem::swap(&mut p.x, &mut p.y);
+    2.0 * p.x + p.y
+}
+
+/// `mem::replace(&mut v[1], s·s)` returns the old v₁, then old·v₁ + v₀ = v₁_old·s² + v₀:
+/// ∂v = (1, s², 0), ∂s = 2s·v₁.
+#[differentiable(forward)]
+fn replace_element(v: [f64; 3], s: f64) -> f64 {
+    let mut v = v;
+    let old = std::mem::replace(&mut v[1], s * s);
+    old * v[1] + v[0]
+}
+
+/// `mem::take(&mut p.y)` leaves 0 and returns y, then swaps a local with a field:
+/// t = y, p.y = 0; swap(t, p.x) gives t = x, p.x = y; result 3t + p.x = 3x + y: ∂p = (3, 1).
+#[differentiable(forward)]
+fn take_and_swap_with_local(p: Pair2) -> f64 {
+    let mut p = p;
+    let mut t = std::mem::take(&mut p.y);
+    std::mem::swap(&mut t, &mut p.x);
+    3.0 * t + p.x + p.y
+}
+
+#[test]
+fn mem_calls_on_fields_and_elements() {
+    let p = Pair2 { x: 0.5, y: -1.5 };
+    let g = gradient(swap_fields_vjp(p.clone()));
+    assert_eq!((g.x, g.y), (1.0, 2.0));
+    check_gradient(
+        "swap_fields",
+        |(x, y)| swap_fields(Pair2 { x, y }),
+        (p.x, p.y),
+        (g.x, g.y),
+    );
+    let g = gradient(take_and_swap_with_local_vjp(p.clone()));
+    assert_eq!((g.x, g.y), (3.0, 1.0));
+    let f = |(x, y)| take_and_swap_with_local(Pair2 { x, y });
+    check_gradient("take_and_swap_with_local", f, (p.x, p.y), (g.x, g.y));
+    let (v, s) = ([0.5, -1.5, 2.0], 0.7);
+    let got = gradient(replace_element_vjp(v, s));
+    assert_close("replace_element", got, ([1.0, s * s, 0.0], 2.0 * s * v[1]));
+    check_gradient(
+        "replace_element",
+        |(v, s)| replace_element(v, s),
+        (v, s),
+        got,
+    );
+    // Forward mode agrees with reverse.
+    let (_, t) = swap_fields_jvp(p.clone(), Pair2Tangent { x: 0.3, y: -0.2 });
+    assert!(
+        (t - (0.3 + 2.0 * -0.2)).abs() < 1e-12,
+        "swap_fields jvp {t}"
+    );
+    let (_, t) = replace_element_jvp(v, s, [0.1, 0.2, 0.3], 0.5);
+    let want = 0.1 + s * s * 0.2 + 2.0 * s * v[1] * 0.5;
+    assert!(
+        (t - want).abs() < 1e-12,
+        "replace_element jvp {t} against {want}"
+    );
 }

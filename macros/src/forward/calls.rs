@@ -242,6 +242,10 @@ impl Forward {
     /// `mem::swap`, `mem::replace` and `mem::take` on variables: the same call on their
     /// tangents (`take` leaves the zero tangent, `None`, with the default value).
     fn mem_call(&mut self, c: &ExprCall) -> Option<Fx> {
+        if let Some(writes) = crate::patterns::mem::on_parts(c) {
+            // On fields and elements: the reads and writes the call makes.
+            return Some(self.expr(&writes));
+        }
         let last = crate::patterns::mem::mem_function(c)?;
         let last = Some(last.as_str());
         let mut args = c.args.iter();

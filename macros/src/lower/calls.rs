@@ -45,6 +45,10 @@ impl Lowering<'_> {
     /// the activities of `a` and `b`; `replace` returns `a`'s and gives `a` that of `v`;
     /// `take` returns `a`'s and leaves `a` data (its default value).
     fn mem_call(&mut self, c: &syn::ExprCall) -> Option<(Expr, Act)> {
+        if let Some(writes) = crate::patterns::mem::on_parts(c) {
+            // On fields and elements: the reads and writes the call makes.
+            return Some(self.expr(&writes));
+        }
         let function = crate::patterns::mem::mem_function(c)?;
         let (a, _) = self.mut_place(c.args.first()?)?;
         let old = self.act_of(&a);
