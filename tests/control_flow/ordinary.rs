@@ -108,3 +108,25 @@ fn no_derivative_fields_of_any_type() {
         w, x => (x / 2.0, w / 2.0)
     );
 }
+
+/// `let (s, c) = x.sin_cos()`, a method returning a pair: s·c·y = y sin(2x)/2;
+/// ∂x = y cos 2x, ∂y = sin x cos x. Both modes.
+#[differentiable(forward)]
+fn sine_cosine(x: f64, y: f64) -> f64 {
+    let (s, c) = x.sin_cos();
+    s * c * y
+}
+
+#[test]
+fn sin_cos_returns_a_pair_with_a_derivative() {
+    let (x, y) = (0.4_f64, 1.5);
+    let got = gradient(sine_cosine_vjp(x, y));
+    let want = (y * (2.0 * x).cos(), x.sin() * x.cos());
+    crate::common::assert_close("sine_cosine", got, want);
+    crate::common::check_gradient("sine_cosine", |(x, y)| sine_cosine(x, y), (x, y), got);
+    let (_, t) = sine_cosine_jvp(x, y, 0.3, -0.5);
+    assert!(
+        (t - (want.0 * 0.3 - want.1 * 0.5)).abs() < 1e-12,
+        "sine_cosine jvp {t}"
+    );
+}

@@ -104,6 +104,10 @@ macro_rules! method_rules {
             fn clamp_vjp_full(self, lo: Self, hi: Self, needs: [bool; 3]) -> (Self, impl FnOnce(Self) -> (Self, Self, Self));
             /// Forward rule of `clamp(lo, hi)`: the tangent of the input the value is.
             fn clamp_jvp_full(self, lo: Self, hi: Self, t: (Option<&Self>, Option<Self>, Option<Self>)) -> (Self, Option<Self>);
+            /// Rule of `sin_cos`: (s, c) = (sin x, cos x); x̄ = s̄ · cos x − c̄ · sin x.
+            fn sin_cos_vjp_full(self, needs: [bool; 1]) -> ((Self, Self), impl FnOnce((Self, Self)) -> (Self,));
+            /// Forward rule of `sin_cos`: ẋ ↦ (ẋ · cos x, −ẋ · sin x).
+            fn sin_cos_jvp_full(self, t: (Option<&Self>,)) -> ((Self, Self), Option<(Self, Self)>);
         }
 
         impl<T: Float> FloatMethods for T {
@@ -180,6 +184,16 @@ macro_rules! method_rules {
                 };
                 // `None` where the input the value is has none: its tangent is zero.
                 (self.clamp(lo, hi), tangent)
+            }
+            #[inline(always)]
+            fn sin_cos_vjp_full(self, needs: [bool; 1]) -> ((T, T), impl FnOnce((T, T)) -> (T,)) {
+                let (s, c) = (self.sin(), self.cos());
+                ((s, c), move |(ds, dc): (T, T)| (if needs[0] { ds * c - dc * s } else { T::ZERO },))
+            }
+            #[inline(always)]
+            fn sin_cos_jvp_full(self, t: (Option<&T>,)) -> ((T, T), Option<(T, T)>) {
+                let (s, c) = (self.sin(), self.cos());
+                ((s, c), t.0.map(|t| (*t * c, -(*t * s))))
             }
         }
 

@@ -99,6 +99,38 @@ fn clamp_rules() {
     assert_eq!(pullback(1.0), (0.0, 0.0, 0.0));
 }
 
+/// `sin_cos`: both rules against central differences of (sin, cos) along a seed (s̄, c̄), the
+/// transpose identity ⟨J·ẋ, (s̄, c̄)⟩ = ẋ · Jᵀ(s̄, c̄), and exact values at 0.
+#[test]
+fn sin_cos_rules() {
+    let h = 1e-6;
+    for x in [-2.0_f64, 0.3, 1.7] {
+        let ((s, c), pullback) = x.sin_cos_vjp_full([true]);
+        assert_eq!((s, c), x.sin_cos());
+        let (ds, dc) = (0.7, -1.3);
+        let (dx,) = pullback((ds, dc));
+        let along = |x: f64| ds * x.sin() + dc * x.cos();
+        let fd = (along(x + h) - along(x - h)) / (2.0 * h);
+        assert!(
+            (dx - fd).abs() < 1e-8,
+            "sin_cos pullback at {x}: {dx} against {fd}"
+        );
+        let (_, t) = x.sin_cos_jvp_full((Some(&0.5),));
+        let (ts, tc) = t.expect("a tangent in, a tangent out");
+        assert!(
+            (ts * ds + tc * dc - 0.5 * dx).abs() < 1e-12,
+            "transpose at {x}"
+        );
+    }
+    assert_eq!(
+        0.0_f64.sin_cos_jvp_full((Some(&2.0),)),
+        ((0.0, 1.0), Some((2.0, -0.0)))
+    );
+    assert_eq!(1.0_f64.sin_cos_jvp_full((None,)).1, None);
+    let (_, pullback) = 1.0_f64.sin_cos_vjp_full([false]);
+    assert_eq!(pullback((1.0, 1.0)), (0.0,));
+}
+
 #[test]
 fn exact_values() {
     assert_eq!(0.0_f64.sin_jvp_full((Some(&2.0),)), (0.0, Some(2.0)));
