@@ -50,7 +50,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         .and_then(|_| value_type(&item.sig.output, &mut errors));
     if sig
         .as_ref()
-        .is_some_and(|s| s.params.iter().any(|p| p.by_ref))
+        .is_some_and(|s| !s.has_receiver && s.params.iter().any(|p| p.by_ref))
         && value_ty.is_some()
         && pullback_capture(&item.sig.output).is_none()
     {

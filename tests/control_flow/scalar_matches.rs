@@ -1,5 +1,5 @@
 //! `match` over an active float with patterns that compare or bind it (a name, `_`, ranges,
-//! `|`, `v @ range`) and guards, in both modes: rewritten as an `if` chain on the value
+//! `|`, `v @ range`, tuples of those) and guards, in both modes: rewritten as an `if` chain on the value
 //! (patterns/scalar_match.rs). Until then any such `match` was rejected. Each derivative is
 //! exact on every arm and checked against central finite differences away from the arms'
 //! boundaries, and forward against reverse.
@@ -38,8 +38,28 @@ fn outside_or_cube(x: f64) -> f64 {
     }
 }
 
+/// A `match` on a tuple of active values, binding and comparing its parts with a guard:
+/// ab when a > b ≥ 0, a otherwise (a = x, b = y²). ∂ = (y², 2xy) or (1, 0).
+#[differentiable(forward)]
+fn pair_match(x: f64, y: f64) -> f64 {
+    match (x, y * y) {
+        (a, b @ 0.0..) if a > b => a * b,
+        (a, _) => a,
+    }
+}
+
 #[test]
 fn matches_on_active_floats_differentiate_each_arm() {
+    for (x, y, want) in [(2.0, 0.5, (0.25, 2.0)), (0.1, 0.9, (1.0, 0.0))] {
+        let got = gradient(pair_match_vjp(x, y));
+        crate::common::assert_close("pair_match", got, want);
+        check_gradient("pair_match", |(x, y)| pair_match(x, y), (x, y), got);
+        let (_, t) = pair_match_jvp(x, y, 0.3, 0.7);
+        assert!(
+            (t - (want.0 * 0.3 + want.1 * 0.7)).abs() < 1e-12,
+            "pair_match jvp"
+        );
+    }
     for (x, want) in [(1.5, 3.0), (0.5, 2.0), (-2.0, 2.0)] {
         let got = gradient(guarded_vjp(x));
         assert_eq!(got, want, "guarded at {x}");

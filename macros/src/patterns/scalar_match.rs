@@ -1,5 +1,5 @@
 //! A `match` over a value with patterns that only compare or bind it (`v`, `_`, literals,
-//! ranges `a..=b`, `..b`, `a..`, `p | q`, `v @ range`), with guards: rewritten as an `if` chain
+//! ranges `a..=b`, `..b`, `a..`, `p | q`, `v @ range`, tuples of those), with guards: rewritten as an `if` chain
 //! on the value, whose conditions are data and whose arms bind the value. Both modes use it
 //! when the scrutinee is active (a float, usually), which a `match` cannot carry a derivative
 //! through:
@@ -17,20 +17,24 @@ use syn::{Expr, Pat, RangeLimits};
 /// The scrutinee's binding in the rewritten code.
 const SCRUTINEE: &str = "__adjoint_scrutinee";
 
-/// `m` as an `if` chain, when every arm's pattern only compares or binds the value; `None`
-/// otherwise.
+/// `m` as an `if` chain, when every arm's pattern only compares or binds the value (or the
+/// parts of a tuple, `(a, 0.0..)`); `None` otherwise.
 pub fn as_if_chain(m: &syn::ExprMatch) -> Option<Expr> {
     let s = Ident::new(SCRUTINEE, Span::call_site());
     let mut tests = Vec::new();
     for arm in &m.arms {
-        let (test, binding) = pattern_test(&arm.pat, &s)?;
-        let bind = binding.map(|b| quote!(let #b = #s.clone();));
+        let mut bindings = Vec::new();
+        let test = pattern_test(&arm.pat, &quote!(#s), &mut bindings)?;
+        let bind: Vec<TokenStream> = bindings
+            .iter()
+            .map(|(name, part)| quote!(let #name = #part.clone();))
+            .collect();
         let cond = match &arm.guard {
-            Some((_, guard)) => quote!((#test) && { #bind #guard }),
+            Some((_, guard)) => quote!((#test) && { #(#bind)* #guard }),
             None => test,
         };
         let body = &arm.body;
-        tests.push((cond, quote!({ #bind #body })));
+        tests.push((cond, quote!({ #(#bind)* #body })));
     }
     let expr = &m.expr;
     let mut chain = quote!({ ::core::unreachable!("no arm of the `match` applies") });
@@ -40,19 +44,31 @@ pub fn as_if_chain(m: &syn::ExprMatch) -> Option<Expr> {
     syn::parse2(quote!({ let #s = #expr; #chain })).ok()
 }
 
-/// The test of a pattern on `s` and the name it binds `s` to, if any; `None` for a pattern
-/// that destructures.
-fn pattern_test(pat: &Pat, s: &Ident) -> Option<(TokenStream, Option<Ident>)> {
+/// The test of a pattern on the value `s`, pushing the names it binds with the part each is
+/// bound to; `None` for a pattern that destructures other than a tuple.
+fn pattern_test(
+    pat: &Pat,
+    s: &TokenStream,
+    bindings: &mut Vec<(Ident, TokenStream)>,
+) -> Option<TokenStream> {
     match pat {
-        Pat::Wild(_) => Some((quote!(true), None)),
-        Pat::Ident(p) if p.by_ref.is_none() && p.mutability.is_none() => match &p.subpat {
-            None => Some((quote!(true), Some(p.ident.clone()))),
-            Some((_, sub)) => {
-                let (test, inner) = pattern_test(sub, s)?;
-                inner.is_none().then_some((test, Some(p.ident.clone())))
-            }
-        },
-        Pat::Lit(l) => Some((quote!(#s == #l), None)),
+        Pat::Wild(_) => Some(quote!(true)),
+        Pat::Ident(p) if p.by_ref.is_none() && p.mutability.is_none() => {
+            let test = match &p.subpat {
+                None => quote!(true),
+                Some((_, sub)) => {
+                    let before = bindings.len();
+                    let test = pattern_test(sub, s, bindings)?;
+                    if bindings.len() != before {
+                        return None;
+                    }
+                    test
+                }
+            };
+            bindings.push((p.ident.clone(), s.clone()));
+            Some(test)
+        }
+        Pat::Lit(l) => Some(quote!(#s == #l)),
         Pat::Range(r) => {
             let lower = r.start.as_ref().map(|a| quote!(#s >= #a));
             let upper = r.end.as_ref().map(|b| match r.limits {
@@ -60,20 +76,28 @@ fn pattern_test(pat: &Pat, s: &Ident) -> Option<(TokenStream, Option<Ident>)> {
                 RangeLimits::HalfOpen(_) => quote!(#s < #b),
             });
             let parts: Vec<TokenStream> = lower.into_iter().chain(upper).collect();
-            Some((quote!((#(#parts)&&*)), None))
+            Some(quote!((#(#parts)&&*)))
         }
         Pat::Or(o) => {
             let mut tests = Vec::new();
             for case in &o.cases {
-                let (test, binding) = pattern_test(case, s)?;
-                if binding.is_some() {
+                let before = bindings.len();
+                tests.push(pattern_test(case, s, bindings)?);
+                if bindings.len() != before {
                     return None;
                 }
-                tests.push(test);
             }
-            Some((quote!((#(#tests)||*)), None))
+            Some(quote!((#(#tests)||*)))
         }
-        Pat::Paren(p) => pattern_test(&p.pat, s),
+        Pat::Tuple(t) if !t.elems.iter().any(|e| matches!(e, Pat::Rest(_))) => {
+            let mut tests = Vec::new();
+            for (k, elem) in t.elems.iter().enumerate() {
+                let k = syn::Index::from(k);
+                tests.push(pattern_test(elem, &quote!(#s.#k), bindings)?);
+            }
+            Some(quote!((true #(&& #tests)*)))
+        }
+        Pat::Paren(p) => pattern_test(&p.pat, s, bindings),
         _ => None,
     }
 }
