@@ -1,0 +1,8 @@
+use adjoint::prelude::*;
+
+#[differentiable]
+fn f(v: Vec<f64>) -> f64 {
+    v.iter().filter(|x| **x > 0.0).map(|x| x * x).sum::<f64>()
+}
+
+fn main() {}
