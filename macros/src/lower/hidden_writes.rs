@@ -217,11 +217,16 @@ impl Lowering<'_> {
 /// The variables `tokens` may change, each with how: assigned (or borrowed `&mut`), or the
 /// receiver of a method that may take `&mut self`.
 pub(crate) fn written_in(tokens: TokenStream) -> Vec<(Ident, String)> {
-    let assigned = scan::assigned(tokens.clone())
+    let changed: Vec<(Ident, String)> = scan::receivers_changed(tokens.clone())
         .into_iter()
-        .map(|name| (name, "is assigned".to_owned()));
-    let changed = scan::receivers_changed(tokens)
+        .map(|(name, method)| (name, format!("may be changed by `.{method}(..)`")))
+        .collect();
+    // A receiver is named by its method (`v.swap(..)` also counts as assigning `v`).
+    let mut written: Vec<(Ident, String)> = scan::assigned(tokens)
         .into_iter()
-        .map(|(name, method)| (name, format!("may be changed by `.{method}(..)`")));
-    assigned.chain(changed).collect()
+        .filter(|name| !changed.iter().any(|(c, _)| c == name))
+        .map(|name| (name, "is assigned".to_owned()))
+        .collect();
+    written.extend(changed);
+    written
 }

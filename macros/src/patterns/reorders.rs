@@ -13,6 +13,18 @@
 //! ```
 
 use quote::quote;
+
+/// The methods rewritten here: each writes elements of its receiver (so a loop calling one
+/// changes the collection, `scan::assigned`).
+pub const REORDERS: &[&str] = &[
+    "swap",
+    "reverse",
+    "fill",
+    "sort_by",
+    "sort_unstable_by",
+    "sort_by_key",
+    "sort_unstable_by_key",
+];
 use syn::{Expr, parse_quote};
 
 /// `receiver.method(args)` on the local `receiver` as element writes, if `method` is one of

@@ -191,7 +191,14 @@ pub fn element_written(tokens: TokenStream) -> Vec<Ident> {
     out
 }
 
-/// `[..] = `, `[..] op= ` or `.push(`: an element write or a push mutates the variable.
+/// Whether the method `m` writes elements of its receiver the lowering follows: `push`, and
+/// the reorders that are rewritten as element writes ([`super::reorders::REORDERS`]).
+fn writes_elements(m: &Ident) -> bool {
+    m == "push" || super::reorders::REORDERS.iter().any(|r| m == r)
+}
+
+/// `[..] = `, `[..] op= `, `.push(` or a reorder (`.swap(`, `.sort_by(`, ..): an element write
+/// mutates the variable.
 fn mutates_next(rest: &[TokenTree]) -> bool {
     if let (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(_) | TokenTree::Literal(_))) =
         (rest.first(), rest.get(1))
@@ -199,7 +206,7 @@ fn mutates_next(rest: &[TokenTree]) -> bool {
     {
         // `p.x = ..`, `t.0 += ..`, `b.at.x = ..`, `p.v[i] = ..`, `p.v.push(..)`: a write to
         // part of `p`.
-        let push = matches!((rest.get(1), rest.get(2)), (Some(TokenTree::Ident(m)), Some(TokenTree::Group(_))) if m == "push");
+        let push = matches!((rest.get(1), rest.get(2)), (Some(TokenTree::Ident(m)), Some(TokenTree::Group(_))) if writes_elements(m));
         return push || mutates_next(&rest[2..]) || assigns_next(&rest[2..]);
     }
     match (rest.first(), rest.get(1), rest.get(2)) {
@@ -208,7 +215,7 @@ fn mutates_next(rest: &[TokenTree]) -> bool {
             assigns_next(&rest[1..]) || mutates_next(&rest[1..])
         }
         (Some(TokenTree::Punct(p)), Some(TokenTree::Ident(m)), Some(TokenTree::Group(_))) => {
-            p.as_char() == '.' && m == "push"
+            p.as_char() == '.' && writes_elements(m)
         }
         _ => false,
     }
@@ -500,9 +507,12 @@ mod tests {
             e[i].x += 1.0;
             g[i][j] = 2.0;
             h[i] == k[j].x;
+            q.swap(0, 1);
+            r.sort_by(cmp);
+            u.iter();
         });
         let names: Vec<String> = assigned(t).iter().map(|i| i.to_string()).collect();
-        assert_eq!(names, ["y", "z", "w", "s", "t", "e", "g"]);
+        assert_eq!(names, ["y", "z", "w", "s", "t", "e", "g", "q", "r"]);
     }
 
     #[test]

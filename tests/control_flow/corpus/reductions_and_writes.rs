@@ -161,19 +161,15 @@ fn weighted_squares<const N: usize>(a: [f64; N]) -> f64 {
     out.iter().sum()
 }
 
-/// Bubble sort of a copy by swapping through a temporary, then a rank-weighted sum:
-/// Σ (k + 1)·(k-th smallest); ∂vᵢ = 1 + rank of vᵢ.
-// The swap through a temporary is the style under test (`s.swap(j, j + 1)` is rejected).
-#[allow(clippy::manual_swap)]
+/// Bubble sort of a copy by `swap` in nested loops (arrays.rs `sort_weighted` swaps through a
+/// temporary), then a rank-weighted sum: Σ (k + 1)·(k-th smallest); ∂vᵢ = 1 + rank of vᵢ.
 #[differentiable]
 fn rank_weighted(v: [f64; 3]) -> f64 {
     let mut s = v;
     for i in 0..3 {
         for j in 0..2 - i {
             if s[j] > s[j + 1] {
-                let t = s[j];
-                s[j] = s[j + 1];
-                s[j + 1] = t;
+                s.swap(j, j + 1);
             }
         }
     }
