@@ -5,11 +5,13 @@
 #[doc(hidden)]
 pub use crate::collections::indexing::{
     AccumulateAt, AccumulateAt2, Elements, IndexRecord, IndexRecord2, IndexWrite, TakeAt,
-    accumulate_at, accumulate_at2, comparator_for, index_read, index_read2, index_rewrite,
-    index_write, key_for, vec_parts, vec_push, witness,
+    accumulate_at, accumulate_at2, index_read, index_read2, index_rewrite, index_write, vec_parts,
+    vec_push, witness,
 };
 #[doc(hidden)]
 pub use crate::collections::ranges::{Accumulate, RangeRecord, ReadIndex};
+#[doc(hidden)]
+pub use crate::collections::sorting::{comparator_for, key_for};
 #[doc(hidden)]
 pub use crate::differentiable::component::{
     Component, from_component, struct_tangent, take_component,

@@ -332,21 +332,3 @@ impl<E, R: AccumulateAt<E>, const N: usize> AccumulateAt2<E> for [R; N] {
 pub fn accumulate_at2<T: AccumulateAt2<E>, E>(acc: &mut T, record: IndexRecord2, d: E) {
     acc.accumulate_at2(record, d);
 }
-
-/// `f`, typed as a comparison of two elements of `keys`: how a sort of an active collection
-/// (`v.sort_by(|a, b| ..)`, rewritten by the macro to sort indices) gives the user's closure
-/// its parameter types.
-#[inline(always)]
-pub fn comparator_for<C: Elements + ?Sized, F: FnMut(&C::Elem, &C::Elem) -> core::cmp::Ordering>(
-    _keys: &C,
-    f: F,
-) -> F {
-    f
-}
-
-/// `f`, typed as a key of an element of `keys` (`v.sort_by_key(|t| ..)`, see
-/// [`comparator_for`]).
-#[inline(always)]
-pub fn key_for<C: Elements + ?Sized, K: Ord, F: FnMut(&C::Elem) -> K>(_keys: &C, f: F) -> F {
-    f
-}

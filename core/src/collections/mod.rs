@@ -6,6 +6,7 @@
 
 pub(crate) mod indexing;
 pub(crate) mod ranges;
+pub(crate) mod sorting;
 
 use crate::{Differentiable, TangentVector};
 

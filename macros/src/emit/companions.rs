@@ -162,9 +162,10 @@ fn full_companion(
     let bound = bound(item, sig, args);
     let lone = lone_method(item, sig, args);
     let pullback_type = if lone {
+        let lifetime = lone_lifetime();
         // A method marked alone: its impl's parameters are unknown, so no precise capture can
         // be written; a box bounded by a lifetime of its own does not borrow `self`.
-        quote_spanned!(span=> ::std::boxed::Box<dyn FnOnce(#pullback_inputs) -> #slots + #LONE>)
+        quote_spanned!(span=> ::std::boxed::Box<dyn FnOnce(#pullback_inputs) -> #slots + #lifetime>)
     } else if item
         .body
         .as_ref()
@@ -325,16 +326,9 @@ pub fn is_method_form(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> bool
         || mentions_self(item.sig.to_token_stream())
 }
 
-/// The lifetime that bounds the boxed pullback of a method marked alone.
-const LONE: LoneLifetime = LoneLifetime;
-
-/// `'__adjoint_pullback`, as tokens.
-struct LoneLifetime;
-
-impl ToTokens for LoneLifetime {
-    fn to_tokens(&self, tokens: &mut TokenStream) {
-        syn::Lifetime::new("'__adjoint_pullback", proc_macro2::Span::call_site()).to_tokens(tokens);
-    }
+/// `'__adjoint_pullback`, the lifetime that bounds the boxed pullback of a method marked alone.
+fn lone_lifetime() -> syn::Lifetime {
+    syn::Lifetime::new("'__adjoint_pullback", proc_macro2::Span::call_site())
 }
 
 /// Whether the function is a method marked `#[differentiable]` alone, not through its `impl`
@@ -351,17 +345,18 @@ pub fn lone_method(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> bool {
 /// The generics of a lone method's uniform companion, with the pullback's lifetime, and its
 /// where clause with `Self` and each type parameter outliving it.
 fn lone_generics(item: &FnItem, where_clause: &TokenStream) -> (TokenStream, TokenStream) {
+    let lifetime = lone_lifetime();
     let mut generics = item.sig.generics.clone();
     generics.params.insert(
         0,
-        syn::GenericParam::Lifetime(syn::LifetimeParam::new(parse_quote!(#LONE))),
+        syn::GenericParam::Lifetime(syn::LifetimeParam::new(lifetime.clone())),
     );
     let mut clause: syn::WhereClause =
         syn::parse2(where_clause.clone()).unwrap_or_else(|_| parse_quote!(where));
-    clause.predicates.push(parse_quote!(Self: #LONE));
+    clause.predicates.push(parse_quote!(Self: #lifetime));
     for t in item.sig.generics.type_params() {
         let t = &t.ident;
-        clause.predicates.push(parse_quote!(#t: #LONE));
+        clause.predicates.push(parse_quote!(#t: #lifetime));
     }
     (generics.to_token_stream(), clause.to_token_stream())
 }

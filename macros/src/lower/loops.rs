@@ -321,9 +321,9 @@ impl Lowering<'_> {
             replayable_body: scan::replayable(body) && !self.mentions_alias(body),
             captures_uncopyable: captured.iter().any(|n| *n == "self")
                 || (!self.refs_capturable
-                    && captured.iter().any(|n| {
-                        self.ref_names.contains(n) && !self.owned_refs.iter().any(|(o, _)| o == *n)
-                    })),
+                    && captured
+                        .iter()
+                        .any(|n| self.ref_names.contains(n) && self.owned_ref(n).is_none())),
             only_accumulates: changes_only_by(body, carried),
             writes_carried_elements: !written.is_empty(),
             nested_loop: scan::has_loop(body),
@@ -419,11 +419,7 @@ impl Lowering<'_> {
                     Capture::Borrow
                 } else if self.in_loop && self.shared.contains(*n) && indexed {
                     Capture::Share
-                } else if let Some((_, ty)) = self
-                    .owned_refs
-                    .iter()
-                    .find(|(o, _)| o == *n && !self.refs_capturable)
-                {
+                } else if let (false, Some(ty)) = (self.refs_capturable, self.owned_ref(n)) {
                     if self.in_loop {
                         Capture::SharedRef(ty.to_token_stream())
                     } else {

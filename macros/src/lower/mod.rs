@@ -286,6 +286,15 @@ impl<'u> Lowering<'u> {
     }
 
     /// Whether `e` mentions a variable whose value is active (or poisoned).
+    /// The referent type `T` of `name` when it is a `&T` parameter with an owned form
+    /// ([`Lowering::owned_refs`]).
+    pub(crate) fn owned_ref(&self, name: &str) -> Option<&syn::Type> {
+        self.owned_refs
+            .iter()
+            .find(|(o, _)| o == name)
+            .map(|(_, ty)| ty)
+    }
+
     pub(crate) fn mentions_active(&self, e: &syn::Expr) -> bool {
         let mut tracked = |id: &proc_macro2::Ident| {
             self.lookup(&id.to_string())

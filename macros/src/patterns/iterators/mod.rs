@@ -23,6 +23,10 @@
 //! `|&x| ..`, where the element is `Copy`) too; a tuple pattern binds part by part; an element
 //! written `*x` in the body is read as `x`.
 
+mod reductions;
+
+pub use reductions::reduction;
+
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 use syn::visit_mut::VisitMut;
@@ -33,7 +37,7 @@ const INDEX: &str = "__adjoint_index";
 
 /// What one step of a chain yields, in terms of the loop's index `k`.
 #[derive(Clone)]
-enum Item {
+pub(super) enum Item {
     /// `collection[index]`.
     Element {
         collection: TokenStream,
@@ -77,7 +81,7 @@ impl Item {
     /// bound to elements, whose `*x` the body means as `x`, and those bound to places, which
     /// bind nothing (the body is rewritten to name the place). `None` for a pattern that
     /// destructures a place.
-    fn bindings(&self, pat: &Pat, names: &mut Bound) -> Option<Vec<syn::Stmt>> {
+    pub(super) fn bindings(&self, pat: &Pat, names: &mut Bound) -> Option<Vec<syn::Stmt>> {
         match (self, pat) {
             (_, Pat::Paren(p)) => self.bindings(&p.pat, names),
             (Item::Pair(a, b), Pat::Tuple(t)) if t.elems.len() == 2 => {
@@ -123,7 +127,7 @@ impl Item {
     }
 
     /// Whether the item yields a place (`&mut`), alone or in a pair.
-    fn has_place(&self) -> bool {
+    pub(super) fn has_place(&self) -> bool {
         match self {
             Item::Place { .. } => true,
             Item::Pair(a, b) => a.has_place() || b.has_place(),
@@ -135,21 +139,21 @@ impl Item {
 /// The names a pattern binds to a chain's items: elements read by value, and places with the
 /// place each stands for.
 #[derive(Default)]
-struct Bound {
+pub(super) struct Bound {
     by_value: Vec<Ident>,
     places: Vec<(Ident, TokenStream)>,
 }
 
 /// A chain: its length, what each step yields, and the statements that must run before the
 /// loop (an array literal's binding).
-struct Chain {
-    len: TokenStream,
-    item: Item,
-    prelude: Vec<syn::Stmt>,
+pub(super) struct Chain {
+    pub(super) len: TokenStream,
+    pub(super) item: Item,
+    pub(super) prelude: Vec<syn::Stmt>,
 }
 
 /// The loop's index variable, as tokens.
-fn index() -> TokenStream {
+pub(super) fn index() -> TokenStream {
     Ident::new(INDEX, Span::call_site()).to_token_stream()
 }
 
@@ -194,7 +198,7 @@ fn bound_first(collection: TokenStream, fresh: &mut usize) -> Chain {
 
 /// `e` as a chain, if it is one; `fresh` numbers the array literals and sub-slices bound
 /// before the loop.
-fn chain(e: &Expr, fresh: &mut usize) -> Option<Chain> {
+pub(super) fn chain(e: &Expr, fresh: &mut usize) -> Option<Chain> {
     match e {
         Expr::Paren(p) => chain(&p.expr, fresh),
         Expr::Reference(r) if r.mutability.is_some() => places(&r.expr),
@@ -295,7 +299,7 @@ pub fn indexed_for(f: &syn::ExprForLoop) -> Option<Expr> {
 /// The loop over `chain` from step `start` binding `pat` before `stmts`, then `after` (the
 /// accumulation of a reduction), in a block with the chain's prelude; `None` when `pat`
 /// destructures a place or the body binds a place's name again.
-fn indexed_loop(
+pub(super) fn indexed_loop(
     chain: &Chain,
     pat: &Pat,
     stmts: &[syn::Stmt],
@@ -329,125 +333,11 @@ fn indexed_loop(
     })
 }
 
-/// A reduction of a chain (`chain[.map(f)].sum()`, `.product()`, `.fold(init, g)`,
-/// `.collect::<Vec<_>>()`, and `xs.to_vec()`) as a block with a loop over indices; `None` for anything else.
-pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
-    if m.method == "to_vec" && m.args.is_empty() {
-        // `xs.to_vec()` is `xs.iter().cloned().collect::<Vec<_>>()`.
-        let xs = &m.receiver;
-        let collected: syn::ExprMethodCall = parse_quote!(#xs.iter().cloned().collect::<Vec<_>>());
-        return reduction(&collected);
-    }
-    if !["sum", "product", "fold", "collect"]
-        .iter()
-        .any(|r| m.method == r)
-    {
-        return None;
-    }
-    let (source, map) = match &*m.receiver {
-        Expr::MethodCall(inner) if inner.method == "map" && inner.args.len() == 1 => {
-            match &inner.args[0] {
-                Expr::Closure(c) if c.inputs.len() == 1 => (&*inner.receiver, Some(c)),
-                _ => return None,
-            }
-        }
-        receiver => (receiver, None),
-    };
-    let mut fresh = 0;
-    let mut chain = chain(source, &mut fresh).filter(|c| !c.item.has_place())?;
-    if m.method == "fold" {
-        return fold(m, &chain).filter(|_| map.is_none());
-    }
-    let (pat, value): (Pat, Expr) = match map {
-        Some(c) => (c.inputs[0].clone(), (*c.body).clone()),
-        None => (parse_quote!(__adjoint_item), parse_quote!(__adjoint_item)),
-    };
-    let acc = Ident::new("__adjoint_acc", Span::call_site());
-    let len = &chain.len;
-    let turbofish = m
-        .turbofish
-        .as_ref()
-        .and_then(|t| t.args.first())
-        .map(ToTokens::to_token_stream);
-    let ty = turbofish.clone().map(|t| quote!(: #t));
-    let first = |empty| first_or(&chain, &pat, &value, empty);
-    let (init, step, start): (syn::Stmt, syn::Stmt, usize) =
-        match (m.method.to_string().as_str(), m.args.len()) {
-            ("sum", 0) => {
-                let init = first(quote!(::core::default::Default::default()))?;
-                (
-                    parse_quote!(let mut #acc #ty = #init;),
-                    parse_quote!(#acc = #acc + (#value);),
-                    1,
-                )
-            }
-            ("product", 0) => {
-                let init = first(quote!(::adjoint::__private::one()))?;
-                (
-                    parse_quote!(let mut #acc #ty = #init;),
-                    parse_quote!(#acc = #acc * (#value);),
-                    1,
-                )
-            }
-            ("collect", 0) if turbofish.is_none_or(|t| t.to_string().starts_with("Vec")) => (
-                parse_quote!(let mut #acc = ::std::vec::Vec::with_capacity(#len);),
-                parse_quote!(#acc.push(#value);),
-                0,
-            ),
-            _ => return None,
-        };
-    // The chain's prelude (a bound array literal or sub-slice) comes before the first step,
-    // which reads it.
-    let prelude = std::mem::take(&mut chain.prelude);
-    let the_loop = indexed_loop(&chain, &pat, &[], Some(step), start)?;
-    Some(parse_quote!({ #(#prelude)* #init #the_loop; #acc }))
-}
-
-/// The first step's value (`value` with `pat` bound to the first item), or `empty` for an
-/// empty chain: the start of a sum or product, which gives the accumulator its type (a
-/// trait-dispatched `+` cannot).
-fn first_or(chain: &Chain, pat: &Pat, value: &Expr, empty: TokenStream) -> Option<TokenStream> {
-    let mut bound = Bound::default();
-    let lets = chain.item.bindings(pat, &mut bound)?;
-    let (index, len) = (index(), &chain.len);
-    let mut value = value.clone();
-    ItemsNamed(&bound).visit_expr_mut(&mut value);
-    Some(quote!(if #len > 0 { let #index: usize = 0; #(#lets)* #value } else { #empty }))
-}
-
-/// `chain.fold(init, |acc, x| body)` as `{ let mut acc = init; for .. { acc = body; } acc }`;
-/// a function path `chain.fold(init, f64::max)` as `|acc, x| f64::max(acc, x)`.
-fn fold(m: &syn::ExprMethodCall, chain: &Chain) -> Option<Expr> {
-    let (Some(init), Some(step), 2) = (m.args.first(), m.args.get(1), m.args.len()) else {
-        return None;
-    };
-    let called: Expr;
-    let g = match step {
-        Expr::Closure(g) => g,
-        Expr::Path(f) => {
-            called =
-                parse_quote!(|__adjoint_acc, __adjoint_item| #f(__adjoint_acc, __adjoint_item));
-            let Expr::Closure(g) = &called else {
-                unreachable!("parsed as a closure")
-            };
-            g
-        }
-        _ => return None,
-    };
-    let (Some(Pat::Ident(acc)), Some(x), 2) = (g.inputs.first(), g.inputs.get(1), g.inputs.len())
-    else {
-        return None;
-    };
-    let (name, body) = (&acc.ident, &g.body);
-    let the_loop = indexed_loop(chain, x, &[parse_quote!(#name = #body;)], None, 0)?;
-    Some(parse_quote!({ let mut #name = #init; #the_loop; #name }))
-}
-
 /// Rewrites the body for the names a chain's pattern bound: `*x` is `x` for an element bound
 /// by value (a value now, not the reference the iterator yielded); a name bound to a place
 /// stands for it, `*t` and `t.f`, `t[i]`, `t.m(..)` for `xs[k]` .. and a bare `t` for
 /// `(&mut xs[k])`, a borrow the lowering judges like any other.
-struct ItemsNamed<'a>(&'a Bound);
+pub(super) struct ItemsNamed<'a>(pub(super) &'a Bound);
 
 impl ItemsNamed<'_> {
     /// The place the path `e` names, if it names one.
@@ -601,31 +491,5 @@ mod tests {
             })),
             ""
         );
-    }
-
-    #[test]
-    fn reductions_are_loops_that_accumulate() {
-        let m: syn::ExprMethodCall = syn::parse2(quote!(
-            xs.iter().zip(ys.iter()).map(|(x, y)| *x * *y).sum::<f64>()
-        ))
-        .unwrap();
-        let out = reduction(&m).unwrap().to_token_stream().to_string();
-        assert!(out.contains("let mut __adjoint_acc : f64 = if :: core :: cmp :: min (xs . len () , ys . len ()) > 0"), "{out}");
-        assert!(
-            out.contains("else { :: core :: default :: Default :: default () }"),
-            "{out}"
-        );
-        assert!(out.contains("for __adjoint_index in 1 .."), "{out}");
-        assert!(
-            out.contains("__adjoint_acc = __adjoint_acc + (x * y)"),
-            "{out}"
-        );
-        let m: syn::ExprMethodCall =
-            syn::parse2(quote!(xs.iter().fold(1.0, |p, x| p * x))).unwrap();
-        let out = reduction(&m).unwrap().to_token_stream().to_string();
-        assert!(out.starts_with("{ let mut p = 1.0 ;"), "{out}");
-        let m: syn::ExprMethodCall =
-            syn::parse2(quote!(xs.iter().map(|x| x.sin()).collect::<HashSet<_>>())).unwrap();
-        assert!(reduction(&m).is_none());
     }
 }
