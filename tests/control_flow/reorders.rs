@@ -63,6 +63,35 @@ fn largest_first(v: Vec<f64>) -> f64 {
     s
 }
 
+/// A bubble sort by `swap` inside nested loops, then Σ (k + 1)·(k-th smallest): the gradient
+/// at each element is its rank + 1. (A swap in a loop once lost its derivative: the loop did
+/// not count the receiver as written.)
+#[differentiable(forward)]
+fn swap_sorted(v: [f64; 3]) -> f64 {
+    let mut s = v;
+    for i in 0..3 {
+        for j in 0..2 - i {
+            if s[j] > s[j + 1] {
+                s.swap(j, j + 1);
+            }
+        }
+    }
+    s[0] + 2.0 * s[1] + 3.0 * s[2]
+}
+
+#[test]
+fn swaps_in_loops_in_both_modes() {
+    let v = [0.5, -1.5, 2.0];
+    let got = gradient(swap_sorted_vjp(v));
+    assert_eq!(got, [2.0, 1.0, 3.0]);
+    check_gradient("swap_sorted", swap_sorted, v, got);
+    for (i, want) in got.iter().enumerate() {
+        let mut d = [0.0; 3];
+        d[i] = 1.0;
+        assert_eq!(swap_sorted_jvp(v, d).1, *want, "swap_sorted jvp along e{i}");
+    }
+}
+
 #[test]
 fn reorders_are_element_writes() {
     let (v, x) = ([0.5, -1.5, 2.0], 0.7);
