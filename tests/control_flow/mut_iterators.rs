@@ -63,6 +63,51 @@ fn suffix_horner(v: [f64; 2], x: f64) -> f64 {
     v[0] * v[1]
 }
 
+/// `iter_mut()` and `&mut v` loops inside an outer loop: twice v ← x·v, then v₀ + v₁ =
+/// x²(v₀ + v₁); ∂v = (x², x²), ∂x = 2x(v₀ + v₁). (The outer loop once did not count `v` as
+/// written by the inner `iter_mut()`: the gradient came out as if no loop ran.)
+#[differentiable(forward)]
+fn scaled_twice(v: Vec<f64>, x: f64) -> f64 {
+    let mut v = v;
+    for _ in 0..2 {
+        for t in v.iter_mut() {
+            *t *= x;
+        }
+    }
+    for _ in 0..1 {
+        for t in &mut v {
+            *t += 0.0 * x;
+        }
+    }
+    v[0] + v[1]
+}
+
+#[test]
+fn iter_mut_loops_inside_loops() {
+    let (v, x) = ([1.0, 2.0], 3.0);
+    let (dv, dx) = gradient(scaled_twice_vjp(v.to_vec(), x));
+    check_vec(
+        "scaled_twice/v",
+        |v| scaled_twice(v, x),
+        v,
+        &dv,
+        [x * x, x * x],
+    );
+    assert_eq!(dx, 2.0 * x * (v[0] + v[1]));
+    check_gradient(
+        "scaled_twice/x",
+        |x: f64| scaled_twice(v.to_vec(), x),
+        x,
+        dx,
+    );
+    let (_, t) = scaled_twice_jvp(v.to_vec(), x, vec![0.5, -1.0], 0.25);
+    let want = x * x * (0.5 - 1.0) + dx * 0.25;
+    assert!(
+        (t - want).abs() < 1e-12,
+        "scaled_twice jvp {t} against {want}"
+    );
+}
+
 /// A point whose fields the loop below writes through `p.x`.
 #[derive(Clone, Debug, Differentiable)]
 struct Pt {

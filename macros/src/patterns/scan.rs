@@ -191,10 +191,14 @@ pub fn element_written(tokens: TokenStream) -> Vec<Ident> {
     out
 }
 
-/// Whether the method `m` writes elements of its receiver the lowering follows: `push`, and
-/// the reorders that are rewritten as element writes ([`super::reorders::REORDERS`]).
+/// Whether the method `m` writes elements of its receiver the lowering follows: `push`, the
+/// reorders that are rewritten as element writes ([`super::reorders::REORDERS`]), and the
+/// methods that lend it by `&mut` (`iter_mut`, whose loop writes elements).
 fn writes_elements(m: &Ident) -> bool {
-    m == "push" || super::reorders::REORDERS.iter().any(|r| m == r)
+    let name = m.to_string();
+    name == "push"
+        || super::reorders::REORDERS.contains(&name.as_str())
+        || super::queries::lends_mut(&name)
 }
 
 /// `[..] = `, `[..] op= `, `.push(` or a reorder (`.swap(`, `.sort_by(`, ..): an element write
@@ -510,9 +514,10 @@ mod tests {
             q.swap(0, 1);
             r.sort_by(cmp);
             u.iter();
+            for a in b.iter_mut() {}
         });
         let names: Vec<String> = assigned(t).iter().map(|i| i.to_string()).collect();
-        assert_eq!(names, ["y", "z", "w", "s", "t", "e", "g", "q", "r"]);
+        assert_eq!(names, ["y", "z", "w", "s", "t", "e", "g", "q", "r", "b"]);
     }
 
     #[test]
