@@ -5,11 +5,12 @@
 #[doc(hidden)]
 pub use crate::collections::indexing::{
     AccumulateAt, AccumulateAt2, Elements, IndexRecord, IndexRecord2, IndexWrite, TakeAt,
-    accumulate_at, accumulate_at2, index_read, index_read2, index_rewrite, index_write, vec_parts,
-    vec_push, witness,
+    accumulate_at2, index_read2, index_rewrite, index_write, vec_parts, vec_push, witness,
 };
 #[doc(hidden)]
-pub use crate::collections::ranges::{Accumulate, RangeRecord, ReadIndex};
+pub use crate::collections::ranges::{
+    Accumulate, RangeRecord, ReadIndex, accumulate_at, index_read,
+};
 #[doc(hidden)]
 pub use crate::collections::sorting::{comparator_for, key_for};
 #[doc(hidden)]
@@ -22,6 +23,8 @@ pub use crate::differentiable::partials::{
 };
 #[doc(hidden)]
 pub use crate::differentiable::slots::{ReceivesTangent, Unreachable1, Unreachable2, arg_tangent};
+#[doc(hidden)]
+pub use crate::differentiable::variants::{DifferentiableEnum, variant_of, variant_of_owned};
 #[doc(hidden)]
 pub use crate::float::one;
 #[doc(hidden)]
@@ -48,7 +51,7 @@ pub use crate::rules::forward::{plus_opt, tangent_or_zero};
 #[doc(hidden)]
 pub use crate::rules::methods::{FloatMethods, recorded};
 #[doc(hidden)]
-pub use crate::rules::missing::{NoDerivativeRule, NoFieldAccessor, NoJvpRule};
+pub use crate::rules::missing::{NoDerivativeRule, NoFieldAccessor, NoJvpRule, NoVariantRule};
 #[doc(hidden)]
 pub use crate::rules::operators::{
     AddJvp, AddRule, CastJvp, CastRule, DivJvp, DivRule, MulJvp, MulRule, NegJvp, NegRule, Operand,

@@ -1,7 +1,6 @@
 //! Element reads, element writes, `push` and `vec![..]` in differentiable code: the rules of
 //! the collections' elements, whose tangents are the collections of [`super`].
 
-use super::ranges::{Accumulate, ReadIndex};
 use crate::{Differentiable, TangentVector};
 use std::marker::PhantomData;
 
@@ -56,17 +55,6 @@ impl<C: Elements + ?Sized> Elements for &C {
     }
 }
 
-/// `c[i]` in differentiable code: the element (a copy or a cheap clone) and where it was read;
-/// `c[a..b]`: a copy of the elements and where they were read (see `collections/ranges.rs`).
-#[inline(always)]
-#[track_caller]
-pub fn index_read<C: Elements + ?Sized, I: ReadIndex<C::Elem>>(
-    c: &C,
-    index: I,
-) -> (I::Value, I::Record) {
-    index.read(c.elements())
-}
-
 /// Tangents of collections, which take the adjoint of one element in place.
 pub trait AccumulateAt<E> {
     /// `self[record.index] += d`.
@@ -88,13 +76,6 @@ impl<E: TangentVector, const N: usize> AccumulateAt<E> for [E; N] {
     fn accumulate_at(&mut self, record: IndexRecord, d: E) {
         self[record.index].plus_assign(d);
     }
-}
-
-/// See [`AccumulateAt`]: `acc[record] += d` for an element's record, or a sub-slice's
-/// (`Accumulate` in `collections/ranges.rs`).
-#[inline(always)]
-pub fn accumulate_at<T, R: Accumulate<T, E>, E>(acc: &mut T, record: R, d: E) {
-    record.accumulate(acc, d);
 }
 
 /// Collections whose elements differentiable code may overwrite with `c[i] = value`.

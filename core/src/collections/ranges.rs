@@ -10,7 +10,7 @@
 //! through [`Accumulate`], so that the generated `index_read(&c, i)` and
 //! `accumulate_at(&mut c̄, record, ȳ)` read and add an element or a range alike.
 
-use super::indexing::{AccumulateAt, IndexRecord};
+use super::indexing::{AccumulateAt, Elements, IndexRecord};
 use crate::TangentVector;
 use core::ops::{Bound, RangeBounds};
 
@@ -125,6 +125,23 @@ impl<E: TangentVector, const N: usize> Accumulate<[E; N], Vec<E>> for RangeRecor
             a.plus_assign(b);
         }
     }
+}
+
+/// `c[i]` in differentiable code: the element (a copy or a cheap clone) and where it was read;
+/// `c[a..b]`: a copy of the elements and where they were read.
+#[inline(always)]
+#[track_caller]
+pub fn index_read<C: Elements + ?Sized, I: ReadIndex<C::Elem>>(
+    c: &C,
+    index: I,
+) -> (I::Value, I::Record) {
+    index.read(c.elements())
+}
+
+/// See [`AccumulateAt`]: `acc[record] += d` for an element's record, or a sub-slice's ([`Accumulate`]).
+#[inline(always)]
+pub fn accumulate_at<T, R: Accumulate<T, E>, E>(acc: &mut T, record: R, d: E) {
+    record.accumulate(acc, d);
 }
 
 #[cfg(test)]
