@@ -31,8 +31,9 @@ pub enum Mode {
     Forward,
 }
 
-/// The method companions called in `tokens` (`. name (args)`), first call first, each name
-/// and number of arguments once.
+/// The method companions called in `tokens` (`. name (args)`), and the constructor rules of
+/// enum variants (`:: __new_V_vjp_full (args)`), first call first, each name and number of
+/// arguments once.
 fn collect(tokens: TokenStream, suffix: &str, out: &mut Vec<(proc_macro2::Ident, usize)>) {
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     for (i, tree) in trees.iter().enumerate() {
@@ -41,12 +42,16 @@ fn collect(tokens: TokenStream, suffix: &str, out: &mut Vec<(proc_macro2::Ident,
             TokenTree::Ident(name) if name.to_string().ends_with(suffix) => {
                 let after_dot =
                     i > 0 && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '.');
+                let constructor = i > 0
+                    && name.to_string().starts_with("__new_")
+                    && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == ':');
                 let args = match trees.get(i + 1) {
                     Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => g,
                     _ => continue,
                 };
                 let arity = arguments(args.stream());
-                if after_dot && !out.iter().any(|(n, a)| n == name && *a == arity) {
+                if (after_dot || constructor) && !out.iter().any(|(n, a)| n == name && *a == arity)
+                {
                     out.push((name.clone(), arity));
                 }
             }
@@ -79,10 +84,20 @@ fn fallback(companion: &proc_macro2::Ident, arity: usize, suffix: &str, mode: Mo
     let span: Span = companion.span();
     let name = companion.to_string();
     let method = name.trim_end_matches(suffix).trim_end_matches("_given");
-    let (marker, bound) = match (method.strip_prefix("__field_"), mode) {
-        (Some(field), _) => (field, quote_spanned!(span=> NoFieldAccessor)),
-        (None, Mode::Reverse) => (method, quote_spanned!(span=> NoDerivativeRule)),
-        (None, Mode::Forward) => (method, quote_spanned!(span=> NoJvpRule)),
+    let variant = method
+        .strip_prefix("__new_")
+        .or_else(|| method.strip_prefix("__variant_"));
+    let (marker, bound) = match (method.strip_prefix("__field_"), variant, mode) {
+        (Some(field), _, _) => (field, quote_spanned!(span=> NoFieldAccessor)),
+        // The marker keeps the rule's name (`__new_Circle`): a variant's name could shadow a
+        // type of the body.
+        (None, Some(_), _) => (method, quote_spanned!(span=> NoVariantRule)),
+        (None, None, Mode::Reverse) => (method, quote_spanned!(span=> NoDerivativeRule)),
+        (None, None, Mode::Forward) => (method, quote_spanned!(span=> NoJvpRule)),
+    };
+    let receiver = match method.starts_with("__new_") {
+        true => TokenStream::new(),
+        false => quote_spanned!(span=> &mut self,),
     };
     let marker = proc_macro2::Ident::new(marker, span);
     let fallback = format_ident!("__adjoint_{}_fallback_{}", name, arity, span = span);
@@ -94,11 +109,11 @@ fn fallback(companion: &proc_macro2::Ident, arity: usize, suffix: &str, mode: Mo
         struct #marker {}
         #[allow(non_camel_case_types, non_snake_case)]
         trait #fallback {
-            fn #companion<#(#params),*>(&mut self, #(_: #params),*) -> !;
+            fn #companion<#(#params),*>(#receiver #(_: #params),*) -> !;
         }
         #[allow(non_snake_case)]
         impl<__S: ?::core::marker::Sized + ::adjoint::__private::#bound<#marker>> #fallback for __S {
-            fn #companion<#(#params),*>(&mut self, #(_: #params),*) -> ! {
+            fn #companion<#(#params),*>(#receiver #(_: #params),*) -> ! {
                 ::core::unreachable!()
             }
         }

@@ -37,6 +37,7 @@
 mod common;
 #[path = "../common/elman.rs"]
 mod elman;
+mod enums;
 
 mod arrays;
 mod branches;

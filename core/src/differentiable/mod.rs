@@ -9,6 +9,7 @@
 pub(crate) mod component;
 pub(crate) mod partials;
 pub(crate) mod slots;
+pub(crate) mod variants;
 
 /// A vector space of derivatives: the type of a gradient or of a small change of a
 /// [`Differentiable`] value.

@@ -33,3 +33,13 @@ pub trait NoJvpRule<M: ?Sized> {}
     note = "derive the tangent and the accessors with #[derive(Differentiable)] instead of implementing `Differentiable` by hand, or mark the field #[no_derivative]; if no gradient is needed through this read, read it from `without_derivative(..)` of the value"
 )]
 pub trait NoFieldAccessor<M: ?Sized> {}
+
+/// Implemented by no type: the bound of the fallback rules of an enum variant (`M` is the
+/// rule: its constructor from active values, or a payload's reader), for an enum without the
+/// derive's rules.
+#[diagnostic::on_unimplemented(
+    message = "a variant of `{Self}` carries active values here, but `{Self}` has no `#[derive(Differentiable)]`",
+    label = "built or matched here with active payloads",
+    note = "derive `Differentiable` (and `Clone`) on the enum, so that its variants carry derivatives; if none should flow through this variant, build or match it on `without_derivative(..)` of the values"
+)]
+pub trait NoVariantRule<M: ?Sized> {}

@@ -23,6 +23,11 @@ pub fn full_method(f: &Ident) -> Ident {
     format_ident!("{}_vjp_full", f, span = f.span())
 }
 
+/// The forward rule of a method or an associated function: `f_jvp_full`.
+pub fn forward_method(f: &Ident) -> Ident {
+    format_ident!("{}_jvp_full", f, span = f.span())
+}
+
 /// The uniform companion of a free function, an associated function of the struct `f_vjp`.
 pub fn full_in_module() -> Ident {
     Ident::new("__full", Span::call_site())

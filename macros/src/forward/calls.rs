@@ -90,7 +90,7 @@ impl Forward {
             return Fx::Data(quote!({ #recv_bind #recv.#method #turbofish (#(#args),*) }));
         }
         let tangents = (0..values.len()).map(|k| format_ident!("__ta{}", k));
-        let rule = format_ident!("{}_jvp_full", m.method, span = m.method.span());
+        let rule = names::forward_method(&m.method);
         let turbofish = &m.turbofish;
         Fx::Pair(quote! {{
             #recv_bind
@@ -190,11 +190,17 @@ impl Forward {
     }
 
     pub(super) fn call(&mut self, c: &ExprCall) -> Fx {
+        if self.mentions_tracked(c.to_token_stream()).is_some()
+            && let Some(built) = crate::patterns::variant_match::constructor(c)
+        {
+            // `Enum::V(args)` of active values: the enum's hidden constructor rule.
+            return self.expr(&built);
+        }
         let Expr::Path(callee) = &*c.func else {
             return self.opaque(&Expr::Call(c.clone()));
         };
         let last = callee.path.segments.last().map(|s| s.ident.to_string());
-        if matches!(last.as_deref(), Some("without_derivative")) {
+        if crate::patterns::variant_match::is_data_call(&callee.path) {
             let args: Vec<TokenStream> = c.args.iter().map(|a| self.expr(a).value()).collect();
             return Fx::Data(quote!(#callee(#(#args),*)));
         }

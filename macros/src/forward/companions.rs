@@ -82,7 +82,8 @@ pub fn companions(
     }};
     let allow = quote!(#[allow(unused, unused_mut, unused_parens, unused_braces, clippy::all, clippy::pedantic)]);
     let (uniform_path, uniform_item) = if is_method_form(item, sig, args) {
-        let full = format_ident!("{}_jvp_full", name, span = span);
+        let full =
+            crate::emit::names::forward_method(&proc_macro2::Ident::new(&name.to_string(), span));
         (
             quote!(Self::#full),
             quote! {

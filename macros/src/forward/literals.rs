@@ -12,6 +12,12 @@ impl Forward {
     /// `Path { f: a, g: b }` of a `#[derive(Differentiable)]` struct: its tangent is the
     /// derived `PathTangent { f: ȧ, g: ḃ }` (a zero of the field's shape for data fields).
     pub(super) fn struct_literal(&mut self, st: &syn::ExprStruct) -> Fx {
+        if self.mentions_tracked(st.to_token_stream()).is_some()
+            && let Some(built) = crate::patterns::variant_match::struct_literal(st)
+        {
+            // `Enum::V { .. }` of active values: the enum's hidden constructor rule.
+            return self.expr(&built);
+        }
         let parts: Vec<Fx> = st.fields.iter().map(|f| self.expr(&f.expr)).collect();
         if !parts.iter().any(Fx::is_pair) {
             return Fx::Data(st.to_token_stream());

@@ -379,6 +379,12 @@ impl Forward {
 
     pub fn match_expr(&mut self, m: &syn::ExprMatch) -> Fx {
         if self.mentions_tracked(m.expr.to_token_stream()).is_some()
+            && let Some(rewritten) = crate::patterns::variant_match::as_data_match(m)
+        {
+            // Arms binding enum payloads: the variant is data, the payloads are read by rules.
+            return self.expr(&rewritten);
+        }
+        if self.mentions_tracked(m.expr.to_token_stream()).is_some()
             && let Some(chain) = crate::patterns::scalar_match::as_if_chain(m)
         {
             // A `match` that only compares or binds an active value: an `if` chain on it.

@@ -6,12 +6,20 @@ use crate::lower::Lowering;
 use crate::lower::region::Arm;
 use crate::patterns::bindings::pattern_names;
 use crate::patterns::bindings::payload_pattern;
+use crate::patterns::variant_match;
 use proc_macro2::TokenStream;
 use quote::quote;
 use syn::{Expr, parse_quote};
 
 impl Lowering<'_> {
     pub(crate) fn if_else(&mut self, e: &syn::ExprIf) -> (Expr, Act) {
+        if let Expr::Let(l) = &*e.cond
+            && self.mentions_active(&l.expr)
+            && let Some(m) = variant_match::if_let_as_match(e)
+        {
+            // `if let Enum::V(x) = active { .. }`: a `match` with a catch-all arm.
+            return self.match_arms(&m);
+        }
         let mut arms = Vec::new();
         let mut conds = Vec::new();
         let mut current = e;
@@ -84,6 +92,12 @@ impl Lowering<'_> {
     }
 
     pub(crate) fn match_arms(&mut self, m: &syn::ExprMatch) -> (Expr, Act) {
+        if self.mentions_active(&m.expr)
+            && let Some(rewritten) = variant_match::as_data_match(m)
+        {
+            // Arms binding enum payloads: the variant is data, the payloads are read by rules.
+            return self.expr(&rewritten);
+        }
         if self.mentions_active(&m.expr)
             && let Some(chain) = crate::patterns::scalar_match::as_if_chain(m)
         {

@@ -186,12 +186,18 @@ impl Lowering<'_> {
             };
         }
         let message = format!(
-            "constructing `{last}(..)` from active values is not supported yet: enums and tuple structs carry no tangent (only `Some`/`Ok` do); compute the differentiable value in each branch instead"
+            "constructing `{last}(..)` from active values needs `#[derive(Differentiable)]` on its enum"
         );
         (rebuilt, Act::Poison(last.span(), message))
     }
 
     pub(crate) fn call(&mut self, c: &syn::ExprCall) -> (Expr, Act) {
+        if self.mentions_active(&Expr::Call(c.clone()))
+            && let Some(built) = crate::patterns::variant_match::constructor(c)
+        {
+            // `Enum::V(args)` of active values: the enum's hidden constructor rule.
+            return self.expr(&built);
+        }
         if let Some(lowered) = self.mem_call(c) {
             return lowered;
         }
@@ -232,7 +238,7 @@ impl Lowering<'_> {
             .last()
             .expect("a path has a segment")
             .ident;
-        if last == "without_derivative" {
+        if crate::patterns::variant_match::is_data_call(&path.path) {
             return (rebuilt, Act::Inactive);
         }
         if (last == "Some" || last == "Ok") && acts.len() == 1 {

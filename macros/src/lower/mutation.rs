@@ -232,6 +232,12 @@ impl Lowering<'_> {
 
     /// `Path { f: a, g: b }` with active fields: a struct built from its parts.
     pub(crate) fn struct_literal(&mut self, lit: &syn::ExprStruct) -> (Expr, Act) {
+        if lit.fields.iter().any(|f| self.mentions_active(&f.expr))
+            && let Some(built) = crate::patterns::variant_match::struct_literal(lit)
+        {
+            // `Enum::V { .. }` of active values: the enum's hidden constructor rule.
+            return self.expr(&built);
+        }
         if let (Some(base), None) = (&lit.rest, &lit.qself)
             && (self.mentions_active(base)
                 || lit.fields.iter().any(|f| self.mentions_active(&f.expr)))

@@ -13,3 +13,4 @@ pub mod recurrence;
 pub mod reorders;
 pub mod scalar_match;
 pub mod scan;
+pub mod variant_match;

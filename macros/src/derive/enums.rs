@@ -1,0 +1,600 @@
+//! `#[derive(Differentiable)]` for enums. The tangent of an enum value is the tangent of its
+//! variant's payload: for
+//!
+//! ```text
+//! enum Shape { Circle(f64), Rect { w: f64, h: f64 }, Empty }
+//! ```
+//!
+//! it writes `enum ShapeTangent { Zero, Circle(f64), Rect { w: f64, h: f64 } }` (a variant
+//! without differentiated fields has only `Zero`), whose sum adds payloads of the same
+//! variant and keeps the other operand where one is `Zero`; two different variants are never
+//! added, since one value has one variant. `Shape::Circle(r)` in differentiable code calls the
+//! hidden rule `Shape::__new_Circle_vjp_full(r, needs)`, whose pullback takes the payload
+//! back out (`Zero` gives zeros); a `match` arm that binds `r` from an active `Shape`
+//! reads it through `__variant_Circle_0_vjp_full`, whose pullback puts `r̄` into
+//! `ShapeTangent::Circle(r̄)` (see `patterns/variant_match.rs`). Named fields are the
+//! constructor's arguments in the order of their names, which the macro sorts the same way.
+
+use super::{Field, captured, operator_impls, read_fields};
+use crate::emit::names;
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+use syn::{DataEnum, DeriveInput, Fields, Ident, parse_quote, parse_quote_spanned};
+
+/// One variant of the enum.
+struct Variant {
+    name: Ident,
+    named: bool,
+    fields: Vec<Field>,
+}
+
+impl Variant {
+    fn differentiated(&self) -> bool {
+        self.fields.iter().any(|f| f.differentiable)
+    }
+
+    /// `Owner::V(parts)` or `Owner::V { member: part, .. }` with `part(field, k)` for each
+    /// field: every position of a tuple variant, the differentiated members of a named one
+    /// when `all` is false.
+    fn build(
+        &self,
+        owner: &TokenStream,
+        all: bool,
+        part: impl Fn(&Field, usize) -> TokenStream,
+    ) -> TokenStream {
+        let v = &self.name;
+        if !self.named {
+            if self.fields.is_empty() {
+                return quote!(#owner::#v);
+            }
+            let parts = self.fields.iter().enumerate().map(|(k, f)| part(f, k));
+            return quote!(#owner::#v(#(#parts),*));
+        }
+        let parts = self
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| all || f.differentiable)
+            .map(|(k, f)| {
+                let (m, p) = (&f.member, part(f, k));
+                quote!(#m: #p)
+            });
+        quote!(#owner::#v { #(#parts),* })
+    }
+
+    /// The tangent variant with `part` in each differentiated field (`()` or `_` in a tuple
+    /// variant's other positions, `hole`).
+    fn tangent(
+        &self,
+        tangent: &TokenStream,
+        hole: &TokenStream,
+        part: impl Fn(usize) -> TokenStream,
+    ) -> TokenStream {
+        self.build(tangent, false, |f, k| {
+            if f.differentiable {
+                part(k)
+            } else {
+                hole.clone()
+            }
+        })
+    }
+}
+
+/// The enum, its tangent's name and the bounds the impls share.
+struct Enum<'a> {
+    name: &'a Ident,
+    tangent: Ident,
+    generics: &'a syn::Generics,
+    where_clause: syn::WhereClause,
+    variants: Vec<Variant>,
+}
+
+/// Expands `#[derive(Differentiable)]` on an enum.
+pub(super) fn expand(input: &DeriveInput, data: &DataEnum) -> TokenStream {
+    let variants: Vec<Variant> = data
+        .variants
+        .iter()
+        .map(|v| Variant {
+            name: v.ident.clone(),
+            named: matches!(v.fields, Fields::Named(_)),
+            fields: read_fields(&v.fields),
+        })
+        .collect();
+    if let Some(v) = variants.iter().find(|v| v.name == "Zero") {
+        return syn::Error::new(
+            v.name.span(),
+            "#[derive(Differentiable)] on an enum names the zero of its tangent `Zero`: rename this variant",
+        )
+        .to_compile_error();
+    }
+    let name = &input.ident;
+    let mut where_clause = input
+        .generics
+        .where_clause
+        .clone()
+        .unwrap_or_else(|| parse_quote!(where));
+    for f in variants
+        .iter()
+        .flat_map(|v| &v.fields)
+        .filter(|f| f.differentiable)
+    {
+        let ty = &f.ty;
+        where_clause
+            .predicates
+            .push(parse_quote_spanned!(ty.span()=> #ty: ::adjoint::Differentiable));
+    }
+    let e = Enum {
+        name,
+        tangent: format_ident!("{}Tangent", name, span = name.span()),
+        generics: &input.generics,
+        where_clause,
+        variants,
+    };
+    let definition = e.definition(&input.vis);
+    let tangent_impls = e.tangent_impls();
+    let differentiable = e.differentiable_impl();
+    let rules = e.rules();
+    quote! {
+        #definition
+        #tangent_impls
+        #differentiable
+        #rules
+    }
+}
+
+/// `__a0`, `__b0`, ..: the binding of field `k` in a generated pattern.
+fn bind(prefix: &str, k: usize) -> TokenStream {
+    let id = format_ident!("__{}{}", prefix, k);
+    quote!(#id)
+}
+
+impl Enum<'_> {
+    fn differentiated(&self) -> impl Iterator<Item = &Variant> {
+        self.variants.iter().filter(|v| v.differentiated())
+    }
+
+    /// `ShapeTangent` as an owner path in patterns and expressions (`ShapeTangent::<T>`).
+    fn tangent_path(&self) -> TokenStream {
+        let (_, ty_generics, _) = self.generics.split_for_impl();
+        let tangent = &self.tangent;
+        let turbofish = ty_generics.as_turbofish();
+        quote!(#tangent #turbofish)
+    }
+
+    /// The tangent enum's definition.
+    fn definition(&self, vis: &syn::Visibility) -> TokenStream {
+        let (tangent, where_clause) = (&self.tangent, &self.where_clause);
+        let params = &self.generics.params;
+        let doc = format!(
+            " The tangent of [`{}`]: the tangent of the payload of the value's variant, or `Zero`.",
+            self.name
+        );
+        let variants = self.differentiated().map(|v| {
+            let name = &v.name;
+            let types = v.fields.iter().filter(|f| !v.named || f.differentiable);
+            let decls = types.map(|f| {
+                let ty = &f.ty;
+                let t = if f.differentiable {
+                    quote!(<#ty as ::adjoint::Differentiable>::Tangent)
+                } else {
+                    quote!(())
+                };
+                match v.named {
+                    true => {
+                        let m = &f.member;
+                        quote!(#m: #t)
+                    }
+                    false => t,
+                }
+            });
+            match v.named {
+                true => quote!(#name { #(#decls),* }),
+                false => quote!(#name(#(#decls),*)),
+            }
+        });
+        quote! {
+            #[doc = #doc]
+            #vis enum #tangent <#params> #where_clause {
+                /// The zero tangent, of any variant.
+                Zero,
+                #(#variants,)*
+            }
+        }
+    }
+
+    /// `match self { Zero => Zero, V(a..) => V(make(a)..) }` over the tangent's variants.
+    fn map_tangent(&self, make: impl Fn(&TokenStream) -> TokenStream) -> TokenStream {
+        let owner = quote!(Self);
+        let arms = self.differentiated().map(|v| {
+            let pat = v.tangent(&owner, &quote!(_), |k| bind("a", k));
+            let out = v.tangent(&owner, &quote!(()), |k| make(&bind("a", k)));
+            quote!(#pat => #out,)
+        });
+        quote!(match self { Self::Zero => Self::Zero, #(#arms)* })
+    }
+
+    /// `Clone`, `Debug`, `TangentVector` and the operators of the tangent enum.
+    fn tangent_impls(&self) -> TokenStream {
+        let (tangent, where_clause) = (&self.tangent, &self.where_clause);
+        let (impl_generics, ty_generics, _) = self.generics.split_for_impl();
+        let clone = self.map_tangent(|a| quote!(::core::clone::Clone::clone(#a)));
+        let scaled = self.map_tangent(|a| quote!(::adjoint::TangentVector::scaled(#a, factor)));
+        let settled = self.map_tangent(|a| quote!(::adjoint::TangentVector::settled(#a)));
+        let owner = quote!(Self);
+        let sums = self.differentiated().map(|v| {
+            let (a, b) = (
+                v.tangent(&owner, &quote!(_), |k| bind("a", k)),
+                v.tangent(&owner, &quote!(_), |k| bind("b", k)),
+            );
+            let sum = v.tangent(&owner, &quote!(()), |k| {
+                let (a, b) = (bind("a", k), bind("b", k));
+                quote!(::adjoint::TangentVector::plus(#a, #b))
+            });
+            quote!((#a, #b) => #sum,)
+        });
+        let message = format!(
+            "{tangent}: the tangents of two different variants were added; a derivative rule returned the tangent of a variant the value does not have"
+        );
+        let debug = self.debug_impl();
+        let operators = operator_impls(tangent, self.generics, where_clause);
+        quote! {
+            impl #impl_generics ::core::clone::Clone for #tangent #ty_generics #where_clause {
+                fn clone(&self) -> Self {
+                    #clone
+                }
+            }
+
+            #debug
+
+            impl #impl_generics ::adjoint::TangentVector for #tangent #ty_generics #where_clause {
+                fn zero() -> Self {
+                    Self::Zero
+                }
+                #[allow(unreachable_patterns)]
+                fn plus(self, other: Self) -> Self {
+                    match (self, other) {
+                        (Self::Zero, other) => other,
+                        (this, Self::Zero) => this,
+                        #(#sums)*
+                        _ => ::core::panic!(#message),
+                    }
+                }
+                fn scaled(self, factor: f64) -> Self {
+                    #scaled
+                }
+                fn settled(self) -> Self {
+                    #settled
+                }
+            }
+
+            #operators
+        }
+    }
+
+    /// `Debug` for the tangent enum, as `#[derive(Debug)]` would print it.
+    fn debug_impl(&self) -> TokenStream {
+        let tangent = &self.tangent;
+        let (impl_generics, ty_generics, _) = self.generics.split_for_impl();
+        let mut where_clause = self.where_clause.clone();
+        for f in self
+            .variants
+            .iter()
+            .flat_map(|v| &v.fields)
+            .filter(|f| f.differentiable)
+        {
+            let ty = &f.ty;
+            where_clause.predicates.push(
+                parse_quote!(<#ty as ::adjoint::Differentiable>::Tangent: ::core::fmt::Debug),
+            );
+        }
+        let owner = quote!(Self);
+        let arms = self.differentiated().map(|v| {
+            let pat = v.tangent(&owner, &quote!(_), |k| bind("a", k));
+            let label = v.name.to_string();
+            let parts = v
+                .fields
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.differentiable);
+            let body = if v.named {
+                let fields = parts.map(|(k, f)| {
+                    let (name, a) = (&f.label, bind("a", k));
+                    quote!(.field(#name, #a))
+                });
+                quote!(f.debug_struct(#label) #(#fields)* .finish())
+            } else {
+                let fields = parts.map(|(k, _)| {
+                    let a = bind("a", k);
+                    quote!(.field(#a))
+                });
+                quote!(f.debug_tuple(#label) #(#fields)* .finish())
+            };
+            quote!(#pat => #body,)
+        });
+        quote! {
+            impl #impl_generics ::core::fmt::Debug for #tangent #ty_generics #where_clause {
+                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    match self {
+                        Self::Zero => f.write_str("Zero"),
+                        #(#arms)*
+                    }
+                }
+            }
+        }
+    }
+
+    /// `impl Differentiable`: `move_by` payload by payload, `zero_tangent` of the variant.
+    fn differentiable_impl(&self) -> TokenStream {
+        let (name, where_clause) = (self.name, &self.where_clause);
+        let (impl_generics, ty_generics, _) = self.generics.split_for_impl();
+        let tangent = self.tangent_path();
+        let value = quote!(Self);
+        let holes = |f: &Field, k: usize| match f.differentiable {
+            true => bind("x", k),
+            false => quote!(_),
+        };
+        let moves = self.differentiated().map(|v| {
+            let x = v.build(&value, false, holes);
+            let t = v.tangent(&tangent, &quote!(_), |k| bind("t", k));
+            let steps = v
+                .fields
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.differentiable)
+                .map(|(k, _)| {
+                    let (x, t) = (bind("x", k), bind("t", k));
+                    quote!(::adjoint::Differentiable::move_by(#x, #t);)
+                });
+            quote!((#x, #t) => { #(#steps)* })
+        });
+        let zeros = self.differentiated().map(|v| {
+            let x = v.build(&value, false, holes);
+            let zero = v.tangent(&tangent, &quote!(()), |k| {
+                let x = bind("x", k);
+                quote!(::adjoint::Differentiable::zero_tangent(#x))
+            });
+            quote!(#x => #zero,)
+        });
+        let message = format!("{name}::move_by: a tangent of another variant than the value's");
+        quote! {
+            impl #impl_generics ::adjoint::Differentiable for #name #ty_generics #where_clause {
+                type Tangent = #tangent;
+                #[allow(unreachable_patterns)]
+                fn move_by(&mut self, tangent: &Self::Tangent) {
+                    match (self, tangent) {
+                        (_, #tangent::Zero) => {}
+                        #(#moves)*
+                        _ => ::core::panic!(#message),
+                    }
+                }
+                #[allow(unreachable_patterns)]
+                fn zero_tangent(&self) -> Self::Tangent {
+                    match self {
+                        #(#zeros)*
+                        _ => #tangent::Zero,
+                    }
+                }
+            }
+
+            impl #impl_generics ::adjoint::__private::DifferentiableEnum for #name #ty_generics #where_clause {}
+        }
+    }
+
+    /// The hidden rules differentiable code calls: a constructor per variant with fields, a
+    /// payload reader per field.
+    fn rules(&self) -> TokenStream {
+        let (name, where_clause) = (self.name, &self.where_clause);
+        let (impl_generics, ty_generics, _) = self.generics.split_for_impl();
+        let constructors = self
+            .variants
+            .iter()
+            .filter(|v| !v.fields.is_empty())
+            .map(|v| self.constructor(v));
+        let readers = self.variants.iter().flat_map(|v| {
+            v.fields
+                .iter()
+                .enumerate()
+                .map(move |(k, f)| self.reader(v, f, k))
+        });
+        quote! {
+            impl #impl_generics #name #ty_generics #where_clause {
+                #(#constructors)*
+                #(#readers)*
+            }
+        }
+    }
+
+    /// `__new_V_vjp_full(fields.., needs)`: the value, and a pullback that takes the payload
+    /// back out of the variant's tangent (zeros from `Zero`). Named fields in the order of
+    /// their names.
+    fn constructor(&self, v: &Variant) -> TokenStream {
+        let tangent = self.tangent_path();
+        let captured = captured(self.generics);
+        let method =
+            names::full_method(&format_ident!("__new_{}", v.name, span = Span::call_site()));
+        let mut order: Vec<usize> = (0..v.fields.len()).collect();
+        if v.named {
+            order.sort_by(|&a, &b| v.fields[a].label.cmp(&v.fields[b].label));
+        }
+        let params = order.iter().map(|&k| {
+            let (a, ty) = (bind("a", k), &v.fields[k].ty);
+            quote!(#a: #ty)
+        });
+        let slot = |f: &Field| {
+            let ty = &f.ty;
+            match f.differentiable {
+                true => quote!(<#ty as ::adjoint::Differentiable>::Tangent),
+                false => quote!(::adjoint::NoTangent),
+            }
+        };
+        let slots = order.iter().map(|&k| slot(&v.fields[k]));
+        let n = v.fields.len();
+        let value = v.build(&quote!(Self), true, |_, k| bind("a", k));
+        let parts = |payload: bool| {
+            let each = order
+                .iter()
+                .map(move |&k| match (v.fields[k].differentiable, payload) {
+                    (false, _) => quote!(::adjoint::NoTangent),
+                    (true, true) => bind("d", k),
+                    (true, false) => quote!(::adjoint::TangentVector::zero()),
+                });
+            quote!((#(#each,)*))
+        };
+        let (taken, zeros) = (parts(true), parts(false));
+        let body = if v.differentiated() {
+            let pat = v.tangent(&tangent, &quote!(_), |k| bind("d", k));
+            let message = format!(
+                "the adjoint of `{}::{}(..)` is the tangent of another variant",
+                self.name, v.name
+            );
+            quote! {
+                match d {
+                    #pat => #taken,
+                    #tangent::Zero => #zeros,
+                    _ => ::core::panic!(#message),
+                }
+            }
+        } else {
+            quote!({ let _ = d; #zeros })
+        };
+        let forward =
+            names::forward_method(&format_ident!("__new_{}", v.name, span = Span::call_site()));
+        let params_again = order.iter().map(|&k| {
+            let (a, ty) = (bind("a", k), &v.fields[k].ty);
+            quote!(#a: #ty)
+        });
+        let forward_slots = order.iter().map(|&k| {
+            let s = slot(&v.fields[k]);
+            quote!(::core::option::Option<#s>)
+        });
+        let tangents = order.iter().map(|&k| bind("t", k));
+        let tangent_value = if v.differentiated() {
+            let parts = v.tangent(&tangent, &quote!(()), |k| {
+                let t = bind("t", k);
+                quote!(#t.unwrap_or_else(::adjoint::TangentVector::zero))
+            });
+            let some = order
+                .iter()
+                .filter(|&&k| v.fields[k].differentiable)
+                .map(|&k| {
+                    let t = bind("t", k);
+                    quote!(#t.is_some())
+                });
+            quote!((false #(|| #some)*).then(|| #parts))
+        } else {
+            quote!(::core::option::Option::None)
+        };
+        quote! {
+            #[doc(hidden)]
+            #[allow(non_snake_case, unused_variables, clippy::type_complexity, clippy::too_many_arguments)]
+            pub fn #forward(
+                #(#params_again,)*
+                (#(#tangents,)*): (#(#forward_slots,)*),
+            ) -> (Self, ::core::option::Option<#tangent>) {
+                let tangent = #tangent_value;
+                (#value, tangent)
+            }
+
+            #[doc(hidden)]
+            #[allow(non_snake_case, unreachable_patterns, clippy::type_complexity, clippy::too_many_arguments)]
+            pub fn #method(
+                #(#params,)*
+                _needs: [bool; #n],
+            ) -> (Self, impl use<#(#captured),*> + FnOnce(#tangent) -> (#(#slots,)*)) {
+                (#value, move |d: #tangent| #body)
+            }
+        }
+    }
+
+    /// `__variant_V_f_vjp_full(&self, needs)`: field `f` of variant `V` (a clone), whose
+    /// pullback is `V` with the field's tangent and zeros (`Dropped` for a `#[no_derivative]`
+    /// field, whose pullback gives `Zero`).
+    fn reader(&self, v: &Variant, f: &Field, k: usize) -> TokenStream {
+        let tangent = self.tangent_path();
+        let captured = captured(self.generics);
+        let method = names::full_method(&format_ident!(
+            "__variant_{}_{}",
+            v.name,
+            f.label,
+            span = Span::call_site()
+        ));
+        let ty = &f.ty;
+        let vname = &v.name;
+        let pattern = match v.named {
+            true => {
+                let m = &f.member;
+                quote!(Self::#vname { #m: __x, .. })
+            }
+            false => {
+                let before = (0..k).map(|_| quote!(_));
+                quote!(Self::#vname(#(#before,)* __x, ..))
+            }
+        };
+        let message = format!(
+            "`{}::{}` read from another variant: differentiable code reads a payload only in its arm",
+            self.name, v.name
+        );
+        let (seed, adjoint) = if f.differentiable {
+            let built = v.tangent(&tangent, &quote!(()), |j| match j == k {
+                true => quote!(d),
+                false => quote!(::adjoint::TangentVector::zero()),
+            });
+            (
+                quote!(<#ty as ::adjoint::Differentiable>::Tangent),
+                quote!(if needs[0] { #built } else { #tangent::Zero }),
+            )
+        } else {
+            (
+                quote!(::adjoint::__private::Dropped),
+                quote!({ let _ = (d, needs); #tangent::Zero }),
+            )
+        };
+        let forward = names::forward_method(&format_ident!(
+            "__variant_{}_{}",
+            v.name,
+            f.label,
+            span = Span::call_site()
+        ));
+        let forward_rule = f.differentiable.then(|| {
+            let pat = v.tangent(&tangent, &quote!(_), |j| match j == k {
+                true => quote!(__t),
+                false => quote!(_),
+            });
+            quote! {
+                #[doc(hidden)]
+                #[allow(non_snake_case, irrefutable_let_patterns, unreachable_patterns, clippy::type_complexity)]
+                pub fn #forward(
+                    &self,
+                    t: (::core::option::Option<&#tangent>,),
+                ) -> (#ty, ::core::option::Option<<#ty as ::adjoint::Differentiable>::Tangent>)
+                where
+                    for<'__adjoint> #ty: ::core::clone::Clone,
+                {
+                    let #pattern = self else { ::core::unreachable!(#message) };
+                    let tangent = match t.0 {
+                        ::core::option::Option::Some(#pat) => ::core::option::Option::Some(::core::clone::Clone::clone(__t)),
+                        _ => ::core::option::Option::None,
+                    };
+                    (::core::clone::Clone::clone(__x), tangent)
+                }
+            }
+        });
+        quote! {
+            #forward_rule
+
+            #[doc(hidden)]
+            #[allow(non_snake_case, irrefutable_let_patterns, clippy::type_complexity)]
+            pub fn #method(
+                &self,
+                needs: [bool; 1],
+            ) -> (#ty, impl use<#(#captured),*> + FnOnce(#seed) -> (#tangent,))
+            where
+                for<'__adjoint> #ty: ::core::clone::Clone,
+            {
+                let #pattern = self else { ::core::unreachable!(#message) };
+                (::core::clone::Clone::clone(__x), move |d: #seed| (#adjoint,))
+            }
+        }
+    }
+}

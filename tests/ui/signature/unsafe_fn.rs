@@ -1,0 +1,8 @@
+use adjoint::prelude::*;
+
+#[differentiable]
+unsafe fn f(x: f64) -> f64 {
+    x * x
+}
+
+fn main() {}

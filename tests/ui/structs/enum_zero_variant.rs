@@ -1,0 +1,9 @@
+use adjoint::prelude::*;
+
+#[derive(Clone, Differentiable)]
+enum Level {
+    Zero,
+    High(f64),
+}
+
+fn main() {}
