@@ -5,7 +5,8 @@
 #[doc(hidden)]
 pub use crate::collections::indexing::{
     AccumulateAt, AccumulateAt2, Elements, IndexRecord, IndexRecord2, IndexWrite, TakeAt,
-    accumulate_at2, index_read2, index_rewrite, index_write, vec_parts, vec_push, witness,
+    accumulate_at2, index_read2, index_rewrite, index_write, vec_parts, vec_push, vec_truncate,
+    witness,
 };
 #[doc(hidden)]
 pub use crate::collections::ranges::{

@@ -59,4 +59,5 @@ mod reorders;
 mod rnn;
 mod scalar_matches;
 mod slices;
+mod stacks;
 mod values;

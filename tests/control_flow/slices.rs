@@ -1,6 +1,7 @@
 //! Sub-slices of active collections: `&v[a..b]` passed to a differentiable function or bound
 //! by `let`, iterated (`v[a..b].iter()`, `for x in &v[..n]`) and reduced, over `Vec`s and
-//! arrays, with every kind of range; and `fold` with a function path (`f64::max`). A sub-slice
+//! arrays, with every kind of range; `windows`, `chunks` and `chunks_exact` as loops over such
+//! sub-slices; and `fold` with a function path (`f64::max`). A sub-slice
 //! read is a copy of the elements whose adjoint is added back from the range's start
 //! (core/src/collections/ranges.rs); until it was, `&v[1..]` was rustc's E0308 inside
 //! generated code. Every gradient is exact and checked against central finite differences.
@@ -45,6 +46,67 @@ fn inclusive(v: Vec<f64>, w: f64) -> f64 {
 #[differentiable]
 fn largest(v: Vec<f64>) -> f64 {
     v.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+}
+
+/// Σ over `windows(2)` of (w₁ − w₀)², the squared differences of neighbours:
+/// ∂vᵢ = 2(vᵢ − vᵢ₋₁) − 2(vᵢ₊₁ − vᵢ) (terms past either end left out).
+#[differentiable]
+fn roughness(v: Vec<f64>) -> f64 {
+    let mut s = 0.0;
+    for w in v.windows(2) {
+        let d = w[1] - w[0];
+        s += d * d;
+    }
+    s
+}
+
+/// Σ over `chunks(2)` (the last one short) of c₀ · c_last, by a reduction, plus the last
+/// chunk of `chunks_exact(2)` through `enumerate`: for v = (a, b, c, d, e),
+/// f = ab + cd + e² + 3cd (chunks_exact leaves e out; k = 1 is weighted 3).
+#[differentiable]
+fn paired(v: Vec<f64>) -> f64 {
+    let mut s = v.chunks(2).map(|c| c[0] * c[c.len() - 1]).sum::<f64>();
+    for (k, c) in v.chunks_exact(2).enumerate() {
+        if k == 1 {
+            s += 3.0 * c[0] * c[1];
+        }
+    }
+    s
+}
+
+#[test]
+fn windows_and_chunks_are_sub_slices() {
+    let v = [1.0, -2.0, 0.5, 3.0, 1.5];
+    let got = gradient(roughness_vjp(v.to_vec()));
+    let d = |i: usize| v[i] - v[i - 1];
+    let want = [
+        -2.0 * d(1),
+        2.0 * d(1) - 2.0 * d(2),
+        2.0 * d(2) - 2.0 * d(3),
+        2.0 * d(3) - 2.0 * d(4),
+        2.0 * d(4),
+    ];
+    check_vec("roughness", roughness, v, &got, want);
+
+    let got = gradient(paired_vjp(v.to_vec()));
+    let (a, b, c, d, e) = (v[0], v[1], v[2], v[3], v[4]);
+    assert_eq!(paired(v.to_vec()), a * b + c * d + e * e + 3.0 * c * d);
+    check_vec("paired", paired, v, &got, [b, a, 4.0 * d, 4.0 * c, 2.0 * e]);
+}
+
+#[test]
+#[should_panic(expected = "window size must be non-zero")]
+fn a_window_of_zero_panics_as_the_standard_library_does() {
+    let _ = roughness_zero_vjp(vec![1.0, 2.0]);
+}
+
+#[differentiable]
+fn roughness_zero(v: Vec<f64>) -> f64 {
+    let mut s = 0.0;
+    for w in v.windows(0) {
+        s += w.len() as f64;
+    }
+    s + v[0]
 }
 
 #[test]

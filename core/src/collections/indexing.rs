@@ -244,6 +244,27 @@ pub fn vec_push<E: Differentiable>(
     })
 }
 
+/// `v.truncate(len)` in differentiable code (and the end of `v.pop()`, which reads the last
+/// element first). The dropped elements get no adjoint: the pullback keeps the first `len`
+/// elements of the shorter vector's adjoint, which is the longer one's with zeros after
+/// (a `Vec` tangent is padded with zeros).
+#[inline(always)]
+#[allow(clippy::type_complexity)]
+pub fn vec_truncate<E: Differentiable>(
+    v: &mut Vec<E>,
+    len: usize,
+    _needs: [bool; 1],
+) -> (
+    (),
+    impl FnOnce(Vec<E::Tangent>) -> (Vec<E::Tangent>,) + use<E>,
+) {
+    v.truncate(len);
+    ((), move |mut d: Vec<E::Tangent>| {
+        d.truncate(len);
+        (d,)
+    })
+}
+
 /// The `N` element adjoints of `vec![e0, .., eN-1]` (the tangent may be shorter: the rest is
 /// zero).
 #[inline(always)]

@@ -82,6 +82,12 @@ impl Forward {
         {
             return fx;
         }
+        if name == "truncate"
+            && m.args.len() == 1
+            && let Some(fx) = self.truncate_call(m)
+        {
+            return fx;
+        }
         let (recv_bind, recv, recv_tangent, recv_active) = self.receiver(&m.receiver);
         let (binds, values, args_active) = self.bind_args(m.args.iter());
         if !recv_active && !args_active {
@@ -170,6 +176,21 @@ impl Forward {
         })))
     }
 
+    /// `v.truncate(n)` on a tracked variable: its tangent is truncated with it.
+    fn truncate_call(&mut self, m: &ExprMethodCall) -> Option<Fx> {
+        let target = place(&m.receiver).filter(|p| p.is_variable())?;
+        self.scopes.hold(&target.root)?;
+        let tv = self.scopes.tangent_place(&target.root)?;
+        let (v, len) = (&m.receiver, self.expr(&m.args[0]).value());
+        Some(Fx::Data(quote!({
+            let __n = #len;
+            #v.truncate(__n);
+            if let ::core::option::Option::Some(__t) = #tv.as_mut() {
+                __t.truncate(__n);
+            }
+        })))
+    }
+
     /// `x.clone()`: the tangent is cloned with it.
     fn clone_call(&mut self, m: &ExprMethodCall) -> Fx {
         if let Some(p) = place(&m.receiver) {
@@ -205,10 +226,7 @@ impl Forward {
             return Fx::Data(quote!(#callee(#(#args),*)));
         }
         // `Some(x)`, `Ok(x)`: the tangent of `Option<T>` / `Result<T, E>` is `T`'s.
-        if callee.path.segments.len() == 1
-            && matches!(last.as_deref(), Some("Some" | "Ok"))
-            && c.args.len() == 1
-        {
+        if matches!(last.as_deref(), Some("Some" | "Ok")) && c.args.len() == 1 {
             return match self.expr(&c.args[0]) {
                 Fx::Pair(p) => Fx::Pair(quote!({ let (__a, __ta) = #p; (#callee(__a), __ta) })),
                 Fx::Data(_) => Fx::Data(c.to_token_stream()),

@@ -117,6 +117,10 @@ impl Forward {
     }
 
     pub fn while_loop(&mut self, w: &syn::ExprWhile) -> Fx {
+        if let Some(the_loop) = crate::patterns::loops::pop_loop(&syn::Expr::While(w.clone())) {
+            // `while let P = v.pop()`: a `loop` around a `match` on the pop.
+            return self.expr(&the_loop);
+        }
         self.settle_loop(&w.body, None);
         let cond = self.condition(&w.cond);
         let (stmts, tail) = self.block(&w.body);

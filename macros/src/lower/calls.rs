@@ -82,12 +82,20 @@ impl Lowering<'_> {
         args.iter().map(|a| self.expr(a)).unzip()
     }
 
+    /// `v.push(x)` and `v.truncate(n)` on a local (`truncate` when `v` is active): rules that
+    /// make a new version of `v`.
+    fn resize(&mut self, m: &syn::ExprMethodCall) -> Option<(Expr, Act)> {
+        let name = local_name(&m.receiver)?;
+        match (m.method.to_string().as_str(), m.args.len()) {
+            ("push", 1) => Some(self.push(m, name)),
+            ("truncate", 1) if self.mentions_active(&m.receiver) => Some(self.truncate(m, name)),
+            _ => None,
+        }
+    }
+
     pub(crate) fn method_call(&mut self, m: &syn::ExprMethodCall) -> (Expr, Act) {
-        if let (true, Some(name)) = (
-            m.method == "push" && m.args.len() == 1,
-            local_name(&m.receiver),
-        ) {
-            return self.push(m, name);
+        if let Some(resized) = self.resize(m) {
+            return resized;
         }
         if local_name(&m.receiver).is_some()
             && self.mentions_active(&Expr::MethodCall(m.clone()))

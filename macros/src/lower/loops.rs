@@ -70,7 +70,7 @@ impl Lowering<'_> {
             return match crate::patterns::iterators::indexed_for(f) {
                 Some(indexed) => self.expr(&indexed),
                 None => {
-                    let message = "this `for` loop over an active collection is not supported: iterate `xs.iter()`, `&xs`, `xs`, an array literal, `xs.iter_mut()` or `&mut xs` (naming the element `*x`, `x.field`, `x[i]`, not rebinding it), through `enumerate`, `rev`, `zip`, `skip`, `take`, `step_by`, `copied` or `cloned`, or loop over indices and read `xs[i]`";
+                    let message = "this `for` loop over an active collection is not supported: iterate `xs.iter()`, `&xs`, `xs`, an array literal, `xs.chunks(n)`, `xs.chunks_exact(n)`, `xs.windows(n)`, `xs.iter_mut()` or `&mut xs` (naming the element `*x`, `x.field`, `x[i]`, not rebinding it), through `enumerate`, `rev`, `zip`, `skip`, `take`, `step_by`, `copied` or `cloned`, or loop over indices and read `xs[i]`";
                     // What the body assigns, and what the iterator may change or lend by
                     // `&mut` (`xs.chunks_mut(2)`): writes through its items are not seen.
                     let lent = crate::lower::hidden_writes::written_in(f.expr.to_token_stream())

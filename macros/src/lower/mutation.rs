@@ -230,6 +230,29 @@ impl Lowering<'_> {
         (expr, Act::Inactive)
     }
 
+    /// `v.truncate(n)` on an active local `Vec`: a new version of `v` (`n` is data).
+    pub(crate) fn truncate(&mut self, m: &syn::ExprMethodCall, name: &Ident) -> (Expr, Act) {
+        let (len_expr, _) = self.expr(&m.args[0]);
+        let current = self.act_of(&name.to_string());
+        let target = self.place_of(name);
+        let mut original = m.clone();
+        original.args[0] = len_expr.clone();
+        let (expr, act) = self.rule(
+            vec![current],
+            vec![m.receiver.span()],
+            m.method.span(),
+            Expr::MethodCall(original),
+            |n| {
+                quote_spanned!(m.method.span()=> {
+                    let __len = #len_expr;
+                    ::adjoint::__private::vec_truncate(&mut #target, __len, [#(#n),*])
+                })
+            },
+        );
+        self.assign(&name.to_string(), act);
+        (expr, Act::Inactive)
+    }
+
     /// `Path { f: a, g: b }` with active fields: a struct built from its parts.
     pub(crate) fn struct_literal(&mut self, lit: &syn::ExprStruct) -> (Expr, Act) {
         if lit.fields.iter().any(|f| self.mentions_active(&f.expr))

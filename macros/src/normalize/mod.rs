@@ -51,7 +51,9 @@ enum Family {
 
 /// Normalizes a function body; `output` is the function's return type.
 pub fn normalize(body: &Block, output: &ReturnType) -> Block {
-    let body = &blocks::blocks_as_loops(&closures::inline_closures(body));
+    let body = &blocks::blocks_as_loops(&crate::patterns::loops::pops_as_loops(
+        &closures::inline_closures(body),
+    ));
     let family = match output {
         ReturnType::Type(_, ty) => match &**ty {
             Type::Path(p) => match p

@@ -159,3 +159,38 @@ pub fn visit_nested_loop<'a, V: LoopDepth<'a>>(v: &mut V, e: &'a Expr) -> bool {
     *v.depth() -= 1;
     true
 }
+
+/// `while let P = v.pop() { body }` as `loop { match v.pop() { P => body, _ => break } }`
+/// (labels kept): a loop whose exit is a `break`, which both modes handle, around a `match`
+/// on `v.pop()` (`patterns/reorders.rs`: a read of the last element and a `truncate`). Other
+/// `while let` loops are left.
+pub fn pops_as_loops(body: &Block) -> Block {
+    struct Pops;
+    impl syn::visit_mut::VisitMut for Pops {
+        fn visit_expr_mut(&mut self, e: &mut Expr) {
+            syn::visit_mut::visit_expr_mut(self, e);
+            if let Some(rewritten) = pop_loop(e) {
+                *e = rewritten;
+            }
+        }
+        fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+    }
+    let mut body = body.clone();
+    syn::visit_mut::VisitMut::visit_block_mut(&mut Pops, &mut body);
+    body
+}
+
+/// `e` as a `loop` when it is `while let P = v.pop() { .. }` with `v` a name.
+pub fn pop_loop(e: &Expr) -> Option<Expr> {
+    let Expr::While(w) = e else { return None };
+    let Expr::Let(l) = &*w.cond else { return None };
+    let Expr::MethodCall(m) = &*l.expr else {
+        return None;
+    };
+    let named = matches!(&*m.receiver, Expr::Path(p) if p.path.get_ident().is_some());
+    if m.method != "pop" || !m.args.is_empty() || !named {
+        return None;
+    }
+    let (label, pat, scrutinee, body) = (&w.label, &l.pat, &l.expr, &w.body);
+    Some(syn::parse_quote!(#label loop { match #scrutinee { #pat => #body, _ => break, } }))
+}

@@ -10,7 +10,12 @@
 //! v.sort_by(cmp)     ⇒ { let keys = without_derivative(v.clone()); let mut f = comparator_for(&keys, cmp);
 //!                        let mut order = (0..n).collect(); order.sort_by(|i, j| f(&keys[*i], &keys[*j]));
 //!                        let src = v.clone(); for k in 0..n { v[k] = src[order[k]].clone(); } }
+//! v.pop()            ⇒ if v.is_empty() { None } else { let n = v.len() − 1; let last = v[n].clone();
+//!                        v.truncate(n); Some(last) }
 //! ```
+//!
+//! (`truncate` and `push` on an active local are rules of their own: `vec_truncate`,
+//! `vec_push`.)
 
 use quote::quote;
 
@@ -25,6 +30,11 @@ pub const REORDERS: &[&str] = &[
     "sort_by_key",
     "sort_unstable_by_key",
 ];
+
+/// The methods that change a collection's length, each a rule or rewritten into one: `push`,
+/// `pop` (a read and a `truncate`), `truncate`.
+pub const RESIZES: &[&str] = &["push", "pop", "truncate"];
+
 use syn::{Expr, parse_quote};
 
 /// `receiver.method(args)` on the local `receiver` as element writes, if `method` is one of
@@ -66,6 +76,16 @@ pub fn reordered(m: &syn::ExprMethodCall) -> Option<Expr> {
         }),
         ("reverse", []) => permuted(quote! {
             let __adjoint_order: ::std::vec::Vec<usize> = (0..#v.len()).rev().collect();
+        }),
+        ("pop", []) => parse_quote!({
+            if #v.is_empty() {
+                ::core::option::Option::None
+            } else {
+                let __adjoint_n = #v.len() - 1;
+                let __adjoint_last = #v[__adjoint_n].clone();
+                #v.truncate(__adjoint_n);
+                ::core::option::Option::Some(__adjoint_last)
+            }
         }),
         ("fill", [x]) => parse_quote!({
             let __adjoint_value = #x;

@@ -191,12 +191,13 @@ pub fn element_written(tokens: TokenStream) -> Vec<Ident> {
     out
 }
 
-/// Whether the method `m` writes elements of its receiver the lowering follows: `push`, the
-/// reorders that are rewritten as element writes ([`super::reorders::REORDERS`]), and the
-/// methods that lend it by `&mut` (`iter_mut`, whose loop writes elements).
+/// Whether the method `m` writes elements of its receiver the lowering follows: `push`,
+/// `pop`, `truncate` ([`super::reorders::RESIZES`]), the reorders that are rewritten as element
+/// writes ([`super::reorders::REORDERS`]), and the methods that lend it by `&mut`
+/// (`iter_mut`, whose loop writes elements).
 fn writes_elements(m: &Ident) -> bool {
     let name = m.to_string();
-    name == "push"
+    super::reorders::RESIZES.contains(&name.as_str())
         || super::reorders::REORDERS.contains(&name.as_str())
         || super::queries::lends_mut(&name)
 }

@@ -129,7 +129,13 @@ fn new_rule(path: &syn::Path) -> Option<syn::Path> {
             .to_string()
             .starts_with(|c: char| c.is_ascii_uppercase())
     };
-    if n < 2 || !upper(n - 1) || !upper(n - 2) {
+    let last = path.segments.last()?.ident.to_string();
+    if n < 2
+        || !upper(n - 1)
+        || !upper(n - 2)
+        || matches!(last.as_str(), "Some" | "Ok" | "Err" | "None")
+    {
+        // `Option::Some(x)` and `Result::Ok(x)` pass the tangent of `x` through.
         return None;
     }
     let mut rule = path.clone();

@@ -1,7 +1,8 @@
 //! Iterator chains over active collections, rewritten as loops over indices: element reads are
 //! differentiable, iterators are not.
 //!
-//! A chain is a source (`xs.iter()`, `xs.into_iter()`, `&xs`, `xs`, an array literal) and
+//! A chain is a source (`xs.iter()`, `xs.into_iter()`, `&xs`, `xs`, an array literal, and the
+//! sub-slices of `xs.chunks(n)`, `xs.chunks_exact(n)`, `xs.windows(n)`) and
 //! adapters (`enumerate`, `rev`, `zip(ys)`, `skip(n)`, `take(n)`, `step_by(n)`, `copied`,
 //! `cloned`). A `for` loop over one reads each element at its index:
 //!
@@ -50,6 +51,13 @@ pub(super) enum Item {
         collection: TokenStream,
         index: TokenStream,
     },
+    /// The sub-slice `&collection[start..end]` (`chunks`, `windows`): a copy whose adjoint
+    /// goes back from `start`.
+    Slice {
+        collection: TokenStream,
+        start: TokenStream,
+        end: TokenStream,
+    },
     /// A position (`enumerate`'s count).
     Position(TokenStream),
     /// A pair (`enumerate`, `zip`).
@@ -67,6 +75,15 @@ impl Item {
             Item::Place { collection, index } => Item::Place {
                 collection: collection.clone(),
                 index: substitute(index.clone(), with),
+            },
+            Item::Slice {
+                collection,
+                start,
+                end,
+            } => Item::Slice {
+                collection: collection.clone(),
+                start: substitute(start.clone(), with),
+                end: substitute(end.clone(), with),
             },
             Item::Position(p) => Item::Position(substitute(p.clone(), with)),
             Item::Pair(a, b) => {
@@ -118,6 +135,11 @@ impl Item {
         Some(match self {
             Item::Element { collection, index } => quote!(#collection[#index].clone()),
             Item::Place { .. } => return None,
+            Item::Slice {
+                collection,
+                start,
+                end,
+            } => quote!(&#collection[#start..#end]),
             Item::Position(p) => quote!((#p)),
             Item::Pair(a, b) => {
                 let (a, b) = (a.value()?, b.value()?);
@@ -186,6 +208,48 @@ fn places(collection: &Expr) -> Option<Chain> {
     })
 }
 
+/// `xs.chunks(n)`, `xs.chunks_exact(n)`, `xs.windows(n)` over a named collection: the chain
+/// of its sub-slices `&xs[k·n..min((k + 1)·n, len)]`, `&xs[k·n..(k + 1)·n]`, `&xs[k..k + n]`.
+fn sub_slices(collection: &Expr, method: &str, size: &Expr) -> Option<Chain> {
+    let collection = match collection {
+        Expr::Path(p) if p.path.get_ident().is_some() => p.to_token_stream(),
+        Expr::Field(f) => f.to_token_stream(),
+        _ => return None,
+    };
+    let (k, all) = (index(), quote!(#collection.len()));
+    let (len, start, end) = match method {
+        "chunks" => (
+            quote!(#all.div_ceil(#size)),
+            quote!((#k * (#size))),
+            quote!(::core::cmp::min((#k + 1) * (#size), #all)),
+        ),
+        "chunks_exact" => (
+            quote!(#all / (#size)),
+            quote!((#k * (#size))),
+            quote!(((#k + 1) * (#size))),
+        ),
+        _ => (
+            quote!((#all + 1).saturating_sub(#size)),
+            quote!(#k),
+            quote!((#k + (#size))),
+        ),
+    };
+    // The standard library's words.
+    let message = match method {
+        "windows" => "window size must be non-zero",
+        _ => "chunk size must be non-zero",
+    };
+    Some(Chain {
+        len,
+        item: Item::Slice {
+            collection,
+            start,
+            end,
+        },
+        prelude: vec![parse_quote!(::core::assert!((#size) != 0, #message);)],
+    })
+}
+
 /// The chain over the elements of `collection` (an array literal, a sub-slice `&xs[a..b]`),
 /// bound to a name before the loop; `fresh` numbers the names.
 fn bound_first(collection: TokenStream, fresh: &mut usize) -> Chain {
@@ -227,6 +291,9 @@ pub(super) fn chain(e: &Expr, fresh: &mut usize) -> Option<Chain> {
                     _ => None,
                 },
                 ("iter_mut", []) => places(&m.receiver),
+                ("chunks" | "chunks_exact" | "windows", [size]) => {
+                    sub_slices(&m.receiver, &m.method.to_string(), size)
+                }
                 (method, args) => adapted(chain(&m.receiver, fresh)?, method, args, fresh),
             }
         }
@@ -485,8 +552,22 @@ mod tests {
             out.starts_with("{ let __adjoint_items0 = [a , b , c] ;"),
             "{out}"
         );
+        let out = for_loop(quote!(for w in xs.windows(2) {
+            s += w[0];
+        }));
+        assert!(
+            out.contains("for __adjoint_index in 0 .. (xs . len () + 1) . saturating_sub (2) { let w = & xs [__adjoint_index .. (__adjoint_index + (2))] ;"),
+            "{out}"
+        );
+        let out = for_loop(quote!(for c in xs.chunks(3) {
+            s += c[0];
+        }));
+        assert!(
+            out.contains("let c = & xs [(__adjoint_index * (3)) .. :: core :: cmp :: min ((__adjoint_index + 1) * (3) , xs . len ())]"),
+            "{out}"
+        );
         assert_eq!(
-            for_loop(quote!(for w in xs.windows(2) {
+            for_loop(quote!(for w in xs.rchunks(2) {
                 s += w[0];
             })),
             ""

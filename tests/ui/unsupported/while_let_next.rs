@@ -2,9 +2,9 @@ use adjoint::prelude::*;
 
 #[differentiable]
 fn f(v: Vec<f64>) -> f64 {
-    let mut stack = v;
+    let mut items = v.into_iter();
     let mut s = 0.0;
-    while let Some(t) = stack.pop() {
+    while let Some(t) = items.next() {
         s += t * t;
     }
     s
