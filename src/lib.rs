@@ -140,6 +140,38 @@
 //! assert_eq!(gradient(g_vjp(2.0)), 13.0);
 //! ```
 //!
+//! A rule for a method sits in the type's `impl`, and its pullback returns the tangent of
+//! `self` first (a method taking `&self` says with `use<..>` that its pullback borrows nothing):
+//!
+//! ```
+//! use adjoint::prelude::*;
+//!
+//! #[derive(Clone, Differentiable)]
+//! struct Scale {
+//!     k: f64,
+//! }
+//!
+//! impl Scale {
+//!     fn apply(&self, x: f64) -> f64 {
+//!         self.k * x
+//!     }
+//!
+//!     #[derivative_of(Scale::apply)]
+//!     fn apply_rule(&self, x: f64) -> (f64, impl use<> + FnOnce(f64) -> (ScaleTangent, f64)) {
+//!         let k = self.k;
+//!         (k * x, move |dy| (ScaleTangent { k: dy * x }, dy * k))
+//!     }
+//! }
+//!
+//! #[differentiable]
+//! fn h(s: Scale, x: f64) -> f64 {
+//!     s.apply(x) * x
+//! }
+//!
+//! let (ds, dx) = gradient(h_vjp(Scale { k: 3.0 }, 2.0));
+//! assert_eq!((ds.k, dx), (4.0, 12.0));
+//! ```
+//!
 //! ## Activity
 //! Code that does not depend on a differentiated parameter, or whose value does not reach the
 //! result, is emitted unchanged and never rejected: logging, assertions, shape and loop-bound

@@ -547,3 +547,112 @@ fn needs_flags_skip_unneeded_tangents() {
     let (dx64, dy64) = gradient(heavy_vjp(0.5, 0.25));
     assert_eq!((dx64, dy64), (cx * ey, sx * ey));
 }
+
+// ---------------------------------------------------------------------------------------------
+// Rules for methods and associated functions
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, Differentiable)]
+pub struct Scale {
+    k: f64,
+}
+
+/// A trait method with a rule in the type's inherent `impl`.
+pub trait Energy {
+    fn energy(&self) -> f64;
+}
+
+impl Energy for Scale {
+    fn energy(&self) -> f64 {
+        0.5 * self.k * self.k
+    }
+}
+
+impl Scale {
+    /// k·x.
+    pub fn apply(&self, x: f64) -> f64 {
+        self.k * x
+    }
+
+    /// The rule of `apply`: the tangent of `self` first (k̄ = x ȳ), then x̄ = k ȳ.
+    #[derivative_of(Scale::apply, jvp = apply_jvp_rule)]
+    pub fn apply_rule(&self, x: f64) -> (f64, impl use<> + FnOnce(f64) -> (ScaleTangent, f64)) {
+        let k = self.k;
+        (k * x, move |d| (ScaleTangent { k: d * x }, d * k))
+    }
+
+    /// The forward rule of `apply`: k̇ x + k ẋ.
+    pub fn apply_jvp_rule(&self, x: f64, dself: &ScaleTangent, dx: f64) -> (f64, f64) {
+        (self.k * x, dself.k * x + self.k * dx)
+    }
+
+    /// ln(1 + eˣ), an associated function.
+    pub fn softplus(x: f64) -> f64 {
+        x.exp().ln_1p()
+    }
+
+    /// Its rule: σ(x).
+    #[derivative_of(Scale::softplus, jvp = softplus_jvp_rule)]
+    pub fn softplus_rule(x: f64) -> (f64, impl FnOnce(f64) -> f64) {
+        let s = 1.0 / (1.0 + (-x).exp());
+        (x.exp().ln_1p(), move |d| d * s)
+    }
+
+    pub fn softplus_jvp_rule(x: f64, dx: f64) -> (f64, f64) {
+        (x.exp().ln_1p(), dx / (1.0 + (-x).exp()))
+    }
+
+    /// The rule of the trait method `energy`: k̄ = k ȳ (counted, to show it runs).
+    #[derivative_of(Scale::energy)]
+    pub fn energy_rule(&self) -> (f64, impl use<> + FnOnce(f64) -> ScaleTangent) {
+        let k = self.k;
+        ENERGY_RULE_RUNS.with(|c| c.set(c.get() + 1));
+        (0.5 * k * k, move |d| ScaleTangent { k: d * k })
+    }
+}
+
+thread_local! {
+    static ENERGY_RULE_RUNS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// k(kx) + softplus(x): ∂k = 2kx, ∂x = k² + σ(x).
+#[differentiable(forward)]
+fn scaled_twice(s: Scale, x: f64) -> f64 {
+    s.apply(s.apply(x)) + Scale::softplus(x)
+}
+
+/// energy(s)·x = k²x/2: ∂k = kx, ∂x = k²/2.
+#[differentiable]
+fn energy_times(s: Scale, x: f64) -> f64 {
+    s.energy() * x
+}
+
+#[test]
+fn rules_for_methods_return_the_tangent_of_self_first() {
+    let (k, x): (f64, f64) = (1.5, 0.8);
+    let sigma = 1.0 / (1.0 + (-x).exp());
+    let (v, pb) = scaled_twice_vjp(Scale { k }, x);
+    assert!((v - (k * k * x + x.exp().ln_1p())).abs() < 1e-12);
+    let (ds, dx) = pb(1.0);
+    assert!((ds.k - 2.0 * k * x).abs() < 1e-12, "{ds:?}");
+    assert!((dx - (k * k + sigma)).abs() < 1e-12, "{dx}");
+    check_gradient(
+        "scaled_twice",
+        |(k, x)| scaled_twice(Scale { k }, x),
+        (k, x),
+        (ds.k, dx),
+    );
+    let (_, t) = scaled_twice_jvp(Scale { k }, x, ScaleTangent { k: 0.3 }, -0.5);
+    assert!((t - (0.3 * 2.0 * k * x - 0.5 * (k * k + sigma))).abs() < 1e-12);
+
+    let before = ENERGY_RULE_RUNS.with(Cell::get);
+    let (ds, dx) = gradient(energy_times_vjp(Scale { k }, x));
+    assert_eq!(ENERGY_RULE_RUNS.with(Cell::get), before + 1, "the rule ran");
+    assert!((ds.k - k * x).abs() < 1e-12 && (dx - 0.5 * k * k).abs() < 1e-12);
+    check_gradient(
+        "energy_times",
+        |(k, x)| energy_times(Scale { k }, x),
+        (k, x),
+        (ds.k, dx),
+    );
+}

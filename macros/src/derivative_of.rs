@@ -1,5 +1,10 @@
 //! `#[derivative_of(path::f)]`: registers a hand-written VJP of `f`.
 //!
+//! A rule in an `impl` (`#[derivative_of(T::m)]` on a method, an associated function, or the
+//! rule of a trait method written in the type's inherent `impl`) gets its companions as
+//! associated functions beside it: `m_vjp_full(&self, args.., needs)` is what generated code
+//! calls for `t.m(args)`, and its pullback returns the tangent of `self` first.
+//!
 //! The rule keeps its name; the macro adds what generated code calls for `f`: the public name
 //! `f_vjp` (a forwarding function when the rule is named differently) and the uniform companion
 //! `f_vjp::__full` wrapping the rule (see [`crate::emit::names`]). A second rule for the same `f` in the same module defines
@@ -31,7 +36,7 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         _ => {
             let e = syn::Error::new(
                 proc_macro2::Span::call_site(),
-                "#[derivative_of] applies to a free function with a body",
+                "#[derivative_of] applies to a function or method with a body",
             );
             let e = e.to_compile_error();
             return quote!(#input #e);
@@ -39,25 +44,11 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
     };
     let excluded = signature::strip_no_derivative(&mut item.sig);
     let sig = signature::analyse(&item.sig, &excluded, &DiffArgs::default(), &mut errors);
-    if sig.as_ref().is_some_and(|s| s.has_receiver) {
-        errors.push(
-            item.sig.span(),
-            "#[derivative_of] rules must be free functions, not methods",
-        );
-    }
     let value_ty = sig
         .as_ref()
         .and_then(|_| value_type(&item.sig.output, &mut errors));
-    if sig
-        .as_ref()
-        .is_some_and(|s| !s.has_receiver && s.params.iter().any(|p| p.by_ref))
-        && value_ty.is_some()
-        && pullback_capture(&item.sig.output).is_none()
-    {
-        errors.push(
-            item.sig.output.span(),
-            "the pullback of a #[derivative_of] rule with reference parameters must say that it borrows none of them, since differentiable callers keep it after the arguments are gone: write `impl use<> + FnOnce(..)` (with the rule's type parameters in `use<..>`, if it has any) and capture copies",
-        );
+    if let (Some(sig), Some(_)) = (&sig, &value_ty) {
+        check_pullback(&item, sig, &mut errors);
     }
     let (Some(target), Some(sig), Some(value_ty), true) =
         (target, sig, value_ty, errors.is_empty())
@@ -66,16 +57,46 @@ pub fn expand(args: TokenStream, input: TokenStream) -> TokenStream {
         return quote!(#item #errors);
     };
     let f = &target.segments.last().expect("a path has a segment").ident;
-    let alias = alias(&item, &sig, f);
-    let uniform = uniform(&item, &sig, f, &value_ty);
-    let check = signature_check(&item, &target, f, &value_ty);
-    let forward = jvp.map(|jvp| forward(&item, &sig, f, &value_ty, &jvp));
+    // A rule in an `impl` (a method, or the rule of an associated function `T::f`): its
+    // companions are associated functions beside it, as `#[differentiable]` writes them for
+    // methods.
+    let method = sig.has_receiver || names::is_associated_path(&target);
+    let alias = alias(&item, &sig, f, method);
+    let uniform = uniform(&item, &sig, f, &value_ty, method);
+    let check = signature_check(&item, &target, f, &value_ty, method);
+    let forward = jvp.map(|jvp| forward(&item, &sig, f, &value_ty, &jvp, method));
     quote! {
         #item
         #alias
         #uniform
         #check
         #forward
+    }
+}
+
+/// The rule's pullback: it must borrow none of the rule's reference parameters (`&self`
+/// included), and a method's returns the tangent of `self` first.
+fn check_pullback(item: &FnItem, sig: &FnSignature, errors: &mut Errors) {
+    let output = &item.sig.output;
+    if sig.params.iter().any(|p| p.by_ref) && pullback_capture(output).is_none() {
+        let message = if sig.has_receiver {
+            "the pullback of a #[derivative_of] rule for a method taking `&self` must say that it does not borrow `self` (or any reference parameter), since differentiable callers keep it after the receiver is gone: write `impl use<> + FnOnce(..)` (with the type parameters of the method and of its `impl` in `use<..>`, if there are any) and capture copies"
+        } else {
+            "the pullback of a #[derivative_of] rule with reference parameters must say that it borrows none of them, since differentiable callers keep it after the arguments are gone: write `impl use<> + FnOnce(..)` (with the rule's type parameters in `use<..>`, if it has any) and capture copies"
+        };
+        errors.push(output.span(), message);
+    }
+    let wrt = sig.params.iter().filter(|p| p.wrt).count();
+    let returned = pullback_output(output).map(|t| match t {
+        Type::Tuple(t) => t.elems.len(),
+        _ => 1,
+    });
+    if sig.has_receiver && wrt > 1 && returned.is_some_and(|n| n != wrt) {
+        let span = pullback_output_span(output).unwrap_or(output.span());
+        errors.push(
+            span,
+            format!("the pullback of a rule for a method returns the tangent of `self` first, then one per differentiated parameter: {wrt} tangents, `(<Self as Differentiable>::Tangent, ..)`"),
+        );
     }
 }
 
@@ -116,7 +137,14 @@ fn forward(
     f: &Ident,
     value_ty: &Type,
     jvp: &Path,
+    method: bool,
 ) -> TokenStream {
+    // In an `impl`, a forward rule named alone is the type's.
+    let jvp: Path = match jvp.get_ident() {
+        Some(name) if method => syn::parse_quote!(Self::#name),
+        _ => jvp.clone(),
+    };
+    let jvp = &jvp;
     let vjp = names::public(f);
     let public = format_ident!("{}_jvp", f);
     let vis = &item.vis;
@@ -160,23 +188,34 @@ fn forward(
             }
         }
     });
-    quote! {
-        #alias
-        impl #vjp {
+    let companion = |name: TokenStream| {
+        quote! {
             #[doc(hidden)]
             #[inline]
             #[allow(unused, clippy::all, clippy::pedantic)]
-            #vis fn __jvp #generics (#(#decls,)* __t: (#(#slots,)*)) -> (#value_ty, ::core::option::Option<#ret_tangent>) #where_clause {
+            #vis fn #name #generics (#(#decls,)* __t: (#(#slots,)*)) -> (#value_ty, ::core::option::Option<#ret_tangent>) #where_clause {
                 #(#take)*
                 let (__value, __tangent) = #jvp #turbofish (#(#pass,)* #(#tangents),*);
                 (__value, ::core::option::Option::Some(__tangent))
             }
         }
+    };
+    if method {
+        let full = names::forward_method(f);
+        let companion = companion(quote!(#full));
+        return quote!(#alias #companion);
+    }
+    let companion = companion(quote!(__jvp));
+    quote! {
+        #alias
+        impl #vjp {
+            #companion
+        }
     }
 }
 
 /// `f_vjp` forwarding to the rule, when the rule has another name.
-fn alias(item: &FnItem, sig: &FnSignature, f: &Ident) -> Option<TokenStream> {
+fn alias(item: &FnItem, sig: &FnSignature, f: &Ident, method: bool) -> Option<TokenStream> {
     let vjp = names::public(f);
     let rule = &item.sig.ident;
     let vis = &item.vis;
@@ -185,18 +224,34 @@ fn alias(item: &FnItem, sig: &FnSignature, f: &Ident) -> Option<TokenStream> {
         public.ident = vjp.clone();
         let pass = sig.params.iter().map(|p| &p.pass);
         let turbofish = &sig.turbofish;
+        let call = rule_path(rule, method);
         quote! {
-            #[doc = concat!(" The registered derivative of `", stringify!(#f), "`: see [`", stringify!(#rule), "`].")]
+            #[doc = concat!(" The registered derivative of `", stringify!(#f), "`: see [`", stringify!(#call), "`].")]
             #[allow(clippy::all)]
-            #vis #public { #rule #turbofish (#(#pass),*) }
+            #vis #public { #call #turbofish (#(#pass),*) }
         }
     })
+}
+
+/// How the companions call the rule: `rule`, or `Self::rule` in an `impl`.
+fn rule_path(rule: &Ident, method: bool) -> TokenStream {
+    if method {
+        quote!(Self::#rule)
+    } else {
+        quote!(#rule)
+    }
 }
 
 /// The uniform companion `f_vjp::__full(params.., needs)` that generated code calls: it runs
 /// the rule, and its pullback returns the tangents in slots (`NoTangent` for parameters not
 /// differentiated), skipping the rule's pullback when no tangent is needed.
-fn uniform(item: &FnItem, sig: &FnSignature, f: &Ident, value_ty: &Type) -> TokenStream {
+fn uniform(
+    item: &FnItem,
+    sig: &FnSignature,
+    f: &Ident,
+    value_ty: &Type,
+    method: bool,
+) -> TokenStream {
     let vjp = names::public(f);
     let rule = &item.sig.ident;
     let vis = &item.vis;
@@ -246,6 +301,29 @@ fn uniform(item: &FnItem, sig: &FnSignature, f: &Ident, value_ty: &Type) -> Toke
         let span = pullback_output_span(&item.sig.output).unwrap_or(item.sig.span());
         quote_spanned!(span=> let __received: #nice = __pullback(__seed);)
     };
+    let call = rule_path(rule, method);
+    let body = quote! {
+        let (__value, __pullback) = #call #turbofish (#(#pass),*);
+        (__value, move |__seed: #ret_tangent| -> #slots {
+            // A hand-written pullback computes all its tangents: skip it when none is needed.
+            if !__needs.iter().any(|n| *n) {
+                return (#(#zeros,)*);
+            }
+            #receive
+            let #received = __received;
+            (#(#outputs,)*)
+        })
+    };
+    let signature = quote!(#generics (#(#decls,)* __needs: [bool; #n]) -> (#value_ty, impl #capture FnOnce(#ret_tangent) -> #slots) #where_clause);
+    if method {
+        // Beside the rule in its `impl`: the method companion that calls of `f` go through.
+        let full = names::full_method(f);
+        return quote! {
+            #[doc(hidden)]
+            #[allow(unused, clippy::all, clippy::pedantic)]
+            #vis fn #full #signature { #body }
+        };
+    }
     quote! {
         #[doc(hidden)]
         #[allow(non_camel_case_types, dead_code)]
@@ -253,25 +331,20 @@ fn uniform(item: &FnItem, sig: &FnSignature, f: &Ident, value_ty: &Type) -> Toke
 
         impl #vjp {
             #[allow(unused, clippy::all, clippy::pedantic)]
-            #vis fn #inner #generics (#(#decls,)* __needs: [bool; #n]) -> (#value_ty, impl #capture FnOnce(#ret_tangent) -> #slots) #where_clause {
-                let (__value, __pullback) = #rule #turbofish (#(#pass),*);
-                (__value, move |__seed: #ret_tangent| -> #slots {
-                    // A hand-written pullback computes all its tangents: skip it when none is needed.
-                    if !__needs.iter().any(|n| *n) {
-                        return (#(#zeros,)*);
-                    }
-                    #receive
-                    let #received = __received;
-                    (#(#outputs,)*)
-                })
-            }
+            #vis fn #inner #signature { #body }
         }
     }
 }
 
 /// A function that coerces `f` to `fn(params..) -> R` with the rule's parameter and value
 /// types, so that a rule whose signature does not match `f` fails to compile.
-fn signature_check(item: &FnItem, target: &Path, f: &Ident, value_ty: &Type) -> TokenStream {
+fn signature_check(
+    item: &FnItem,
+    target: &Path,
+    f: &Ident,
+    value_ty: &Type,
+    method: bool,
+) -> TokenStream {
     let generics = &item.sig.generics;
     let where_clause = &item.sig.generics.where_clause;
     let param_types = item.sig.inputs.iter().map(|a| match a {
@@ -281,6 +354,16 @@ fn signature_check(item: &FnItem, target: &Path, f: &Ident, value_ty: &Type) -> 
     let check = format_ident!("__check_derivative_of_{}", f);
     let sig_span = item.sig.span();
     let coerce = quote_spanned!(sig_span=> let _: fn(#(#param_types),*) -> #value_ty = #target;);
+    if method {
+        // An associated function beside the rule, where `Self` names the type.
+        return quote! {
+            #[doc(hidden)]
+            #[allow(dead_code, non_snake_case, clippy::all)]
+            fn #check #generics () #where_clause {
+                #coerce
+            }
+        };
+    }
     quote! {
         const _: () = {
             #[allow(dead_code, non_snake_case, clippy::all)]
@@ -327,17 +410,22 @@ fn pullback_capture(output: &ReturnType) -> Option<TokenStream> {
     })
 }
 
-/// The span of `T` in `-> (R, impl FnOnce(..) -> T)`.
-fn pullback_output_span(output: &ReturnType) -> Option<proc_macro2::Span> {
+/// `T` in `-> (R, impl FnOnce(..) -> T)`.
+fn pullback_output(output: &ReturnType) -> Option<&Type> {
     let imp = pullback_impl(output)?;
     imp.bounds.iter().find_map(|b| match b {
         syn::TypeParamBound::Trait(tb) => match &tb.path.segments.last()?.arguments {
             syn::PathArguments::Parenthesized(p) => match &p.output {
-                ReturnType::Type(_, out) => Some(out.span()),
+                ReturnType::Type(_, out) => Some(&**out),
                 ReturnType::Default => None,
             },
             _ => None,
         },
         _ => None,
     })
+}
+
+/// The span of `T` in `-> (R, impl FnOnce(..) -> T)`.
+fn pullback_output_span(output: &ReturnType) -> Option<proc_macro2::Span> {
+    pullback_output(output).map(Spanned::span)
 }

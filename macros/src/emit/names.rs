@@ -35,18 +35,23 @@ pub fn full_in_module() -> Ident {
 
 /// Whether a call path names an associated function (`Self::g`, `Type::g`, `<T as Tr>::g`)
 /// rather than a free function (`g`, `m::g`, `crate::m::g`).
-fn is_associated(path: &ExprPath) -> bool {
-    if path.qself.is_some() {
-        return true;
-    }
-    let segs = &path.path.segments;
+/// Whether a rule's target `T::f` (or `Self::f`, `<T as Tr>::f`) is an associated function.
+pub fn is_associated_path(path: &syn::Path) -> bool {
+    let segs = &path.segments;
     segs.len() >= 2 && {
         let owner = segs[segs.len() - 2].ident.to_string();
-        owner == "Self"
-            || owner == "f32"
-            || owner == "f64"
-            || owner.starts_with(|c: char| c.is_ascii_uppercase())
+        owner == "Self" || owner.starts_with(|c: char| c.is_ascii_uppercase())
     }
+}
+
+fn is_associated(path: &ExprPath) -> bool {
+    let segs = &path.path.segments;
+    let float_owner = segs.len() >= 2
+        && matches!(
+            segs[segs.len() - 2].ident.to_string().as_str(),
+            "f32" | "f64"
+        );
+    path.qself.is_some() || float_owner || is_associated_path(&path.path)
 }
 
 /// The path of the uniform companion of the function `path` calls. A free function's is

@@ -1,15 +1,19 @@
 use adjoint::prelude::*;
 
-struct Scale(f64);
+#[derive(Clone, Differentiable)]
+struct Scale {
+    k: f64,
+}
 
 impl Scale {
     fn apply(&self, x: f64) -> f64 {
-        self.0 * x
+        self.k * x
     }
 
+    // The pullback forgets the tangent of `self`.
     #[derivative_of(Scale::apply)]
-    fn apply_rule(&self, x: f64) -> (f64, impl FnOnce(f64) -> f64) {
-        let k = self.0;
+    fn apply_rule(&self, x: f64) -> (f64, impl use<> + FnOnce(f64) -> f64) {
+        let k = self.k;
         (k * x, move |d| k * d)
     }
 }
