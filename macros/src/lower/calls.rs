@@ -87,8 +87,8 @@ impl Lowering<'_> {
     fn resize(&mut self, m: &syn::ExprMethodCall) -> Option<(Expr, Act)> {
         let name = local_name(&m.receiver)?;
         match (m.method.to_string().as_str(), m.args.len()) {
-            ("push", 1) => Some(self.push(m, name)),
-            ("truncate", 1) if self.mentions_active(&m.receiver) => Some(self.truncate(m, name)),
+            ("push", 1) => Some(self.resized(m, name)),
+            ("truncate", 1) if self.mentions_active(&m.receiver) => Some(self.resized(m, name)),
             _ => None,
         }
     }

@@ -206,46 +206,35 @@ impl Lowering<'_> {
         (expr, Act::Inactive)
     }
 
-    /// `v.push(value)` on a local `Vec`: a new version of `v`.
-    pub(crate) fn push(&mut self, m: &syn::ExprMethodCall, name: &Ident) -> (Expr, Act) {
-        let (value_expr, value_act) = self.expr(&m.args[0]);
+    /// `v.push(value)` and `v.truncate(len)` on a local `Vec`: a new version of `v`, by the rule
+    /// `vec_push` (the value differentiated) or `vec_truncate` (the length is data).
+    pub(crate) fn resized(&mut self, m: &syn::ExprMethodCall, name: &Ident) -> (Expr, Act) {
+        let (arg_expr, arg_act) = self.expr(&m.args[0]);
         let current = self.act_of(&name.to_string());
         let target = self.place_of(name);
         let mut original = m.clone();
-        original.args[0] = value_expr.clone();
-        let spans = vec![m.receiver.span(), m.args[0].span()];
+        original.args[0] = arg_expr.clone();
+        let (acts, spans, rule, arg) = if m.method == "push" {
+            let spans = vec![m.receiver.span(), m.args[0].span()];
+            (
+                vec![current, arg_act],
+                spans,
+                quote!(vec_push),
+                quote!(__element),
+            )
+        } else {
+            let spans = vec![m.receiver.span()];
+            (vec![current], spans, quote!(vec_truncate), quote!(__len))
+        };
         let (expr, act) = self.rule(
-            vec![current, value_act],
+            acts,
             spans,
             m.method.span(),
             Expr::MethodCall(original),
             |n| {
                 quote_spanned!(m.method.span()=> {
-                    let __element = #value_expr;
-                    ::adjoint::__private::vec_push(&mut #target, __element, [#(#n),*])
-                })
-            },
-        );
-        self.assign(&name.to_string(), act);
-        (expr, Act::Inactive)
-    }
-
-    /// `v.truncate(n)` on an active local `Vec`: a new version of `v` (`n` is data).
-    pub(crate) fn truncate(&mut self, m: &syn::ExprMethodCall, name: &Ident) -> (Expr, Act) {
-        let (len_expr, _) = self.expr(&m.args[0]);
-        let current = self.act_of(&name.to_string());
-        let target = self.place_of(name);
-        let mut original = m.clone();
-        original.args[0] = len_expr.clone();
-        let (expr, act) = self.rule(
-            vec![current],
-            vec![m.receiver.span()],
-            m.method.span(),
-            Expr::MethodCall(original),
-            |n| {
-                quote_spanned!(m.method.span()=> {
-                    let __len = #len_expr;
-                    ::adjoint::__private::vec_truncate(&mut #target, __len, [#(#n),*])
+                    let #arg = #arg_expr;
+                    ::adjoint::__private::#rule(&mut #target, #arg, [#(#n),*])
                 })
             },
         );
