@@ -4,7 +4,9 @@
 //! * `mlp`: one SGD step (forward, softmax cross-entropy, backward, the fused in-place update
 //!   of [`Sgd`](adjoint::optim::Sgd), as PyTorch's `p.add_(g, alpha=-lr)`) of the
 //!   784-512-512-10 ReLU MLP at batch 128 (410.8 MFLOP), run through `Backend::install`;
-//!   `mlp_on_caller` the same step on the calling thread;
+//!   `mlp_on_caller` the same step on the calling thread; `mlp_fields` / `mlp_layers` the same
+//!   step of the MLP written as a struct of three `Linear` layers, its weights read through
+//!   nested fields (`self.l1.w`) or through each layer's `forward` method;
 //! * `cnn`: one SGD step of the PyTorch `examples/mnist` net without dropout at batch 64
 //!   (conv 1→32 3×3, ReLU, conv 32→64 3×3, ReLU, max-pool 2, linear 9216→128, ReLU,
 //!   linear 128→10; 4.58 GFLOP);
@@ -139,6 +141,81 @@ mod models;
 
 use models::{Cnn, Mlp};
 
+/// One affine layer, x·w + b, for the MLP written as a struct of layers (`Clone`: a nested
+/// field read from an active value clones the struct it is read from, a reference count per
+/// tensor).
+#[derive(Clone, Differentiable)]
+struct Linear<B: Backend> {
+    w: Tensor<B>,
+    b: Tensor<B>,
+}
+
+#[differentiable]
+impl<B: Backend> Linear<B> {
+    /// A layer initialized as `nn.Linear` (the draws of `Mlp::new_on`'s layer with `seeds`).
+    fn new_on(inputs: usize, outputs: usize, seeds: (u64, u64), device: &B::Device) -> Self {
+        let bound = 1.0 / (inputs as f64).sqrt();
+        let draw = |shape: &[usize], seed| {
+            Tensor::rand_uniform(shape, -bound, bound, seed).to_device(device)
+        };
+        Linear {
+            w: draw(&[inputs, outputs], seeds.0),
+            b: draw(&[outputs], seeds.1),
+        }
+    }
+
+    /// x·w + b.
+    #[differentiable]
+    fn forward(&self, x: &Tensor<B>) -> Tensor<B> {
+        x.matmul(&self.w) + &self.b
+    }
+}
+
+/// `Mlp` as a struct of three layers (issue 39: a struct-of-fields model must cost what the
+/// flat one costs), with the same weights.
+#[derive(Differentiable)]
+struct LayeredMlp<B: Backend> {
+    l1: Linear<B>,
+    l2: Linear<B>,
+    l3: Linear<B>,
+}
+
+#[differentiable]
+impl<B: Backend> LayeredMlp<B> {
+    fn new_on(device: &B::Device) -> Self {
+        LayeredMlp {
+            l1: Linear::new_on(784, 512, (1, 6), device),
+            l2: Linear::new_on(512, 512, (2, 7), device),
+            l3: Linear::new_on(512, 10, (3, 8), device),
+        }
+    }
+
+    /// `Mlp::loss` with the weights read through nested fields (`self.l1.w`).
+    #[differentiable]
+    fn loss_by_fields(
+        &self,
+        #[no_derivative] x: &Tensor<B>,
+        #[no_derivative] labels: &Tensor<B>,
+    ) -> Tensor<B> {
+        let h1 = (x.matmul(&self.l1.w) + &self.l1.b).relu();
+        let h2 = (h1.matmul(&self.l2.w) + &self.l2.b).relu();
+        (h2.matmul(&self.l3.w) + &self.l3.b).cross_entropy(labels)
+    }
+
+    /// The same through the layers' `forward` methods (the ReLU outside the call, so not
+    /// fused into the product's epilogue).
+    #[differentiable]
+    fn loss_by_layers(
+        &self,
+        #[no_derivative] x: &Tensor<B>,
+        #[no_derivative] labels: &Tensor<B>,
+    ) -> Tensor<B> {
+        let h1 = self.l1.forward(x).relu();
+        let h2 = self.l2.forward(&h1).relu();
+        self.l3.forward(&h2).cross_entropy(labels)
+    }
+}
+
 /// The shape of an MLP batch.
 const MLP_BATCH: [usize; 2] = [128, 784];
 /// The shape of a CNN batch.
@@ -232,6 +309,35 @@ fn model_steps_on<B: Backend>(c: &mut Criterion, device: &B::Device) {
     // (`bench/table.py` prints the two side by side).
     group.bench_function("mlp_on_caller", |b| {
         b.iter(|| black_box(mlp_step().to_scalar()))
+    });
+
+    // The same step of the MLP written as a struct of layers: nested field reads, and calls
+    // of the layers' methods.
+    let mut layered = LayeredMlp::<B>::new_on(device);
+    let mut optimizer = Sgd::new(0.01);
+    group.bench_function("mlp_fields", |b| {
+        b.iter(|| {
+            black_box(
+                B::install(|| {
+                    let (loss, grad) = value_with_gradient(layered.loss_by_fields_vjp(&x, &labels));
+                    optimizer.step(&mut layered, &grad);
+                    loss
+                })
+                .to_scalar(),
+            )
+        })
+    });
+    group.bench_function("mlp_layers", |b| {
+        b.iter(|| {
+            black_box(
+                B::install(|| {
+                    let (loss, grad) = value_with_gradient(layered.loss_by_layers_vjp(&x, &labels));
+                    optimizer.step(&mut layered, &grad);
+                    loss
+                })
+                .to_scalar(),
+            )
+        })
     });
 
     let mut cnn = Cnn::<B>::new_on(0, device);

@@ -242,6 +242,19 @@ impl Forward {
                 let (__a, __ta) = #p;
                 <_ as ::adjoint::__private::CastJvp<#ty>>::cast_jvp(__a, (__ta,))
             }}),
+            Fx::Pair(_) => {
+                // As in reverse mode: an integer (or other) copy of an active value would drop
+                // its tangent without a word.
+                let (source, target) = (c.expr.to_token_stream(), ty.to_token_stream());
+                let message = match crate::parse::signature::obviously_non_differentiable(ty) {
+                    true => format!(
+                        "`{source} as {target}` truncates an active value to an integer, which has no derivative; write `without_derivative({source}) as {target}` if a zero derivative is intended"
+                    ),
+                    false => format!("casting an active value to `{target}` is not differentiable"),
+                };
+                self.error(c.span(), message);
+                Fx::Data(quote!(#c))
+            }
             inner => {
                 let v = inner.value();
                 Fx::Data(quote!(#v as #ty))
