@@ -555,3 +555,50 @@ fn mem_calls_on_fields_and_elements() {
         "replace_element jvp {t} against {want}"
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Field writes through followed references
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, Differentiable)]
+pub struct Lin {
+    w: f64,
+    b: f64,
+}
+
+/// p.w ← p.w·s, p.b ← p.b + s² through an inout struct parameter.
+#[differentiable(forward)]
+fn rescale(p: &mut Lin, s: f64) {
+    p.w *= s;
+    p.b += s * s;
+}
+
+/// p = Lin { w, b: 1 }; rescale(&mut p, s); f = p.w·p.b = ws(1 + s²):
+/// ∂w = s(1 + s²), ∂s = w(1 + 3s²).
+#[differentiable(forward)]
+fn rescaled(w: f64, s: f64) -> f64 {
+    let mut p = Lin { w, b: 1.0 };
+    rescale(&mut p, s);
+    p.w * p.b
+}
+
+/// Field writes through a local `&mut`: p = Lin { w: 0, b: y }; r = &mut p; r.w = xy;
+/// r.b += x; f = p.w + p.b = xy + y + x: ∂x = y + 1, ∂y = x + 1.
+#[differentiable]
+fn field_through_alias(x: f64, y: f64) -> f64 {
+    let mut p = Lin { w: 0.0, b: y };
+    let r = &mut p;
+    r.w = x * y;
+    r.b += x;
+    p.w + p.b
+}
+
+#[test]
+fn field_writes_through_mut_references() {
+    let (w, s) = (2.0, 3.0);
+    check!(rescaled, rescaled_vjp; w, s => (s * (1.0 + s * s), w * (1.0 + 3.0 * s * s)));
+    let (_, t) = rescaled_jvp(w, s, 0.5, -1.0);
+    assert_eq!(t, 0.5 * 30.0 - 56.0);
+    let (x, y) = (1.5, 2.0);
+    check!(field_through_alias, field_through_alias_vjp; x, y => (y + 1.0, x + 1.0));
+}

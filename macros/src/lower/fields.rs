@@ -18,13 +18,17 @@
 //! v[i].a = e  ⇒  { let value = e; let at = i; let mut el = v[at].clone(); el.a = value; v[at] = el; }
 //! ```
 //!
+//! Through a `&mut` the lowering follows (an inout parameter, `let r = &mut a`), the referent
+//! is copied, written and written back: `r.a = e  ⇒  { let value = e; let mut c = (*r).clone();
+//! c.a = value; *r = c; }`.
+//!
 //! Other places with an index (`p.v[i] = e`) or a method call on the way stay unfollowed.
 
 use crate::ir::graph::{Act, is_inactive};
 use crate::lower::Lowering;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Expr, Ident, Member, parse_quote};
+use syn::{Expr, Ident, Member, parse_quote, parse_quote_spanned};
 
 impl Lowering<'_> {
     /// `place = value` for a field place of a local, as a new version of the local; `None`
@@ -37,9 +41,21 @@ impl Lowering<'_> {
     ) -> Option<(Expr, Act)> {
         let (root, members) = field_place(place)?;
         let name = root.to_string();
-        // A reference parameter (`stats: &mut Stats`) or a followed `&mut` is not the value
-        // the rule would take by value.
-        if self.ref_names.contains(&name) || self.followed(&name).is_some() {
+        if self.followed(&name).is_some() && !self.ref_names.contains(&name) {
+            // Through a `&mut` the lowering follows (an inout parameter `p: &mut P`, or
+            // `let r = &mut a`): the referent copied, its field written, and written back
+            // through `*r`, each a write the lowering differentiates.
+            let written: Expr = parse_quote_spanned!(place.span()=> {
+                let __adjoint_value = #value;
+                let mut __adjoint_referent = (*#root).clone();
+                __adjoint_referent #(.#members)* = __adjoint_value;
+                *#root = __adjoint_referent;
+            });
+            return Some(self.expr(&written));
+        }
+        // A reference parameter (`stats: &Stats`) is not the value the rule would take by
+        // value.
+        if self.ref_names.contains(&name) {
             return None;
         }
         let current = self.lookup(&name)?.clone();
