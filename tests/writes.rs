@@ -602,3 +602,99 @@ fn field_writes_through_mut_references() {
     let (x, y) = (1.5, 2.0);
     check!(field_through_alias, field_through_alias_vjp; x, y => (y + 1.0, x + 1.0));
 }
+
+// ---------------------------------------------------------------------------------------------
+// `&mut self` methods (Swift's `mutating func`)
+// ---------------------------------------------------------------------------------------------
+
+#[derive(Clone, Debug, Differentiable)]
+pub struct Acc {
+    total: f64,
+    scale: f64,
+}
+
+#[differentiable]
+impl Acc {
+    /// total ← total·scale + x².
+    #[differentiable]
+    pub fn add(&mut self, x: f64) {
+        self.total = self.total * self.scale + x * x;
+    }
+}
+
+impl Lin {
+    /// w ← w·s, b ← b + w (marked alone, not through its `impl`).
+    #[differentiable]
+    fn shift(&mut self, s: f64) {
+        self.w *= s;
+        self.b += self.w;
+    }
+}
+
+/// a = Acc { total: 1, scale: y }; a.add(x); a.add(2x): t₁ = y + x², t₂ = t₁y + 4x²,
+/// ∂x = 2xy + 8x, ∂y = 2y + x².
+#[differentiable]
+fn accumulate(x: f64, y: f64) -> f64 {
+    let mut a = Acc {
+        total: 1.0,
+        scale: y,
+    };
+    a.add(x);
+    a.add(2.0 * x);
+    a.total
+}
+
+/// n calls in a loop on an accumulator built from data: t ← 2t + x² from t = 1, n = 3:
+/// t = 8 + 7x², ∂x = 14x.
+#[differentiable]
+fn accumulate_loop(x: f64, n: usize) -> f64 {
+    let mut a = Acc {
+        total: 1.0,
+        scale: 2.0,
+    };
+    for _ in 0..n {
+        a.add(x);
+    }
+    a.total
+}
+
+/// In a branch: f = (y + x²)·x when taken, x otherwise (∂x = y + 3x², ∂y = x; or 1, 0); and a
+/// lone method: p = Lin { w: x, b: y }; p.shift(y); f += p.b = y + xy (∂x = y, ∂y = 1 + x).
+#[differentiable]
+fn mutated_in_branch(x: f64, y: f64, go: bool) -> f64 {
+    let mut a = Acc {
+        total: 1.0,
+        scale: y,
+    };
+    if go {
+        a.add(x);
+    }
+    let mut p = Lin { w: x, b: y };
+    p.shift(y);
+    a.total * x + p.b
+}
+
+#[test]
+fn mut_self_methods_change_their_receiver() {
+    let mut a = Acc {
+        total: 1.0,
+        scale: 2.0,
+    };
+    let ((), pb) = a.add_vjp(3.0);
+    assert_eq!(a.total, 11.0, "the receiver is written back");
+    let mut t = AccTangent {
+        total: 1.0,
+        scale: 0.0,
+    };
+    let dx = pb((), (&mut t,));
+    // ∂t'/∂t = scale, ∂t'/∂scale = t, ∂t'/∂x = 2x.
+    assert_eq!((t.total, t.scale, dx), (2.0, 1.0, 6.0));
+
+    let (x, y) = (1.5, 2.0);
+    check!(accumulate, accumulate_vjp; x, y => (2.0 * x * y + 8.0 * x, 2.0 * y + x * x));
+    check!(|x| accumulate_loop(x, 3), |x| accumulate_loop_vjp(x, 3); x => 14.0 * x);
+    check!(|x, y| mutated_in_branch(x, y, true), |x, y| mutated_in_branch_vjp(x, y, true); x, y
+        => (y + 3.0 * x * x + y, x + 1.0 + x));
+    check!(|x, y| mutated_in_branch(x, y, false), |x, y| mutated_in_branch_vjp(x, y, false); x, y
+        => (1.0 + y, 1.0 + x));
+}

@@ -52,7 +52,9 @@ pub use crate::rules::forward::{plus_opt, tangent_or_zero};
 #[doc(hidden)]
 pub use crate::rules::methods::{FloatMethods, recorded};
 #[doc(hidden)]
-pub use crate::rules::missing::{NoDerivativeRule, NoFieldAccessor, NoJvpRule, NoVariantRule};
+pub use crate::rules::missing::{
+    MutatingCall, NoDerivativeRule, NoFieldAccessor, NoJvpRule, NoVariantRule, mutating_call,
+};
 #[doc(hidden)]
 pub use crate::rules::operators::{
     AddJvp, AddRule, CastJvp, CastRule, DivJvp, DivRule, MulJvp, MulRule, NegJvp, NegRule, Operand,

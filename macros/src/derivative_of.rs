@@ -153,31 +153,9 @@ fn forward(
     let decls: Vec<_> = sig.params.iter().map(|p| &p.decl).collect();
     let pass: Vec<_> = sig.params.iter().map(|p| &p.pass).collect();
     let turbofish = &sig.turbofish;
-    let ret_tangent =
-        quote_spanned!(value_ty.span()=> <#value_ty as ::adjoint::Differentiable>::Tangent);
+    let ret_tangent = ret_tangent(value_ty);
     let slots = sig.params.iter().map(crate::forward::slot_type);
-    let mut take = Vec::new();
-    let mut tangents = Vec::new();
-    let mut public_decls = Vec::new();
-    for (k, p) in sig.params.iter().enumerate().filter(|(_, p)| p.wrt) {
-        let (t, z, d) = (
-            format_ident!("__t{}", k),
-            format_ident!("__z{}", k),
-            format_ident!("d{}", p.name),
-        );
-        let (index, pass, ty) = (crate::emit::index(k), &p.pass, p.tangent_type());
-        take.push(if p.by_ref {
-            quote!(let #z; let #t = match __t.#index { ::core::option::Option::Some(__t) => __t, ::core::option::Option::None => { #z = { use ::adjoint::Differentiable as _; #pass.zero_tangent() }; &#z } };)
-        } else {
-            quote!(let #t = match __t.#index { ::core::option::Option::Some(__t) => __t, ::core::option::Option::None => { use ::adjoint::Differentiable as _; #pass.zero_tangent() } };)
-        });
-        tangents.push(t);
-        public_decls.push(if p.by_ref {
-            quote!(#d: &#ty)
-        } else {
-            quote!(#d: #ty)
-        });
-    }
+    let (take, tangents, public_decls) = forward_takes(sig);
     let alias = (jvp.segments.last().map(|s| &s.ident) != Some(&public)).then(|| {
         let ds = sig.params.iter().filter(|p| p.wrt).map(|p| format_ident!("d{}", p.name));
         quote! {
@@ -253,67 +231,17 @@ fn uniform(
     method: bool,
 ) -> TokenStream {
     let vjp = names::public(f);
-    let rule = &item.sig.ident;
     let vis = &item.vis;
     let generics = &item.sig.generics;
     let where_clause = &item.sig.generics.where_clause;
     let decls = sig.params.iter().map(|p| &p.decl);
-    let pass: Vec<_> = sig.params.iter().map(|p| &p.pass).collect();
     let n = sig.params.len();
-    let ret_tangent = {
-        let span = value_ty.span();
-        quote_spanned!(span=> <#value_ty as ::adjoint::Differentiable>::Tangent)
-    };
+    let ret_tangent = ret_tangent(value_ty);
     let slots = sig.slot_tuple();
-    let wrt: Vec<_> = sig
-        .params
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.wrt)
-        .map(|(i, _)| format_ident!("__g{}", i))
-        .collect();
-    let received = match wrt.as_slice() {
-        [single] => quote!(#single),
-        many => quote!((#(#many),*)),
-    };
-    let outputs = sig.params.iter().enumerate().map(|(i, p)| {
-        if p.wrt {
-            let g = format_ident!("__g{}", i);
-            quote!(#g)
-        } else {
-            quote!(::adjoint::__private::NoTangent)
-        }
-    });
-    let zeros = sig.params.iter().map(|p| {
-        if p.wrt {
-            quote!(::adjoint::__private::zero())
-        } else {
-            quote!(::adjoint::__private::NoTangent)
-        }
-    });
-    let turbofish = &sig.turbofish;
     let inner = names::full_in_module();
     // The rule's precise capture, repeated: its callers may then borrow nothing either.
     let capture = pullback_capture(&item.sig.output).map(|c| quote!(#c +));
-    // The tangents the rule's pullback must return, spanned at the pullback's declared output.
-    let receive = {
-        let nice = sig.nice_tangents();
-        let span = pullback_output_span(&item.sig.output).unwrap_or(item.sig.span());
-        quote_spanned!(span=> let __received: #nice = __pullback(__seed);)
-    };
-    let call = rule_path(rule, method);
-    let body = quote! {
-        let (__value, __pullback) = #call #turbofish (#(#pass),*);
-        (__value, move |__seed: #ret_tangent| -> #slots {
-            // A hand-written pullback computes all its tangents: skip it when none is needed.
-            if !__needs.iter().any(|n| *n) {
-                return (#(#zeros,)*);
-            }
-            #receive
-            let #received = __received;
-            (#(#outputs,)*)
-        })
-    };
+    let body = uniform_body(item, sig, value_ty, method);
     let signature = quote!(#generics (#(#decls,)* __needs: [bool; #n]) -> (#value_ty, impl #capture FnOnce(#ret_tangent) -> #slots) #where_clause);
     if method {
         // Beside the rule in its `impl`: the method companion that calls of `f` go through.
@@ -333,6 +261,58 @@ fn uniform(
             #[allow(unused, clippy::all, clippy::pedantic)]
             #vis fn #inner #signature { #body }
         }
+    }
+}
+
+/// `<R as Differentiable>::Tangent`, spanned at `R`.
+fn ret_tangent(value_ty: &Type) -> TokenStream {
+    quote_spanned!(value_ty.span()=> <#value_ty as ::adjoint::Differentiable>::Tangent)
+}
+
+/// The uniform companion's body: the rule's value, and a pullback that hands the rule's
+/// tangents out in slots (zeros when none is needed, without running the rule's pullback).
+fn uniform_body(item: &FnItem, sig: &FnSignature, value_ty: &Type, method: bool) -> TokenStream {
+    let pass: Vec<_> = sig.params.iter().map(|p| &p.pass).collect();
+    let (ret_tangent, slots) = (ret_tangent(value_ty), sig.slot_tuple());
+    let wrt: Vec<_> = sig
+        .params
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.wrt)
+        .map(|(i, _)| format_ident!("__g{}", i))
+        .collect();
+    let received = match wrt.as_slice() {
+        [single] => quote!(#single),
+        many => quote!((#(#many),*)),
+    };
+    let slot = |p: &signature::Param, value: TokenStream| match p.wrt {
+        true => value,
+        false => quote!(::adjoint::__private::NoTangent),
+    };
+    let outputs = sig.params.iter().enumerate().map(|(i, p)| {
+        let g = format_ident!("__g{}", i);
+        slot(p, quote!(#g))
+    });
+    let zeros = (sig.params.iter()).map(|p| slot(p, quote!(::adjoint::__private::zero())));
+    let turbofish = &sig.turbofish;
+    // The tangents the rule's pullback must return, spanned at the pullback's declared output.
+    let receive = {
+        let nice = sig.nice_tangents();
+        let span = pullback_output_span(&item.sig.output).unwrap_or(item.sig.span());
+        quote_spanned!(span=> let __received: #nice = __pullback(__seed);)
+    };
+    let call = rule_path(&item.sig.ident, method);
+    quote! {
+        let (__value, __pullback) = #call #turbofish (#(#pass),*);
+        (__value, move |__seed: #ret_tangent| -> #slots {
+            // A hand-written pullback computes all its tangents: skip it when none is needed.
+            if !__needs.iter().any(|n| *n) {
+                return (#(#zeros,)*);
+            }
+            #receive
+            let #received = __received;
+            (#(#outputs,)*)
+        })
     }
 }
 
@@ -428,4 +408,33 @@ fn pullback_output(output: &ReturnType) -> Option<&Type> {
 /// The span of `T` in `-> (R, impl FnOnce(..) -> T)`.
 fn pullback_output_span(output: &ReturnType) -> Option<proc_macro2::Span> {
     pullback_output(output).map(Spanned::span)
+}
+
+/// The forward companion's tangents: one `let` per differentiated parameter taking its
+/// tangent or a zero of its shape (`take`), their names, and the public `f_jvp`'s tangent
+/// parameters.
+fn forward_takes(sig: &FnSignature) -> (Vec<TokenStream>, Vec<Ident>, Vec<TokenStream>) {
+    let mut take = Vec::new();
+    let mut tangents = Vec::new();
+    let mut public_decls = Vec::new();
+    for (k, p) in sig.params.iter().enumerate().filter(|(_, p)| p.wrt) {
+        let (t, z, d) = (
+            format_ident!("__t{}", k),
+            format_ident!("__z{}", k),
+            format_ident!("d{}", p.name),
+        );
+        let (index, pass, ty) = (crate::emit::index(k), &p.pass, p.tangent_type());
+        take.push(if p.by_ref {
+            quote!(let #z; let #t = match __t.#index { ::core::option::Option::Some(__t) => __t, ::core::option::Option::None => { #z = { use ::adjoint::Differentiable as _; #pass.zero_tangent() }; &#z } };)
+        } else {
+            quote!(let #t = match __t.#index { ::core::option::Option::Some(__t) => __t, ::core::option::Option::None => { use ::adjoint::Differentiable as _; #pass.zero_tangent() } };)
+        });
+        tangents.push(t);
+        public_decls.push(if p.by_ref {
+            quote!(#d: &#ty)
+        } else {
+            quote!(#d: #ty)
+        });
+    }
+    (take, tangents, public_decls)
 }

@@ -46,6 +46,14 @@ pub fn companions(
     sig: &FnSignature,
     args: &DiffArgs,
 ) -> Result<TokenStream, Errors> {
+    if let Some(receiver) = sig.params.iter().find(|p| p.inout && p.name == "self") {
+        let mut errors = Errors::default();
+        errors.push(
+            receiver.span,
+            "forward mode: a `&mut self` method is not supported yet (reverse mode differentiates it); write `#[differentiable]` without `forward` on it, or take `self` by `&` and return the new value",
+        );
+        return Err(errors);
+    }
     let (stmts, tail) = forward_body(item, sig)?;
     let name = &item.sig.ident;
     let span = name.span();

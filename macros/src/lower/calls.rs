@@ -94,6 +94,7 @@ impl Lowering<'_> {
     }
 
     pub(crate) fn method_call(&mut self, m: &syn::ExprMethodCall) -> (Expr, Act) {
+        let statement = std::mem::take(&mut self.statement_call);
         if let Some(resized) = self.resize(m) {
             return resized;
         }
@@ -122,6 +123,9 @@ impl Lowering<'_> {
                 ),
             );
         }
+        if statement && let Some(lowered) = self.mutating_call(m) {
+            return lowered;
+        }
         let (receiver, ra) = self.expr(&m.receiver);
         let (args, acts, inout) = self.call_args(&m.args, 1);
         let operands: Vec<Act> = std::iter::once(ra.clone()).chain(acts.clone()).collect();
@@ -138,29 +142,7 @@ impl Lowering<'_> {
             return (rebuilt, ra);
         }
         if let Some(cached) = crate::lower::cache::given_method(&m.method) {
-            // A call recorded by the forward pass of a recomputed loop (`cache.rs`): its value
-            // is the recorded one (`args[0]`); its rule is the method's from that value where
-            // the receiver's type has one, else the method's own rule (method lookup picks:
-            // `core/src/rules/sites.rs`).
-            let value = &args[0];
-            let span = m.method.span();
-            let marker = Ident::new(&cached, span);
-            let plain = names::full_method(&marker);
-            let slots = vec![ra, Act::Inactive];
-            let spans = vec![m.receiver.span(), span];
-            let call = |n: Vec<TokenStream>| {
-                let own = &n[0];
-                quote_spanned!(span=> {
-                    #[allow(unused_imports)]
-                    use ::adjoint::__private::SitePlain as _;
-                    ::adjoint::__private::site::<::adjoint::__private::recorded::#marker, _, _, _>(
-                        #receiver,
-                        |__receiver| ::adjoint::__private::with_value_slot(__receiver.#plain([#own])),
-                    )
-                    .rule(#value, [#(#n),*])
-                })
-            };
-            return self.rule_with_inout(slots, spans, span, value.clone(), call, inout);
+            return self.recorded_call(m, &cached, (&receiver, ra), &args, inout);
         }
         let method = names::full_method(&m.method);
         let turbofish = &m.turbofish;
@@ -171,6 +153,81 @@ impl Lowering<'_> {
             .collect();
         let call = |n: Vec<TokenStream>| quote_spanned!(m.method.span()=> #receiver.#method #turbofish(#(#args,)* [#(#n),*]));
         self.rule_with_inout(slots, spans, m.method.span(), rebuilt, call, inout)
+    }
+
+    /// `x.m__given(value)` in a recomputed loop's forward pass (`cache.rs`): a call recorded
+    /// by an earlier pass, whose value is the recorded one (`args[0]`); its rule is the
+    /// method's from that value where the receiver's type has one, else the method's own rule
+    /// (method lookup picks: `core/src/rules/sites.rs`).
+    fn recorded_call(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        cached: &str,
+        (receiver, ra): (&Expr, Act),
+        args: &[Expr],
+        inout: Vec<crate::lower::Inout>,
+    ) -> (Expr, Act) {
+        let value = &args[0];
+        let span = m.method.span();
+        let marker = Ident::new(cached, span);
+        let plain = names::full_method(&marker);
+        let slots = vec![ra, Act::Inactive];
+        let spans = vec![m.receiver.span(), span];
+        let call = |n: Vec<TokenStream>| {
+            let own = &n[0];
+            quote_spanned!(span=> {
+                #[allow(unused_imports)]
+                use ::adjoint::__private::SitePlain as _;
+                ::adjoint::__private::site::<::adjoint::__private::recorded::#marker, _, _, _>(
+                    #receiver,
+                    |__receiver| ::adjoint::__private::with_value_slot(__receiver.#plain([#own])),
+                )
+                .rule(#value, [#(#n),*])
+            })
+        };
+        self.rule_with_inout(slots, spans, span, value.clone(), call, inout)
+    }
+
+    /// `recv.m(args);`, a method called for its effect on the local `recv` (active, or given
+    /// active arguments), as a `&mut self` method: `recv` is its inout slot 0, the companion
+    /// `m_vjp_full` takes a clone of it by value and returns the new value, which the call
+    /// rebinds. `None` for the float methods (which change nothing) and the queries.
+    fn mutating_call(&mut self, m: &syn::ExprMethodCall) -> Option<(Expr, Act)> {
+        let name = local_name(&m.receiver)?.clone();
+        if !crate::patterns::scan::called_for_effect(&m.method)
+            || !self.mentions_active(&Expr::MethodCall(m.clone()))
+        {
+            return None;
+        }
+        let current = self.lookup(&name.to_string())?.clone();
+        // A `&mut self` method needs a `mut` binding; one called on a binding that is not
+        // `mut` (`cell.set(x)`) changes nothing the lowering could follow.
+        if is_inactive(&current) && !self.mutable.contains(&name.to_string()) {
+            return None;
+        }
+        let place = self.place_of(&name);
+        let (args, acts, mut inout) = self.call_args(&m.args, 1);
+        inout.insert(0, (0, name.to_string(), place.clone()));
+        let slots: Vec<Act> = std::iter::once(current).chain(acts).collect();
+        let spans = std::iter::once(m.receiver.span())
+            .chain(m.args.iter().map(Spanned::span))
+            .collect();
+        let companion = names::full_method(&m.method);
+        let turbofish = &m.turbofish;
+        let call = |n: Vec<TokenStream>| {
+            quote_spanned!(m.method.span()=> ::adjoint::__private::mutating_call(
+                ::core::clone::Clone::clone(&#place).#companion #turbofish(#(#args,)* [#(#n),*])
+            ))
+        };
+        let (expr, _) = self.rule_with_inout(
+            slots,
+            spans,
+            m.method.span(),
+            Expr::MethodCall(m.clone()),
+            call,
+            inout,
+        );
+        Some((expr, Act::Inactive))
     }
 
     /// `Name(args)` or `Enum::Variant(args)`: a tuple struct built from its parts

@@ -31,7 +31,11 @@ impl Lowering<'_> {
                     stmts.push(Stmt::Expr(e, None));
                 }
                 Stmt::Expr(e, semi) => {
+                    // A method called for its effect on a local (`acc.add(x);`) is taken as a
+                    // `&mut self` method: its receiver is inout (`lower/calls.rs`).
+                    self.statement_call = semi.is_some() && matches!(e, Expr::MethodCall(_));
                     let (new, act) = self.expr(e);
+                    self.statement_call = false;
                     if is_active(&act)
                         && matches!(e, Expr::Call(_) | Expr::MethodCall(_))
                         && !self.passes_mut(e)

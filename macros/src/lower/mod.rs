@@ -128,7 +128,9 @@ impl Lowering<'_> {
             } else {
                 Act::Inactive
             };
-            if p.inout {
+            // A `&mut self` receiver is taken by value: in the body, `self` is a local.
+            let inout_ref = p.inout && p.name != "self";
+            if inout_ref {
                 let (name, owned) = (
                     format_ident!("{}", p.name),
                     format_ident!("__inout_{}", p.name),
@@ -138,7 +140,7 @@ impl Lowering<'_> {
             match &p.pattern {
                 None => {
                     self.bind(&p.name, act);
-                    if p.inout {
+                    if inout_ref {
                         self.inout_params.push(p.name.clone());
                     }
                     if declared_mut(p) {
@@ -179,7 +181,9 @@ fn has_owned_form(ty: &syn::Type) -> bool {
 
 /// Whether a parameter is declared `mut x: T`.
 fn declared_mut(p: &crate::parse::signature::Param) -> bool {
-    matches!(p.decl.clone().into_iter().next(), Some(proc_macro2::TokenTree::Ident(i)) if i == "mut")
+    let receiver = p.inout && p.name == "self";
+    receiver
+        || matches!(p.decl.clone().into_iter().next(), Some(proc_macro2::TokenTree::Ident(i)) if i == "mut")
 }
 
 /// The state of one lowering pass over one body (a function or a region).
@@ -219,6 +223,9 @@ pub struct Lowering<'u> {
     pub(crate) aliases: Vec<aliases::Alias>,
     /// The inout (`&mut`) parameters, bound by name: `*x = e` rebinds `x`.
     pub(crate) inout_params: Vec<String>,
+    /// Set while the expression of a statement `recv.m(..);` is lowered: its method call
+    /// takes `recv` inout when `recv` is a local (a `&mut self` method).
+    pub(crate) statement_call: bool,
     /// Closures bound to a name that assign (or borrow `&mut`) locals they capture, with
     /// those locals: a call of the closure with active arguments poisons them.
     pub(crate) closure_writes: Vec<(String, Vec<String>)>,
@@ -245,6 +252,7 @@ impl<'u> Lowering<'u> {
             write_only: Vec::new(),
             aliases: Vec::new(),
             inout_params: Vec::new(),
+            statement_call: false,
             closure_writes: Vec::new(),
             mutable: Vec::new(),
         }

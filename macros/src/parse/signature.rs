@@ -96,7 +96,10 @@ impl FnSignature {
         self.params
             .iter()
             .filter(|p| p.inout)
-            .map(|p| format_ident!("__inout_{}", p.name))
+            .map(|p| match p.name.as_str() {
+                "self" => format_ident!("self"),
+                name => format_ident!("__inout_{}", name),
+            })
             .collect()
     }
 
@@ -270,7 +273,15 @@ fn param(declared: Declared, wrt: bool) -> Param {
         ty: ty_for_default,
     } = declared;
     let inout = wrt && is_mut;
-    let (full_decl, full_pass) = if inout {
+    let (full_decl, full_pass) = if inout && name == "self" {
+        // A `&mut self` method (Swift's `mutating func`): the uniform companion takes `self`
+        // by value, the body changes it as a local, and the companion returns it.
+        // Spanned at the receiver, where a `Self` without `Clone` is reported.
+        (
+            quote!(mut self),
+            quote_spanned!(span=> ::core::clone::Clone::clone(&*self)),
+        )
+    } else if inout {
         let owned = format_ident!("__inout_{}", name);
         (
             quote!(mut #owned: #value_ty),
@@ -403,11 +414,11 @@ fn check_wrt(param: &Declared, declared_wrt: bool, no_derivative: bool, errors: 
             format!("`{name}` is both in `wrt(...)` and `#[no_derivative]`"),
         );
     }
-    if param.is_mut && (name == "self" || param.pattern.is_some()) {
+    if param.is_mut && param.pattern.is_some() {
         errors.push(
             span,
             format!(
-                "`{name}` is a `&mut` receiver or pattern: differentiating through it (inout) is not supported yet; take it by `&` and return the new value, or mark it `#[no_derivative]`"
+                "`{name}` is a `&mut` pattern: differentiating through it (inout) is not supported yet; bind it to a name, or mark it `#[no_derivative]`"
             ),
         );
     }

@@ -106,7 +106,9 @@ fn collect_assigned(tokens: TokenStream, out: &mut Vec<Ident>) {
                 let prev = i.checked_sub(1).map(|j| &tts[j]);
                 let binds = matches!(prev, Some(TokenTree::Ident(k)) if k == "let" || k == "mut" || k == "ref");
                 let field = matches!(prev, Some(TokenTree::Punct(p)) if p.as_char() == '.');
-                let writes = assigns_next(&tts[i + 1..]) || mutates_next(&tts[i + 1..]);
+                let writes = assigns_next(&tts[i + 1..])
+                    || mutates_next(&tts[i + 1..])
+                    || effect_statement(&tts, i);
                 if borrowed_mut(&tts[..i]) || (!binds && !field && writes) {
                     out.push(id.clone());
                 }
@@ -181,7 +183,11 @@ pub fn element_written(tokens: TokenStream) -> Vec<Ident> {
         for (i, tt) in tts.iter().enumerate() {
             match tt {
                 TokenTree::Group(g) => collect(g.stream(), out),
-                TokenTree::Ident(id) if mutates_next(&tts[i + 1..]) => out.push(id.clone()),
+                TokenTree::Ident(id)
+                    if mutates_next(&tts[i + 1..]) || effect_statement(&tts, i) =>
+                {
+                    out.push(id.clone())
+                }
                 _ => {}
             }
         }
@@ -200,6 +206,37 @@ fn writes_elements(m: &Ident) -> bool {
     super::reorders::RESIZES.contains(&name.as_str())
         || super::reorders::REORDERS.contains(&name.as_str())
         || super::queries::lends_mut(&name)
+}
+
+/// Whether the ident at `tts[i]` starts a statement `recv.m(..);` that may change `recv`: a
+/// method called for its effect, taken as a `&mut self` method (`lower/calls.rs`,
+/// `mutating_call`). `let y = recv.m(..);` is no such statement.
+fn effect_statement(tts: &[TokenTree], i: usize) -> bool {
+    let starts = match i.checked_sub(1).map(|j| &tts[j]) {
+        None => true,
+        Some(TokenTree::Punct(p)) => p.as_char() == ';',
+        Some(TokenTree::Group(g)) => g.delimiter() == proc_macro2::Delimiter::Brace,
+        _ => false,
+    };
+    starts
+        && matches!(
+            (tts.get(i + 1), tts.get(i + 2), tts.get(i + 3), tts.get(i + 4)),
+            (Some(TokenTree::Punct(dot)), Some(TokenTree::Ident(m)), Some(TokenTree::Group(g)), Some(TokenTree::Punct(semi)))
+                if dot.as_char() == '.'
+                    && g.delimiter() == proc_macro2::Delimiter::Parenthesis
+                    && semi.as_char() == ';'
+                    && called_for_effect(m)
+        )
+}
+
+/// Whether a statement `recv.m(..);` may change `recv`: any method but the pure float
+/// methods, the queries and the methods that only read (`READ_ONLY_METHODS`, `clone`).
+pub fn called_for_effect(m: &Ident) -> bool {
+    let name = m.to_string();
+    !(PURE_METHODS.contains(&name.as_str())
+        || super::queries::is_query(&name)
+        || READ_ONLY_METHODS.contains(&name.as_str())
+        || name == "clone")
 }
 
 /// `[..] = `, `[..] op= `, `.push(` or a reorder (`.swap(`, `.sort_by(`, ..): an element write
@@ -355,7 +392,7 @@ fn collect_receivers(tokens: TokenStream, out: &mut Vec<(Ident, Ident)>) {
 
 /// Methods of `f32`/`f64`: functions of their receiver and arguments only, so a loop body
 /// calling them gives the same values when run again.
-const PURE_METHODS: &[&str] = &[
+pub const PURE_METHODS: &[&str] = &[
     "abs",
     "acos",
     "acosh",

@@ -1,18 +1,16 @@
 use adjoint::prelude::*;
 
-struct Counter(f64);
-
-impl Differentiable for Counter {
-    type Tangent = f64;
-    fn move_by(&mut self, t: &f64) {
-        self.0 += t;
-    }
+// A `&mut self` method is differentiated on a copy of the receiver: `Counter` needs `Clone`.
+#[derive(Differentiable)]
+struct Counter {
+    n: f64,
 }
 
 impl Counter {
     #[differentiable]
     fn bump(&mut self, x: f64) -> f64 {
-        self.0 * x
+        self.n = self.n * x;
+        self.n
     }
 }
 
