@@ -194,7 +194,7 @@ impl Lowering<'_> {
     /// rebinds. `None` for the float methods (which change nothing) and the queries.
     fn mutating_call(&mut self, m: &syn::ExprMethodCall) -> Option<(Expr, Act)> {
         let name = local_name(&m.receiver)?.clone();
-        if !crate::patterns::scan::called_for_effect(&m.method)
+        if !crate::patterns::queries::called_for_effect(&m.method)
             || !self.mentions_active(&Expr::MethodCall(m.clone()))
         {
             return None;

@@ -1,6 +1,8 @@
-//! Methods whose results are data (sizes, shapes, predicates, comparisons): calling one on an
-//! active value needs no derivative, in either mode. And methods that lend part of their
-//! receiver by `&mut`, which neither mode follows.
+//! What a method does to its receiver, by name: queries whose results are data (sizes,
+//! shapes, predicates, comparisons), which need no derivative in either mode; methods that
+//! lend part of their receiver by `&mut`, which neither mode follows; the pure float methods
+//! and the other methods that only read their receiver; and so which method statements
+//! (`acc.add(x);`) may change it.
 
 /// The method names, as written after the `.`.
 const QUERIES: &[&str] = &[
@@ -41,6 +43,125 @@ pub fn is_query(method: &str) -> bool {
 /// `chunks_mut`, `as_mut`, `borrow_mut`).
 pub fn lends_mut(method: &str) -> bool {
     method.ends_with("_mut") || method.starts_with("as_mut")
+}
+
+/// Methods that only read their receiver (besides the pure float methods): sizes, shapes,
+/// iteration by reference, copies, and the tensor operations that take `&self`.
+pub const READ_ONLY_METHODS: &[&str] = &[
+    "argmax",
+    "as_slice",
+    "broadcast_to",
+    "chunks",
+    "clone",
+    "cloned",
+    "contains",
+    "copied",
+    "dims",
+    "dot",
+    "eq",
+    "expect",
+    "first",
+    "flatten_from",
+    "ge",
+    "get",
+    "gt",
+    "into_iter",
+    "is_empty",
+    "is_finite",
+    "is_infinite",
+    "is_nan",
+    "is_sign_negative",
+    "is_sign_positive",
+    "iter",
+    "last",
+    "le",
+    "len",
+    "log_softmax",
+    "lt",
+    "matmul",
+    "mean",
+    "mean_all",
+    "ndim",
+    "ne",
+    "numel",
+    "partial_cmp",
+    "permute",
+    "product",
+    "relu",
+    "reshape",
+    "shape",
+    "sigmoid",
+    "softmax",
+    "square",
+    "sum",
+    "sum_all",
+    "t",
+    "to_owned",
+    "to_scalar",
+    "to_string",
+    "to_vec",
+    "total_cmp",
+    "transpose",
+    "unwrap",
+    "unwrap_or",
+    "windows",
+];
+
+/// Methods of `f32`/`f64`: functions of their receiver and arguments only, so a loop body
+/// calling them gives the same values when run again.
+pub const PURE_METHODS: &[&str] = &[
+    "abs",
+    "acos",
+    "acosh",
+    "asin",
+    "asinh",
+    "atan",
+    "atan2",
+    "atanh",
+    "cbrt",
+    "ceil",
+    "clamp",
+    "copysign",
+    "cos",
+    "cosh",
+    "exp",
+    "exp2",
+    "exp_m1",
+    "floor",
+    "fract",
+    "hypot",
+    "ln",
+    "ln_1p",
+    "log",
+    "log10",
+    "log2",
+    "max",
+    "min",
+    "mul_add",
+    "powf",
+    "powi",
+    "recip",
+    "round",
+    "signum",
+    "sin",
+    "sin_cos",
+    "sinh",
+    "sqrt",
+    "tan",
+    "tanh",
+    "to_degrees",
+    "to_radians",
+    "trunc",
+];
+
+/// Whether a statement `recv.m(..);` may change `recv`: any method but the pure float
+/// methods, the queries and the methods that only read (`READ_ONLY_METHODS`, `clone`).
+pub fn called_for_effect(m: &proc_macro2::Ident) -> bool {
+    let name = m.to_string();
+    !(PURE_METHODS.contains(&name.as_str())
+        || is_query(&name)
+        || READ_ONLY_METHODS.contains(&name.as_str())
+        || name == "clone")
 }
 
 #[cfg(test)]

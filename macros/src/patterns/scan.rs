@@ -225,18 +225,8 @@ fn effect_statement(tts: &[TokenTree], i: usize) -> bool {
                 if dot.as_char() == '.'
                     && g.delimiter() == proc_macro2::Delimiter::Parenthesis
                     && semi.as_char() == ';'
-                    && called_for_effect(m)
+                    && super::queries::called_for_effect(m)
         )
-}
-
-/// Whether a statement `recv.m(..);` may change `recv`: any method but the pure float
-/// methods, the queries and the methods that only read (`READ_ONLY_METHODS`, `clone`).
-pub fn called_for_effect(m: &Ident) -> bool {
-    let name = m.to_string();
-    !(PURE_METHODS.contains(&name.as_str())
-        || super::queries::is_query(&name)
-        || READ_ONLY_METHODS.contains(&name.as_str())
-        || name == "clone")
 }
 
 /// `[..] = `, `[..] op= `, `.push(` or a reorder (`.swap(`, `.sort_by(`, ..): an element write
@@ -277,71 +267,9 @@ fn assigns_next(rest: &[TokenTree]) -> bool {
     }
 }
 
-/// Methods that only read their receiver (besides the pure float methods): sizes, shapes,
-/// iteration by reference, copies, and the tensor operations that take `&self`.
-const READ_ONLY_METHODS: &[&str] = &[
-    "argmax",
-    "as_slice",
-    "broadcast_to",
-    "chunks",
-    "clone",
-    "cloned",
-    "contains",
-    "copied",
-    "dims",
-    "dot",
-    "eq",
-    "expect",
-    "first",
-    "flatten_from",
-    "ge",
-    "get",
-    "gt",
-    "into_iter",
-    "is_empty",
-    "is_finite",
-    "is_infinite",
-    "is_nan",
-    "is_sign_negative",
-    "is_sign_positive",
-    "iter",
-    "last",
-    "le",
-    "len",
-    "log_softmax",
-    "lt",
-    "matmul",
-    "mean",
-    "mean_all",
-    "ndim",
-    "ne",
-    "numel",
-    "partial_cmp",
-    "permute",
-    "product",
-    "relu",
-    "reshape",
-    "shape",
-    "sigmoid",
-    "softmax",
-    "square",
-    "sum",
-    "sum_all",
-    "t",
-    "to_owned",
-    "to_scalar",
-    "to_string",
-    "to_vec",
-    "total_cmp",
-    "transpose",
-    "unwrap",
-    "unwrap_or",
-    "windows",
-];
-
 /// The variables a method call in `tokens` may change through `&mut self`: the root `v` of
 /// `v.m(..)`, `v.f.m(..)`, `v[i].m(..)` for a method `m` not known to only read (see
-/// [`READ_ONLY_METHODS`] and the pure float methods), with the method.
+/// [`super::queries::READ_ONLY_METHODS`] and the pure float methods), with the method.
 pub fn receivers_changed(tokens: TokenStream) -> Vec<(Ident, Ident)> {
     let mut out = Vec::new();
     collect_receivers(tokens, &mut out);
@@ -373,8 +301,8 @@ fn collect_receivers(tokens: TokenStream, out: &mut Vec<(Ident, Ident)>) {
                                 continue;
                             }
                             let name = m.to_string();
-                            if !READ_ONLY_METHODS.contains(&name.as_str())
-                                && !PURE_METHODS.contains(&name.as_str())
+                            if !super::queries::READ_ONLY_METHODS.contains(&name.as_str())
+                                && !super::queries::PURE_METHODS.contains(&name.as_str())
                             {
                                 out.push((root.clone(), m.clone()));
                             }
@@ -390,53 +318,6 @@ fn collect_receivers(tokens: TokenStream, out: &mut Vec<(Ident, Ident)>) {
     }
 }
 
-/// Methods of `f32`/`f64`: functions of their receiver and arguments only, so a loop body
-/// calling them gives the same values when run again.
-pub const PURE_METHODS: &[&str] = &[
-    "abs",
-    "acos",
-    "acosh",
-    "asin",
-    "asinh",
-    "atan",
-    "atan2",
-    "atanh",
-    "cbrt",
-    "ceil",
-    "clamp",
-    "copysign",
-    "cos",
-    "cosh",
-    "exp",
-    "exp2",
-    "exp_m1",
-    "floor",
-    "fract",
-    "hypot",
-    "ln",
-    "ln_1p",
-    "log",
-    "log10",
-    "log2",
-    "max",
-    "min",
-    "mul_add",
-    "powf",
-    "powi",
-    "recip",
-    "round",
-    "signum",
-    "sin",
-    "sin_cos",
-    "sinh",
-    "sqrt",
-    "tan",
-    "tanh",
-    "to_degrees",
-    "to_radians",
-    "trunc",
-];
-
 /// Whether running `body` a second time from the same variables gives the same values: it
 /// calls no function or macro (which may read or change state: a random number generator, a
 /// counter, I/O), only the pure float methods, and takes no `&mut` borrow. A pullback may then
@@ -451,7 +332,9 @@ pub fn replayable(body: &syn::Block) -> bool {
         | Expr::Async(_)
         | Expr::Await(_)
         | Expr::Yield(_) => true,
-        Expr::MethodCall(m) => !PURE_METHODS.contains(&m.method.to_string().as_str()),
+        Expr::MethodCall(m) => {
+            !super::queries::PURE_METHODS.contains(&m.method.to_string().as_str())
+        }
         Expr::Reference(r) => r.mutability.is_some(),
         _ => false,
     })
