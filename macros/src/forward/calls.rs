@@ -59,6 +59,14 @@ impl Forward {
             // `v.swap(i, j)`, `v.reverse()`, `v.fill(x)`, `v.sort_by(..)`: element writes.
             return self.expr(&writes);
         }
+        if let Some(message) = crate::patterns::iterators::unsupported_adapter(m)
+            && self
+                .mentions_tracked(m.receiver.to_token_stream())
+                .is_some()
+        {
+            self.error(m.method.span(), message);
+            return Fx::Data(m.to_token_stream());
+        }
         if let Some(the_loop) = crate::patterns::iterators::reduction(m)
             && self
                 .mentions_tracked(m.receiver.to_token_stream())

@@ -106,6 +106,12 @@ impl Lowering<'_> {
             // the element writes they make.
             return self.expr(&writes);
         }
+        if let Some(message) = crate::patterns::iterators::unsupported_adapter(m)
+            && self.mentions_active(&m.receiver)
+        {
+            self.report(m.method.span(), message);
+            return (Expr::MethodCall(m.clone()), Act::Inactive);
+        }
         if let Some(the_loop) = crate::patterns::iterators::reduction(m)
             && self.mentions_active(&m.receiver)
         {

@@ -5,4 +5,9 @@ fn f(v: Vec<f64>) -> f64 {
     v.iter().filter(|x| **x > 0.0).map(|x| x * x).sum::<f64>()
 }
 
+#[differentiable(forward)]
+fn g(v: Vec<f64>) -> f64 {
+    v.iter().take_while(|x| **x > 0.0).map(|x| x * x).sum::<f64>()
+}
+
 fn main() {}

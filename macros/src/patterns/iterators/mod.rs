@@ -337,6 +337,35 @@ fn adapted(inner: Chain, method: &str, args: &[&Expr], fresh: &mut usize) -> Opt
     })
 }
 
+/// Iterator adapters a chain over active values cannot hold yet (each changes which elements
+/// are read, or how many, by the values themselves).
+const UNSUPPORTED_ADAPTERS: &[&str] = &[
+    "filter",
+    "filter_map",
+    "flat_map",
+    "flatten",
+    "take_while",
+    "skip_while",
+    "map_while",
+    "scan",
+    "chain",
+    "peekable",
+    "inspect",
+    "rchunks",
+    "rev_chunks",
+];
+
+/// The error for `xs.iter().filter(..)` and the other adapters no chain holds, when `m` is
+/// one of them (its receiver's activity is the caller's to check).
+pub fn unsupported_adapter(m: &syn::ExprMethodCall) -> Option<String> {
+    let name = m.method.to_string();
+    UNSUPPORTED_ADAPTERS.contains(&name.as_str()).then(|| {
+        format!(
+            "`.{name}(..)` in an iterator chain over active values is not supported yet: loop `for x in xs.iter()` (through `enumerate`, `zip`, `rev`, `skip`, `take`, `step_by`) and choose the elements in its body (`if`, `break`), or select indices on data (`without_derivative(..)`) and read `xs[i]`"
+        )
+    })
+}
+
 /// Whether `e` is a chain that yields places by `&mut` (`xs.iter_mut()`, `&mut xs`).
 pub fn yields_places(e: &Expr) -> bool {
     chain(e, &mut 0).is_some_and(|c| c.item.has_place())
