@@ -53,7 +53,7 @@ pub use crate::rules::forward::{plus_opt, tangent_or_zero};
 pub use crate::rules::methods::{FloatMethods, recorded};
 #[doc(hidden)]
 pub use crate::rules::missing::{
-    MutatingCall, NoDerivativeRule, NoFieldAccessor, NoJvpRule, NoVariantRule, mutating_call,
+    NoDerivativeRule, NoFieldAccessor, NoJvpRule, NoMutatingRule, NoVariantRule,
 };
 #[doc(hidden)]
 pub use crate::rules::operators::{

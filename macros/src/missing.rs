@@ -13,15 +13,21 @@
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote_spanned};
 
-/// The fallbacks of the method companions ending in `suffix` (`_vjp_full`, `_jvp_full`) that
-/// `body` calls: one per name and number of arguments.
-pub fn fallbacks(body: &TokenStream, suffix: &str, mode: Mode) -> TokenStream {
-    let mut calls: Vec<(proc_macro2::Ident, usize)> = Vec::new();
-    collect(body.clone(), suffix, &mut calls);
-    calls
-        .iter()
-        .map(|(companion, arity)| fallback(companion, *arity, suffix, mode))
-        .collect()
+/// The fallbacks of the method companions ending in each suffix (`_vjp_full`, `_vjp_mut`,
+/// `_jvp_full`) that `body` calls, one per name and number of arguments, each marker type
+/// defined once (a method called with two arities, or both for its value and as a
+/// statement, shares it).
+pub fn fallbacks(body: &TokenStream, kinds: &[(&str, Mode)]) -> TokenStream {
+    let mut markers: Vec<String> = Vec::new();
+    let mut out = TokenStream::new();
+    for &(suffix, mode) in kinds {
+        let mut calls: Vec<(proc_macro2::Ident, usize)> = Vec::new();
+        collect(body.clone(), suffix, &mut calls);
+        for (companion, arity) in &calls {
+            out.extend(fallback(companion, *arity, suffix, mode, &mut markers));
+        }
+    }
+    out
 }
 
 /// Which derivative is missing, for the message.
@@ -29,6 +35,8 @@ pub fn fallbacks(body: &TokenStream, suffix: &str, mode: Mode) -> TokenStream {
 pub enum Mode {
     Reverse,
     Forward,
+    /// A statement `recv.m(..);` taken as a `&mut self` method (`m_vjp_mut`).
+    Mutating,
 }
 
 /// The method companions called in `tokens` (`. name (args)`), and the constructor rules of
@@ -80,7 +88,13 @@ fn arguments(args: TokenStream) -> usize {
 /// the call so that rustc's notes point there too. The bound is one of the traits of
 /// `adjoint::__private` that no type implements, named after the method by the marker (a
 /// braced struct: type namespace only, so it shadows no function of the body).
-fn fallback(companion: &proc_macro2::Ident, arity: usize, suffix: &str, mode: Mode) -> TokenStream {
+fn fallback(
+    companion: &proc_macro2::Ident,
+    arity: usize,
+    suffix: &str,
+    mode: Mode,
+    markers: &mut Vec<String>,
+) -> TokenStream {
     let span: Span = companion.span();
     let name = companion.to_string();
     let method = name.trim_end_matches(suffix).trim_end_matches("_given");
@@ -94,19 +108,29 @@ fn fallback(companion: &proc_macro2::Ident, arity: usize, suffix: &str, mode: Mo
         (None, Some(_), _) => (method, quote_spanned!(span=> NoVariantRule)),
         (None, None, Mode::Reverse) => (method, quote_spanned!(span=> NoDerivativeRule)),
         (None, None, Mode::Forward) => (method, quote_spanned!(span=> NoJvpRule)),
+        (None, None, Mode::Mutating) => (method, quote_spanned!(span=> NoMutatingRule)),
     };
     let receiver = match method.starts_with("__new_") {
         true => TokenStream::new(),
         false => quote_spanned!(span=> &mut self,),
     };
+    let defined = markers.iter().any(|m| m == marker);
+    if !defined {
+        markers.push(marker.to_owned());
+    }
     let marker = proc_macro2::Ident::new(marker, span);
+    let marker_item = (!defined).then(|| {
+        quote_spanned! {span=>
+            #[allow(non_camel_case_types)]
+            struct #marker {}
+        }
+    });
     let fallback = format_ident!("__adjoint_{}_fallback_{}", name, arity, span = span);
     let params: Vec<proc_macro2::Ident> = (0..arity)
         .map(|i| format_ident!("A{}", i, span = span))
         .collect();
     quote_spanned! {span=>
-        #[allow(non_camel_case_types)]
-        struct #marker {}
+        #marker_item
         #[allow(non_camel_case_types, non_snake_case)]
         trait #fallback {
             fn #companion<#(#params),*>(#receiver #(_: #params),*) -> !;
@@ -124,6 +148,19 @@ fn fallback(companion: &proc_macro2::Ident, arity: usize, suffix: &str, mode: Mo
 mod tests {
     use super::*;
     use quote::quote;
+
+    #[test]
+    fn each_marker_is_defined_once() {
+        let body = quote!(a.mm_vjp_full(b, [t]); c.mm_vjp_full(d, e, [t]); s.mm_vjp_mut(x, [t]););
+        let out = fallbacks(
+            &body,
+            &[("_vjp_full", Mode::Reverse), ("_vjp_mut", Mode::Mutating)],
+        )
+        .to_string();
+        assert_eq!(out.matches("struct mm").count(), 1, "{out}");
+        assert_eq!(out.matches("trait __adjoint_mm_").count(), 3, "{out}");
+        assert!(out.contains("NoMutatingRule < mm >"), "{out}");
+    }
 
     #[test]
     fn one_fallback_per_method_and_arity() {

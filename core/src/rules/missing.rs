@@ -44,32 +44,12 @@ pub trait NoFieldAccessor<M: ?Sized> {}
 )]
 pub trait NoVariantRule<M: ?Sized> {}
 
-/// What the uniform companion of a `&mut self` method returns: the value with the receiver's
-/// new value, and the pullback. Bound on the call of a method whose result is discarded
-/// (`acc.add(x);`), which differentiable code takes as a `&mut self` method.
+/// Implemented by no type: the bound of the fallback companion `m_vjp_mut` of a method called
+/// as a statement (`acc.add(x);`), which differentiable code takes as a `&mut self` method,
+/// where `M` is not one.
 #[diagnostic::on_unimplemented(
-    message = "this method's result is discarded, so #[differentiable] takes it as a `&mut self` method that changes its receiver, but it is not one",
-    label = "called for its effect on an active value",
-    note = "use the result (`let y = ..`), or make the method `#[differentiable] fn m(&mut self, ..)`; if no derivative should flow, call it on `without_derivative(..)` of its receiver"
+    message = "`{M}`'s result is discarded, so #[differentiable] takes it as a `&mut self` method that changes its `{Self}`, but `{M}` is no differentiable `&mut self` method",
+    label = "called for its effect on an active `{Self}`",
+    note = "use the result (`let y = ..`), or make the method `#[differentiable] fn {M}(&mut self, ..)`; if no derivative should flow, call it on `without_derivative(..)` of its receiver"
 )]
-pub trait MutatingCall {
-    /// The same value (an unknown type where the bound fails, so that rustc reports the
-    /// failed bound and not its consequences).
-    type Parts;
-    /// `self`.
-    fn into_parts(self) -> Self::Parts;
-}
-
-impl<R, S, P> MutatingCall for ((R, (S,)), P) {
-    type Parts = Self;
-    #[inline(always)]
-    fn into_parts(self) -> Self {
-        self
-    }
-}
-
-/// See [`MutatingCall`].
-#[inline(always)]
-pub fn mutating_call<T: MutatingCall>(call: T) -> T::Parts {
-    call.into_parts()
-}
+pub trait NoMutatingRule<M: ?Sized> {}

@@ -87,8 +87,10 @@ pub fn full_body(sig: &FnSignature, compiled: &Compiled<Lowered>, boxed: bool) -
     };
     let fallbacks = crate::missing::fallbacks(
         &quote!(#(#forward_stmts)*),
-        "_vjp_full",
-        crate::missing::Mode::Reverse,
+        &[
+            ("_vjp_full", crate::missing::Mode::Reverse),
+            ("_vjp_mut", crate::missing::Mode::Mutating),
+        ],
     );
     quote! {{
         #[allow(unused_imports)]
@@ -184,7 +186,11 @@ fn full_companion(
         #generics (#(#full_decls,)* __needs: [bool; #count]) -> (#full_value, #pullback_type) #where_clause
     };
     if is_method_form(item, sig, args) {
-        let full = names::full_method(name);
+        let mutating = sig.params.iter().any(|p| p.inout && p.name == "self");
+        let full = match mutating {
+            true => names::mut_method(name),
+            false => names::full_method(name),
+        };
         let body = body.unwrap_or_else(|| quote!(;));
         let item = quote! {
             #(#cfgs)*

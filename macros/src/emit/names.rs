@@ -23,6 +23,12 @@ pub fn full_method(f: &Ident) -> Ident {
     format_ident!("{}_vjp_full", f, span = f.span())
 }
 
+/// The uniform companion of a `&mut self` method: `m_vjp_mut`, apart from `m_vjp_full` so
+/// that a call of it for its value (not as a statement) is an error naming the method.
+pub fn mut_method(f: &Ident) -> Ident {
+    format_ident!("{}_vjp_mut", f, span = f.span())
+}
+
 /// The forward rule of a method or an associated function: `f_jvp_full`.
 pub fn forward_method(f: &Ident) -> Ident {
     format_ident!("{}_jvp_full", f, span = f.span())

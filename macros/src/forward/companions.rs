@@ -78,8 +78,7 @@ pub fn companions(
     };
     let fallbacks = crate::missing::fallbacks(
         &quote!(#(#stmts)* #tail),
-        "_jvp_full",
-        crate::missing::Mode::Forward,
+        &[("_jvp_full", crate::missing::Mode::Forward)],
     );
     let uniform_body = quote! {{
         use ::adjoint::__private::FloatMethods as _;

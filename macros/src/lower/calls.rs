@@ -197,7 +197,8 @@ impl Lowering<'_> {
     /// `recv.m(args);`, a method called for its effect on the local `recv` (active, or given
     /// active arguments), as a `&mut self` method: `recv` is its inout slot 0, the companion
     /// `m_vjp_full` takes a clone of it by value and returns the new value, which the call
-    /// rebinds. `None` for the float methods (which change nothing) and the queries.
+    /// rebinds (`m_vjp_mut`: a method that is none has no such companion, and its fallback
+    /// says so). `None` for the methods that only read (`queries::called_for_effect`).
     fn mutating_call(&mut self, m: &syn::ExprMethodCall) -> Option<(Expr, Act)> {
         let name = local_name(&m.receiver)?.clone();
         if !crate::patterns::queries::called_for_effect(&m.method)
@@ -218,13 +219,9 @@ impl Lowering<'_> {
         let spans = std::iter::once(m.receiver.span())
             .chain(m.args.iter().map(Spanned::span))
             .collect();
-        let companion = names::full_method(&m.method);
+        let companion = names::mut_method(&m.method);
         let turbofish = &m.turbofish;
-        let call = |n: Vec<TokenStream>| {
-            quote_spanned!(m.method.span()=> ::adjoint::__private::mutating_call(
-                ::core::clone::Clone::clone(&#place).#companion #turbofish(#(#args,)* [#(#n),*])
-            ))
-        };
+        let call = |n: Vec<TokenStream>| quote_spanned!(m.method.span()=> ::core::clone::Clone::clone(&#place).#companion #turbofish(#(#args,)* [#(#n),*]));
         let (expr, _) = self.rule_with_inout(
             slots,
             spans,
