@@ -698,3 +698,28 @@ fn mut_self_methods_change_their_receiver() {
     check!(|x, y| mutated_in_branch(x, y, false), |x, y| mutated_in_branch_vjp(x, y, false); x, y
         => (1.0 + y, 1.0 + x));
 }
+
+/// An inout call on a variable that is data until the call writes an active value into it:
+/// v = 2; step(&mut v, y) gives v = 3y, ∂y = 3. (Its derivative was lost, silently, until the
+/// 34th session: the argument was passed as data because `v` was.)
+#[differentiable]
+fn inout_from_data(y: f64) -> f64 {
+    let mut v = 2.0;
+    step(&mut v, y);
+    v
+}
+
+/// The same for a struct: p = Pos(1, 0) (data); rescale(&mut p, s) makes p = (s, s²);
+/// f = p.w + p.b; ∂s = 1 + 2s.
+#[differentiable]
+fn rescaled_from_data(s: f64) -> f64 {
+    let mut p = Lin { w: 1.0, b: 0.0 };
+    rescale(&mut p, s);
+    p.w + p.b
+}
+
+#[test]
+fn inout_calls_on_data_take_active_values() {
+    check!(inout_from_data, inout_from_data_vjp; 0.3 => 3.0);
+    check!(rescaled_from_data, rescaled_from_data_vjp; 0.4 => 1.8);
+}

@@ -12,21 +12,32 @@ use syn::spanned::Spanned;
 use syn::{Expr, Ident, parse_quote};
 
 impl Lowering<'_> {
-    /// Call arguments; `&mut v` with an active local `v` (or `r`, `&mut *r` with `r` a
-    /// reference the lowering follows) is an inout argument: its slot carries `v`'s value
+    /// Call arguments; `&mut v` with a local `v` (or `r`, `&mut *r` with `r` a reference the
+    /// lowering follows) that is active, or data in a call with an active argument (which
+    /// may write an active value into it) unless it holds integers by its declared type or
+    /// initialiser (`integer_locals`), is an inout argument: its slot carries `v`'s value
     /// before the call, and the call rebinds `v`.
     fn call_args(
         &mut self,
         args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>,
-        offset: usize,
+        receiver: Option<&Expr>,
     ) -> (Vec<Expr>, Vec<Act>, Vec<crate::lower::Inout>) {
         let mut inout = Vec::new();
+        let offset = usize::from(receiver.is_some());
+        let any_active = receiver
+            .into_iter()
+            .chain(args)
+            .any(|a| self.mentions_active(a));
         let (exprs, acts) = args
             .iter()
             .enumerate()
             .map(|(i, a)| {
                 if let Some((name, place)) = self.mut_place(a)
-                    && let Some(act @ Act::Active(_)) = self.lookup(&name).cloned()
+                    && let Some(act) = self.lookup(&name).cloned()
+                    && (matches!(act, Act::Active(_))
+                        || (any_active
+                            && is_inactive(&act)
+                            && !self.integer_locals.contains(&name)))
                 {
                     // The uniform companion takes the value and returns the new one.
                     let value = parse_quote!(::core::clone::Clone::clone(&#place));
@@ -133,7 +144,7 @@ impl Lowering<'_> {
             return lowered;
         }
         let (receiver, ra) = self.expr(&m.receiver);
-        let (args, acts, inout) = self.call_args(&m.args, 1);
+        let (args, acts, inout) = self.call_args(&m.args, Some(&m.receiver));
         let operands: Vec<Act> = std::iter::once(ra.clone()).chain(acts.clone()).collect();
         self.closures_called(&m.args, &operands, m.method.span());
         let mut out = m.clone();
@@ -213,7 +224,7 @@ impl Lowering<'_> {
             return None;
         }
         let place = self.place_of(&name);
-        let (args, acts, mut inout) = self.call_args(&m.args, 1);
+        let (args, acts, mut inout) = self.call_args(&m.args, Some(&m.receiver));
         inout.insert(0, (0, name.to_string(), place.clone()));
         let slots: Vec<Act> = std::iter::once(current).chain(acts).collect();
         let spans = std::iter::once(m.receiver.span())
@@ -269,7 +280,7 @@ impl Lowering<'_> {
         if let Some(lowered) = self.mem_call(c) {
             return lowered;
         }
-        let (args, acts, inout) = self.call_args(&c.args, 0);
+        let (args, acts, inout) = self.call_args(&c.args, None);
         let mut operands = acts.clone();
         if let Some(callee) = local_name(&c.func) {
             operands.push(self.act_of(&callee.to_string()));

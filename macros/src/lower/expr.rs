@@ -91,6 +91,9 @@ impl Lowering<'_> {
         if let (Some(init), Pat::Ident(p)) = (&local.init, &local.pat) {
             self.record_closure(&p.ident, &init.expr);
         }
+        if let Some(name) = integer_local(local) {
+            self.integer_locals.push(name);
+        }
         out
     }
 
@@ -321,5 +324,54 @@ impl Lowering<'_> {
         args.iter().any(|a| {
             matches!(a, Expr::Reference(r) if r.mutability.is_some()) || self.mut_place(a).is_some()
         })
+    }
+}
+
+/// The name a `let` binds when what it holds is integers or `bool`s by its declared type
+/// (`let mut r: Vec<usize> = ..`) or its initialiser (`0`, `vec![0; n]`, `vec![1, 2]`):
+/// a `&mut` of it passed to a call is data, never an inout argument.
+fn integer_local(local: &Local) -> Option<String> {
+    let (pat, ty) = match &local.pat {
+        Pat::Type(t) => (&*t.pat, Some(&*t.ty)),
+        pat => (pat, None),
+    };
+    let Pat::Ident(p) = pat else { return None };
+    let by_type = ty.is_some_and(holds_no_derivative);
+    let by_init = local
+        .init
+        .as_ref()
+        .is_some_and(|i| integer_literals(&i.expr));
+    (by_type || by_init).then(|| p.ident.to_string())
+}
+
+/// Whether a type holds only integers, `bool`s and other obviously non-differentiable
+/// values: those types, and `Vec`s, arrays and slices of them.
+fn holds_no_derivative(ty: &syn::Type) -> bool {
+    use syn::Type;
+    if crate::parse::signature::obviously_non_differentiable(ty) {
+        return true;
+    }
+    match ty {
+        Type::Array(a) => holds_no_derivative(&a.elem),
+        Type::Slice(s) => holds_no_derivative(&s.elem),
+        Type::Reference(r) => holds_no_derivative(&r.elem),
+        Type::Path(p) => p.path.segments.last().is_some_and(|s| {
+            s.ident == "Vec"
+                && matches!(&s.arguments, syn::PathArguments::AngleBracketed(a)
+                    if matches!(a.args.first(), Some(syn::GenericArgument::Type(t)) if holds_no_derivative(t)))
+        }),
+        _ => false,
+    }
+}
+
+/// An integer or `bool` literal, or `vec![..]` of one.
+fn integer_literals(e: &Expr) -> bool {
+    match e {
+        Expr::Lit(l) => matches!(l.lit, syn::Lit::Int(_) | syn::Lit::Bool(_)),
+        Expr::Macro(m) if m.mac.path.is_ident("vec") => matches!(
+            m.mac.tokens.clone().into_iter().next(),
+            Some(proc_macro2::TokenTree::Literal(l)) if syn::parse_str::<syn::LitInt>(&l.to_string()).is_ok()
+        ),
+        _ => false,
     }
 }

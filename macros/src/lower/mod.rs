@@ -231,6 +231,9 @@ pub struct Lowering<'u> {
     pub(crate) closure_writes: Vec<(String, Vec<String>)>,
     /// The variables declared `mut` (a macro they are passed to may assign them).
     pub(crate) mutable: Vec<String>,
+    /// Locals that hold integers or `bool`s (by their declared type or initialiser): a
+    /// `&mut` of one is a data argument, not an inout one.
+    pub(crate) integer_locals: Vec<String>,
 }
 
 impl<'u> Lowering<'u> {
@@ -255,6 +258,7 @@ impl<'u> Lowering<'u> {
             statement_call: false,
             closure_writes: Vec::new(),
             mutable: Vec::new(),
+            integer_locals: Vec::new(),
         }
     }
 

@@ -111,6 +111,7 @@ impl Lowering<'_> {
         child.inout_params = self.inout_params.clone();
         child.closure_writes = self.closure_writes.clone();
         child.mutable = self.mutable.clone();
+        child.integer_locals = self.integer_locals.clone();
         let mut scope: Vec<(String, Act)> = self
             .scopes
             .iter()

@@ -4,13 +4,15 @@
 //! blocks, reductions, closures, `Vec` and array writes, tuples, structs, `std::mem::swap`,
 //! float methods, `f32`, generic `Float` code, recursion, helper functions, compound
 //! assignments and `without_derivative`; in-place writes through `iter_mut()`, sorts,
-//! sub-slices and `match` on ranges.
+//! sub-slices and `match` on ranges; enums carrying values, stacks, windows and chunks,
+//! `&mut self` accumulators, writes through `&mut` parameters and method rules (everyday.rs).
 //!
 //! Every gradient is compared with an exact value (a closed form in the doc comment, or the
 //! dual-number derivative of the same generic code) and with central finite differences.
 
 use adjoint::prelude::*;
 
+mod everyday;
 mod exits_and_branches;
 mod floats_and_recursion;
 mod in_place;
