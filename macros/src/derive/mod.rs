@@ -425,15 +425,14 @@ fn accessors(shape: &Shape) -> TokenStream {
 /// `Component<I>` on the tangent of a tuple struct for each differentiated field: the rule of
 /// reading `t.I` is the generic component rule.
 fn components(shape: &Shape) -> TokenStream {
-    let Shape {
-        tangent,
-        generics,
-        where_clause,
-        fields,
-        ..
-    } = *shape;
-    let (impl_generics, ty_generics, _) = generics.split_for_impl();
-    let parts = fields.iter().enumerate().filter(|(_, f)| f.differentiable).map(|(i, f)| {
+    let (tangent, where_clause) = (shape.tangent, shape.where_clause);
+    let (impl_generics, ty_generics, _) = shape.generics.split_for_impl();
+    let differentiated = shape
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.differentiable);
+    let parts = differentiated.map(|(i, f)| {
         let (ty, member) = (&f.ty, &f.member);
         quote! {
             impl #impl_generics ::adjoint::__private::Component<#i> for #tangent #ty_generics #where_clause {
@@ -464,59 +463,62 @@ fn field_accessors(shape: &Shape) -> TokenStream {
     } = *shape;
     let (impl_generics, ty_generics, _) = generics.split_for_impl();
     let captured = captured(generics);
-    let methods = fields.iter().filter(|f| f.differentiable).map(|f| {
+    // Differentiated fields first, then the `#[no_derivative]` ones: read from an active
+    // struct, such a field is data, and its accessor's pullback takes `Dropped`, which absorbs
+    // whatever its consumers hand back.
+    let ordered = (fields.iter().filter(|f| f.differentiable))
+        .chain(fields.iter().filter(|f| !f.differentiable));
+    let methods = ordered.map(|f| {
         let (ty, member) = (&f.ty, &f.member);
-        let method = names::full_method(&format_ident!("__field_{}", f.label, span = Span::call_site()));
-        quote! {
-            #[doc(hidden)]
-            #[allow(clippy::type_complexity)]
-            pub fn #method(
-                &self,
-                needs: [bool; 1],
-            ) -> (
-                #ty,
-                impl use<#(#captured),*> + FnOnce(<#ty as ::adjoint::Differentiable>::Tangent) -> (#tangent #ty_generics,),
-            )
-            where
-                // Higher-ranked, so that a field type without `Clone` is an error only where
-                // differentiable code reads the field, not at the derive.
-                for<'__adjoint> #ty: ::core::clone::Clone,
-            {
-                (::core::clone::Clone::clone(&self.#member), move |d| {
+        let method = names::full_method(&format_ident!(
+            "__field_{}",
+            f.label,
+            span = Span::call_site()
+        ));
+        let comma = f.differentiable.then(|| quote!(,));
+        let (needs, seed, pullback) = if f.differentiable {
+            (
+                quote!(needs),
+                quote!(<#ty as ::adjoint::Differentiable>::Tangent),
+                quote!(move |d| {
                     let mut t = <#tangent #ty_generics as ::adjoint::TangentVector>::zero();
                     if needs[0] {
                         t.#member = d;
                     }
                     (t,)
-                })
-            }
-        }
-    });
-    // A `#[no_derivative]` field read from an active struct is data: its accessor's pullback
-    // takes `Dropped`, which absorbs whatever its consumers hand back.
-    let dropped = fields.iter().filter(|f| !f.differentiable).map(|f| {
-        let (ty, member) = (&f.ty, &f.member);
-        let method = names::full_method(&format_ident!("__field_{}", f.label, span = Span::call_site()));
+                }),
+            )
+        } else {
+            (
+                quote!(_needs),
+                quote!(::adjoint::__private::Dropped),
+                quote!(move |_| {
+                    (<#tangent #ty_generics as ::adjoint::TangentVector>::zero(),)
+                }),
+            )
+        };
+        // The `Clone` bound is higher-ranked, so that a field type without `Clone` is an
+        // error only where differentiable code reads the field, not at the derive.
         quote! {
             #[doc(hidden)]
             #[allow(clippy::type_complexity)]
             pub fn #method(
                 &self,
-                _needs: [bool; 1],
-            ) -> (#ty, impl use<#(#captured),*> + FnOnce(::adjoint::__private::Dropped) -> (#tangent #ty_generics,))
+                #needs: [bool; 1],
+            ) -> (
+                #ty,
+                impl use<#(#captured),*> + FnOnce(#seed) -> (#tangent #ty_generics,) #comma
+            )
             where
                 for<'__adjoint> #ty: ::core::clone::Clone,
             {
-                (::core::clone::Clone::clone(&self.#member), move |_| {
-                    (<#tangent #ty_generics as ::adjoint::TangentVector>::zero(),)
-                })
+                (::core::clone::Clone::clone(&self.#member), #pullback)
             }
         }
     });
     quote! {
         impl #impl_generics #name #ty_generics #where_clause {
             #(#methods)*
-            #(#dropped)*
         }
     }
 }
