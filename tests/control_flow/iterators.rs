@@ -182,3 +182,36 @@ fn reductions_over_chains() {
     let (value, pullback) = generic_sum_vjp::<f32>([0.5, 1.0]);
     assert_eq!((value, pullback(1.0)), (4.5, [3.0, 3.0]));
 }
+
+/// Σ over the positive elements (`filter(|x| **x > 0.0)`) of x², and w·x over the elements
+/// at even positions that exceed w (`enumerate().filter(..)`, a guard reading an active `w`,
+/// data to the branch): ∂vᵢ = 2vᵢ [vᵢ > 0] + w [i even, vᵢ > w], ∂w = Σ_{i even, vᵢ > w} vᵢ.
+/// Reverse mode only (forward mode rejects a filtered loop by name).
+#[differentiable]
+fn filtered(v: Vec<f64>, w: f64) -> f64 {
+    let mut s = 0.0;
+    for x in v.iter().filter(|x| **x > 0.0) {
+        s += x * x;
+    }
+    for (i, x) in v.iter().enumerate().filter(|(i, x)| i % 2 == 0 && **x > w) {
+        s += w * *x;
+        let _ = i;
+    }
+    s
+}
+
+#[test]
+fn filters_in_for_loops_run_the_body_where_they_hold() {
+    let v = [1.5, -2.0, 0.25, 3.0, -0.5];
+    let w = 0.5;
+    let (dv, dw) = gradient(filtered_vjp(v.to_vec(), w));
+    let want: [f64; 5] = std::array::from_fn(|i| {
+        let square = if v[i] > 0.0 { 2.0 * v[i] } else { 0.0 };
+        let weighted = if i % 2 == 0 && v[i] > w { w } else { 0.0 };
+        square + weighted
+    });
+    check_vec("filtered/v", |v| filtered(v, w), v, &dv, want);
+    // Elements 0 (1.5) and 4 (−0.5 ≤ w: no) at even positions; 2 (0.25 ≤ w: no).
+    assert_eq!(dw, 1.5);
+    crate::common::check_gradient("filtered/w", |w| filtered(v.to_vec(), w), w, dw);
+}

@@ -85,13 +85,7 @@ pub fn full_body(sig: &FnSignature, compiled: &Compiled<Lowered>, boxed: bool) -
     } else {
         quote!((__value, (#(#owned,)*)))
     };
-    let fallbacks = crate::missing::fallbacks(
-        &quote!(#(#forward_stmts)*),
-        &[
-            ("_vjp_full", crate::missing::Mode::Reverse),
-            ("_vjp_mut", crate::missing::Mode::Mutating),
-        ],
-    );
+    let fallbacks = reverse_fallbacks(&quote!(#(#forward_stmts)*));
     quote! {{
         #[allow(unused_imports)]
         use ::adjoint::__private::FloatMethods as _;
@@ -186,11 +180,7 @@ fn full_companion(
         #generics (#(#full_decls,)* __needs: [bool; #count]) -> (#full_value, #pullback_type) #where_clause
     };
     if is_method_form(item, sig, args) {
-        let mutating = sig.params.iter().any(|p| p.inout && p.name == "self");
-        let full = match mutating {
-            true => names::mut_method(name),
-            false => names::full_method(name),
-        };
+        let full = method_companion(name, sig);
         let body = body.unwrap_or_else(|| quote!(;));
         let item = quote! {
             #(#cfgs)*
@@ -217,6 +207,26 @@ fn full_companion(
             }
         };
         (quote!(#vjp::#inner), item)
+    }
+}
+
+/// The fallbacks of the method companions a reverse body calls (`missing.rs`).
+fn reverse_fallbacks(body: &TokenStream) -> TokenStream {
+    crate::missing::fallbacks(
+        body,
+        &[
+            ("_vjp_full", crate::missing::Mode::Reverse),
+            ("_vjp_mut", crate::missing::Mode::Mutating),
+        ],
+    )
+}
+
+/// The uniform companion of a method: `m_vjp_mut` for a `&mut self` method, else
+/// `m_vjp_full`.
+fn method_companion(name: &syn::Ident, sig: &FnSignature) -> syn::Ident {
+    match sig.params.iter().any(|p| p.inout && p.name == "self") {
+        true => names::mut_method(name),
+        false => names::full_method(name),
     }
 }
 

@@ -38,6 +38,15 @@ impl Forward {
     }
 
     pub fn for_loop(&mut self, f: &syn::ExprForLoop) -> Fx {
+        if crate::patterns::iterators::is_filtered(&f.expr)
+            && let Some(n) = self.mentions_tracked(f.expr.to_token_stream())
+        {
+            self.error(
+                f.expr.span(),
+                format!("forward mode: a `for` loop over `.filter(..)` of the active value `{n}` is not supported yet (reverse mode takes it); loop without the filter and put an `if` around the body"),
+            );
+            return Fx::Data(quote!(#f));
+        }
         let (label, pat) = (&f.label, &f.pat);
         let (pattern, iter, element_tangent) = match self.iterated(&f.expr) {
             Some((items, t)) => (

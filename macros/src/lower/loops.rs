@@ -65,6 +65,14 @@ impl Lowering<'_> {
             );
             return (e.clone(), Act::Inactive);
         }
+        if crate::patterns::iterators::is_filtered(&f.expr)
+            && self.mentions_active(&f.expr)
+            && let Some(indexed) = crate::patterns::iterators::indexed_for(f)
+        {
+            // `for x in xs.iter().filter(..)`: a loop over indices whose body runs where the
+            // predicate holds.
+            return self.expr(&indexed);
+        }
         let (iter, act) = self.expr(&f.expr);
         if is_active(&act) {
             return match crate::patterns::iterators::indexed_for(f) {

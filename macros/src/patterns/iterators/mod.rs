@@ -4,7 +4,8 @@
 //! A chain is a source (`xs.iter()`, `xs.into_iter()`, `&xs`, `xs`, an array literal, and the
 //! sub-slices of `xs.chunks(n)`, `xs.chunks_exact(n)`, `xs.windows(n)`) and
 //! adapters (`enumerate`, `rev`, `zip(ys)`, `skip(n)`, `take(n)`, `step_by(n)`, `copied`,
-//! `cloned`). A `for` loop over one reads each element at its index:
+//! `cloned`, and in a `for` loop `filter(p)`, whose predicate guards the body). A `for` loop
+//! over one reads each element at its index:
 //!
 //! ```text
 //! for (i, (a, b)) in xs.iter().zip(ys).enumerate().rev() { body }
@@ -24,9 +25,13 @@
 //! `|&x| ..`, where the element is `Copy`) too; a tuple pattern binds part by part; an element
 //! written `*x` in the body is read as `x`.
 
+mod adapters;
 mod reductions;
 
+pub use adapters::unsupported_adapter;
 pub use reductions::reduction;
+
+use adapters::{adapted, sub_slices, yields_references};
 
 use proc_macro2::{Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
@@ -148,6 +153,27 @@ impl Item {
         })
     }
 
+    /// The item as the iterator yields it, for a `filter` predicate: an element by reference
+    /// (`by_ref`, as `iter()` yields it) or by value, a window or chunk as a slice; `None` for
+    /// a place.
+    fn as_yielded(&self, by_ref: bool) -> Option<TokenStream> {
+        Some(match self {
+            Item::Element { collection, index } if by_ref => quote!(&#collection[#index]),
+            Item::Element { collection, index } => quote!(#collection[#index].clone()),
+            Item::Place { .. } => return None,
+            Item::Slice {
+                collection,
+                start,
+                end,
+            } => quote!(&#collection[#start..#end]),
+            Item::Position(p) => quote!((#p)),
+            Item::Pair(a, b) => {
+                let (a, b) = (a.as_yielded(by_ref)?, b.as_yielded(by_ref)?);
+                quote!((#a, #b))
+            }
+        })
+    }
+
     /// Whether the item yields a place (`&mut`), alone or in a pair.
     pub(super) fn has_place(&self) -> bool {
         match self {
@@ -172,6 +198,9 @@ pub(super) struct Chain {
     pub(super) len: TokenStream,
     pub(super) item: Item,
     pub(super) prelude: Vec<syn::Stmt>,
+    /// The conditions of `filter(..)` adapters, in terms of the index: a step runs the body
+    /// only where all hold.
+    pub(super) guards: Vec<TokenStream>,
 }
 
 /// The loop's index variable, as tokens.
@@ -188,6 +217,7 @@ fn elements(collection: TokenStream) -> Chain {
             index: index(),
         },
         prelude: Vec::new(),
+        guards: Vec::new(),
     }
 }
 
@@ -205,48 +235,7 @@ fn places(collection: &Expr) -> Option<Chain> {
             index: index(),
         },
         prelude: Vec::new(),
-    })
-}
-
-/// `xs.chunks(n)`, `xs.chunks_exact(n)`, `xs.windows(n)` over a named collection: the chain
-/// of its sub-slices `&xs[k·n..min((k + 1)·n, len)]`, `&xs[k·n..(k + 1)·n]`, `&xs[k..k + n]`.
-fn sub_slices(collection: &Expr, method: &str, size: &Expr) -> Option<Chain> {
-    let collection = match collection {
-        Expr::Path(p) if p.path.get_ident().is_some() => p.to_token_stream(),
-        Expr::Field(f) => f.to_token_stream(),
-        _ => return None,
-    };
-    let (k, all) = (index(), quote!(#collection.len()));
-    let (len, start, end) = match method {
-        "chunks" => (
-            quote!(#all.div_ceil(#size)),
-            quote!((#k * (#size))),
-            quote!(::core::cmp::min((#k + 1) * (#size), #all)),
-        ),
-        "chunks_exact" => (
-            quote!(#all / (#size)),
-            quote!((#k * (#size))),
-            quote!(((#k + 1) * (#size))),
-        ),
-        _ => (
-            quote!((#all + 1).saturating_sub(#size)),
-            quote!(#k),
-            quote!((#k + (#size))),
-        ),
-    };
-    // The standard library's words.
-    let message = match method {
-        "windows" => "window size must be non-zero",
-        _ => "chunk size must be non-zero",
-    };
-    Some(Chain {
-        len,
-        item: Item::Slice {
-            collection,
-            start,
-            end,
-        },
-        prelude: vec![parse_quote!(::core::assert!((#size) != 0, #message);)],
+        guards: Vec::new(),
     })
 }
 
@@ -294,76 +283,20 @@ pub(super) fn chain(e: &Expr, fresh: &mut usize) -> Option<Chain> {
                 ("chunks" | "chunks_exact" | "windows", [size]) => {
                     sub_slices(&m.receiver, &m.method.to_string(), size)
                 }
-                (method, args) => adapted(chain(&m.receiver, fresh)?, method, args, fresh),
+                (method, args) => {
+                    let by_ref = yields_references(&m.receiver);
+                    adapted(chain(&m.receiver, fresh)?, method, args, fresh, by_ref)
+                }
             }
         }
         _ => None,
     }
 }
 
-/// `inner.method(args)` for an adapter `method`; `None` for any other method.
-fn adapted(inner: Chain, method: &str, args: &[&Expr], fresh: &mut usize) -> Option<Chain> {
-    let (k, len) = (index(), &inner.len);
-    let reindexed = |with: TokenStream, len: TokenStream| Chain {
-        item: inner.item.reindexed(&with),
-        len,
-        prelude: inner.prelude.clone(),
-    };
-    Some(match (method, args) {
-        ("copied" | "cloned", []) => inner,
-        ("enumerate", []) => Chain {
-            item: Item::Pair(Box::new(Item::Position(k)), Box::new(inner.item)),
-            ..inner
-        },
-        ("rev", []) => reindexed(quote!((#len - 1 - #k)), len.clone()),
-        ("skip", [n]) => reindexed(quote!((#k + (#n))), quote!(#len.saturating_sub(#n))),
-        ("step_by", [n]) => reindexed(quote!((#k * (#n))), quote!(#len.div_ceil(#n))),
-        ("take", [n]) => Chain {
-            len: quote!(::core::cmp::min(#len, #n)),
-            ..inner
-        },
-        ("zip", [other]) => {
-            let other = chain(other, fresh)?;
-            let b = &other.len;
-            let mut prelude = inner.prelude;
-            prelude.extend(other.prelude);
-            Chain {
-                len: quote!(::core::cmp::min(#len, #b)),
-                item: Item::Pair(Box::new(inner.item), Box::new(other.item)),
-                prelude,
-            }
-        }
-        _ => return None,
-    })
-}
-
-/// Iterator adapters a chain over active values cannot hold yet (each changes which elements
-/// are read, or how many, by the values themselves).
-const UNSUPPORTED_ADAPTERS: &[&str] = &[
-    "filter",
-    "filter_map",
-    "flat_map",
-    "flatten",
-    "take_while",
-    "skip_while",
-    "map_while",
-    "scan",
-    "chain",
-    "peekable",
-    "inspect",
-    "rchunks",
-    "rev_chunks",
-];
-
-/// The error for `xs.iter().filter(..)` and the other adapters no chain holds, when `m` is
-/// one of them (its receiver's activity is the caller's to check).
-pub fn unsupported_adapter(m: &syn::ExprMethodCall) -> Option<String> {
-    let name = m.method.to_string();
-    UNSUPPORTED_ADAPTERS.contains(&name.as_str()).then(|| {
-        format!(
-            "`.{name}(..)` in an iterator chain over active values is not supported yet: loop `for x in xs.iter()` (through `enumerate`, `zip`, `rev`, `skip`, `take`, `step_by`) and choose the elements in its body (`if`, `break`), or select indices on data (`without_derivative(..)`) and read `xs[i]`"
-        )
-    })
+/// Whether `e` is a chain with a `filter(..)`, which only a `for` loop over indices takes
+/// (lowering the iterator first would meet the adapter).
+pub fn is_filtered(e: &Expr) -> bool {
+    chain(e, &mut 0).is_some_and(|c| !c.guards.is_empty())
 }
 
 /// Whether `e` is a chain that yields places by `&mut` (`xs.iter_mut()`, `&mut xs`).
@@ -416,10 +349,15 @@ pub(super) fn indexed_loop(
     );
     let stmts = &body.stmts;
     let start = proc_macro2::Literal::usize_unsuffixed(start);
+    let guards = &chain.guards;
+    let step = match guards.is_empty() {
+        true => quote!(#(#stmts)*),
+        false => quote!(if true #(&& #guards)* { #(#stmts)* }),
+    };
     let the_loop: Expr = parse_quote! {
         for #index in #start..#len {
             #(#lets)*
-            #(#stmts)*
+            #step
         }
     };
     Some(if prelude.is_empty() {

@@ -34,7 +34,9 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
         receiver => (receiver, None),
     };
     let mut fresh = 0;
-    let mut chain = chain(source, &mut fresh).filter(|c| !c.item.has_place())?;
+    // A filtered chain's first step may not run, and the first step types the accumulator.
+    let mut chain =
+        chain(source, &mut fresh).filter(|c| !c.item.has_place() && c.guards.is_empty())?;
     if m.method == "fold" {
         return fold(m, &chain).filter(|_| map.is_none());
     }
