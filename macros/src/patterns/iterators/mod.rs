@@ -137,20 +137,7 @@ impl Item {
     /// The item as one value: an element read by value, a position, a pair as a tuple;
     /// `None` for a place (which is no value) or a pair holding one.
     fn value(&self) -> Option<TokenStream> {
-        Some(match self {
-            Item::Element { collection, index } => quote!(#collection[#index].clone()),
-            Item::Place { .. } => return None,
-            Item::Slice {
-                collection,
-                start,
-                end,
-            } => quote!(&#collection[#start..#end]),
-            Item::Position(p) => quote!((#p)),
-            Item::Pair(a, b) => {
-                let (a, b) = (a.value()?, b.value()?);
-                quote!((#a, #b))
-            }
-        })
+        self.as_yielded(false)
     }
 
     /// The item as the iterator yields it, for a `filter` predicate: an element by reference
