@@ -17,7 +17,7 @@
 //! The scrutinee is borrowed (`variant_of`) unless a guard reads a payload, which then binds a
 //! copy without derivative (`variant_of_owned`), as any guard is data.
 
-use proc_macro2::{Ident, Span, TokenStream, TokenTree};
+use proc_macro2::{Ident, Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, Member, Pat};
@@ -62,7 +62,10 @@ pub fn as_data_match(m: &syn::ExprMatch) -> Option<Expr> {
     let mut arms = Vec::new();
     for arm in &m.arms {
         let mut bindings = Vec::new();
-        let used = arm.guard.as_ref().map(|(_, g)| idents(g.to_token_stream()));
+        let used: Option<Vec<String>> = arm.guard.as_ref().map(|(_, g)| {
+            let named = crate::patterns::scan::idents(g.to_token_stream());
+            named.iter().map(ToString::to_string).collect()
+        });
         let head = pattern(&arm.pat, &mut bindings, used.as_deref())?;
         let reads = bindings.iter().map(|b| {
             let (name, read) = (&b.name, &b.read);
@@ -122,20 +125,8 @@ pub fn struct_literal(lit: &syn::ExprStruct) -> Option<Expr> {
 /// `Enum::__new_V` for the variant path `Enum::V`; `None` for other paths (a type, a function,
 /// `Some`, a path of one segment).
 fn new_rule(path: &syn::Path) -> Option<syn::Path> {
-    let n = path.segments.len();
-    let upper = |k: usize| {
-        path.segments[k]
-            .ident
-            .to_string()
-            .starts_with(|c: char| c.is_ascii_uppercase())
-    };
-    let last = path.segments.last()?.ident.to_string();
-    if n < 2
-        || !upper(n - 1)
-        || !upper(n - 2)
-        || matches!(last.as_str(), "Some" | "Ok" | "Err" | "None")
-    {
-        // `Option::Some(x)` and `Result::Ok(x)` pass the tangent of `x` through.
+    // `Option::Some(x)` and `Result::Ok(x)` pass the tangent of `x` through: no variant rule.
+    if !is_variant_path(path) {
         return None;
     }
     let mut rule = path.clone();
@@ -166,7 +157,7 @@ fn destructures(pat: &Pat) -> bool {
     match pat {
         Pat::TupleStruct(t) => owner_of(&t.path).is_some(),
         Pat::Struct(s) => owner_of(&s.path).is_some(),
-        Pat::Path(p) => matches!(owner_of(&p.path), Some(Some(_))),
+        Pat::Path(p) => is_variant_path(&p.path),
         Pat::Or(o) => o.cases.iter().any(destructures),
         _ => false,
     }
@@ -175,12 +166,18 @@ fn destructures(pat: &Pat) -> bool {
 /// A pattern naming an enum variant through its type (`Shape::Circle(..)`, `Self::Empty`).
 fn names_variant(pat: &Pat) -> bool {
     match pat {
-        Pat::TupleStruct(t) => matches!(owner_of(&t.path), Some(Some(_))),
-        Pat::Struct(s) => matches!(owner_of(&s.path), Some(Some(_))),
-        Pat::Path(p) => matches!(owner_of(&p.path), Some(Some(_))),
+        Pat::TupleStruct(t) => is_variant_path(&t.path),
+        Pat::Struct(s) => is_variant_path(&s.path),
+        Pat::Path(p) => is_variant_path(&p.path),
         Pat::Or(o) => o.cases.iter().any(names_variant),
         _ => false,
     }
+}
+
+/// Whether `path` names an enum variant through its type (`Shape::Circle`, `Self::Empty`), not
+/// `Some`/`Ok`/`Err`/`None`.
+pub fn is_variant_path(path: &syn::Path) -> bool {
+    matches!(owner_of(path), Some(Some(_)))
 }
 
 /// What a pattern's path names: `Some(Some(V))` a variant `V` through its type
@@ -304,19 +301,6 @@ fn payload(
         }
         _ => None,
     }
-}
-
-/// Every identifier in `tokens`.
-fn idents(tokens: TokenStream) -> Vec<String> {
-    let mut out = Vec::new();
-    for tree in tokens {
-        match tree {
-            TokenTree::Ident(i) => out.push(i.to_string()),
-            TokenTree::Group(g) => out.extend(idents(g.stream())),
-            _ => {}
-        }
-    }
-    out
 }
 
 #[cfg(test)]
