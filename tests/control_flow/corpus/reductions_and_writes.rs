@@ -161,16 +161,17 @@ fn weighted_squares<const N: usize>(a: [f64; N]) -> f64 {
     out.iter().sum()
 }
 
-/// Bubble sort of a copy by `swap` in nested loops (arrays.rs `sort_weighted` swaps through a
+/// Insertion sort of a copy by `swap` in a `while` whose condition compares active elements
+/// (reorders.rs `swap_sorted` is the bubble sort, arrays.rs `sort_weighted` swaps through a
 /// temporary), then a rank-weighted sum: Σ (k + 1)·(k-th smallest); ∂vᵢ = 1 + rank of vᵢ.
 #[differentiable]
 fn rank_weighted(v: [f64; 3]) -> f64 {
     let mut s = v;
-    for i in 0..3 {
-        for j in 0..2 - i {
-            if s[j] > s[j + 1] {
-                s.swap(j, j + 1);
-            }
+    for i in 1..3 {
+        let mut j = i;
+        while j > 0 && s[j - 1] > s[j] {
+            s.swap(j - 1, j);
+            j -= 1;
         }
     }
     s[0] + 2.0 * s[1] + 3.0 * s[2]
