@@ -1,6 +1,6 @@
 //! A `match` over an enum value whose arms bind variant payloads (`Shape::Circle(r)`,
 //! `Shape::Rect { w, .. }`): the variant is data that picks the arm, and each payload is read
-//! by the enum's hidden rule (`#[derive(Differentiable)]` on the enum, derive/enums.rs), so the
+//! by the enum's hidden rule (`#[derive(Differentiable)]` on the enum, derive/enums/rules.rs), so the
 //! payload's adjoint goes back into the variant's tangent. Both modes use it when the
 //! scrutinee is active:
 //!
