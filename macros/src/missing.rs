@@ -18,12 +18,14 @@ use quote::{format_ident, quote_spanned};
 /// defined once (a method called with two arities, or both for its value and as a
 /// statement, shares it).
 pub fn fallbacks(body: &TokenStream, kinds: &[(&str, Mode)]) -> TokenStream {
+    let suffixes: Vec<&str> = kinds.iter().map(|(suffix, _)| *suffix).collect();
+    // One walk over the body for every suffix: each walk crosses the compiler's token bridge.
+    let mut calls: Vec<Vec<(proc_macro2::Ident, usize)>> = vec![Vec::new(); kinds.len()];
+    collect(body.clone(), &suffixes, &mut calls);
     let mut markers: Vec<String> = Vec::new();
     let mut out = TokenStream::new();
-    for &(suffix, mode) in kinds {
-        let mut calls: Vec<(proc_macro2::Ident, usize)> = Vec::new();
-        collect(body.clone(), suffix, &mut calls);
-        for (companion, arity) in &calls {
+    for (&(suffix, mode), calls) in kinds.iter().zip(&calls) {
+        for (companion, arity) in calls {
             out.extend(fallback(companion, *arity, suffix, mode, &mut markers));
         }
     }
@@ -40,27 +42,32 @@ pub enum Mode {
 }
 
 /// The method companions called in `tokens` (`. name (args)`), and the constructor rules of
-/// enum variants (`:: __new_V_vjp_full (args)`), first call first, each name and number of
-/// arguments once.
-fn collect(tokens: TokenStream, suffix: &str, out: &mut Vec<(proc_macro2::Ident, usize)>) {
+/// enum variants (`:: __new_V_vjp_full (args)`), by the suffix they end in (`out[k]` for
+/// `suffixes[k]`), first call first, each name and number of arguments once.
+fn collect(tokens: TokenStream, suffixes: &[&str], out: &mut [Vec<(proc_macro2::Ident, usize)>]) {
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     for (i, tree) in trees.iter().enumerate() {
         match tree {
-            TokenTree::Group(g) => collect(g.stream(), suffix, out),
-            TokenTree::Ident(name) if name.to_string().ends_with(suffix) => {
+            TokenTree::Group(g) => collect(g.stream(), suffixes, out),
+            TokenTree::Ident(name) => {
+                let text = name.to_string();
+                let Some(k) = suffixes.iter().position(|s| text.ends_with(s)) else {
+                    continue;
+                };
                 let after_dot =
                     i > 0 && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == '.');
                 let constructor = i > 0
-                    && name.to_string().starts_with("__new_")
+                    && text.starts_with("__new_")
                     && matches!(&trees[i - 1], TokenTree::Punct(p) if p.as_char() == ':');
                 let args = match trees.get(i + 1) {
                     Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => g,
                     _ => continue,
                 };
                 let arity = arguments(args.stream());
-                if (after_dot || constructor) && !out.iter().any(|(n, a)| n == name && *a == arity)
+                if (after_dot || constructor)
+                    && !out[k].iter().any(|(n, a)| n == name && *a == arity)
                 {
-                    out.push((name.clone(), arity));
+                    out[k].push((name.clone(), arity));
                 }
             }
             _ => {}
@@ -165,9 +172,11 @@ mod tests {
     #[test]
     fn one_fallback_per_method_and_arity() {
         let body = quote!(x.sin_vjp_full([n[0]]); (a.mm_vjp_full(&b, [true, false],)).y; f.sin_vjp_full([n[0]]); g.mm_vjp_full(c, d, e); t.x_vjp_full);
-        let mut calls = Vec::new();
-        collect(body, "_vjp_full", &mut calls);
-        let found: Vec<(String, usize)> = calls.iter().map(|(n, a)| (n.to_string(), *a)).collect();
+        let mut calls = vec![Vec::new(), Vec::new()];
+        collect(body, &["_vjp_full", "_vjp_mut"], &mut calls);
+        assert!(calls[1].is_empty(), "no `_vjp_mut` call: {:?}", calls[1]);
+        let found: Vec<(String, usize)> =
+            calls[0].iter().map(|(n, a)| (n.to_string(), *a)).collect();
         assert_eq!(
             found,
             [

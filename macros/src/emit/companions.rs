@@ -85,13 +85,15 @@ pub fn full_body(sig: &FnSignature, compiled: &Compiled<Lowered>, boxed: bool) -
     } else {
         quote!((__value, (#(#owned,)*)))
     };
-    let fallbacks = reverse_fallbacks(&quote!(#(#forward_stmts)*));
+    // The statements are printed once, for the scan of the fallbacks and for the body.
+    let forward_stmts = quote!(#(#forward_stmts)*);
+    let fallbacks = reverse_fallbacks(&forward_stmts);
     quote! {{
         #[allow(unused_imports)]
         use ::adjoint::__private::FloatMethods as _;
         #fallbacks
         #(let #hoisted;)*
-        let __value = { #(#forward_stmts)* };
+        let __value = { #forward_stmts };
         (#value, #pullback)
     }}
 }

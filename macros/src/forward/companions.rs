@@ -76,16 +76,15 @@ pub fn companions(
     let uniform_sig = quote_spanned! {span=>
         #generics (#(#decls,)* __t: (#(#slots,)*)) -> (#ret, ::core::option::Option<#ret_tangent>) #where_clause
     };
-    let fallbacks = crate::missing::fallbacks(
-        &quote!(#(#stmts)* #tail),
-        &[("_jvp_full", crate::missing::Mode::Forward)],
-    );
+    // The body is printed once, for the scan of the fallbacks and for the companion.
+    let body = quote!(#(#stmts)* #tail);
+    let fallbacks =
+        crate::missing::fallbacks(&body, &[("_jvp_full", crate::missing::Mode::Forward)]);
     let uniform_body = quote! {{
         use ::adjoint::__private::FloatMethods as _;
         #fallbacks
         let (#(#receive,)*) = __t;
-        #(#stmts)*
-        #tail
+        #body
     }};
     let allow = quote!(#[allow(unused, unused_mut, unused_parens, unused_braces, clippy::all, clippy::pedantic)]);
     let (uniform_path, uniform_item) = if is_method_form(item, sig, args) {

@@ -189,7 +189,7 @@ impl Lowering<'_> {
         &mut self,
         arms: Vec<Arm>,
         original: Expr,
-        rebuild: impl FnOnce(Vec<TokenStream>) -> Expr,
+        rebuild: impl FnOnce(Vec<TokenStream>) -> TokenStream,
     ) -> (Expr, Act) {
         let tokens: TokenStream = arms.iter().map(|a| a.block.to_token_stream()).collect();
         let inputs = self.branch_inputs(&arms, tokens.clone());
