@@ -18,10 +18,9 @@ use quote::{format_ident, quote_spanned};
 /// defined once (a method called with two arities, or both for its value and as a
 /// statement, shares it).
 pub fn fallbacks(body: &TokenStream, kinds: &[(&str, Mode)]) -> TokenStream {
-    let suffixes: Vec<&str> = kinds.iter().map(|(suffix, _)| *suffix).collect();
-    // One walk over the body for every suffix: each walk crosses the compiler's token bridge.
+    // One walk over the body for every kind: each walk crosses the compiler's token bridge.
     let mut calls: Vec<Vec<(proc_macro2::Ident, usize)>> = vec![Vec::new(); kinds.len()];
-    collect(body.clone(), &suffixes, &mut calls);
+    collect(body.clone(), kinds, &mut calls);
     let mut markers: Vec<String> = Vec::new();
     let mut out = TokenStream::new();
     for (&(suffix, mode), calls) in kinds.iter().zip(&calls) {
@@ -43,15 +42,19 @@ pub enum Mode {
 
 /// The method companions called in `tokens` (`. name (args)`), and the constructor rules of
 /// enum variants (`:: __new_V_vjp_full (args)`), by the suffix they end in (`out[k]` for
-/// `suffixes[k]`), first call first, each name and number of arguments once.
-fn collect(tokens: TokenStream, suffixes: &[&str], out: &mut [Vec<(proc_macro2::Ident, usize)>]) {
+/// `kinds[k]`), first call first, each name and number of arguments once.
+fn collect(
+    tokens: TokenStream,
+    kinds: &[(&str, Mode)],
+    out: &mut [Vec<(proc_macro2::Ident, usize)>],
+) {
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     for (i, tree) in trees.iter().enumerate() {
         match tree {
-            TokenTree::Group(g) => collect(g.stream(), suffixes, out),
+            TokenTree::Group(g) => collect(g.stream(), kinds, out),
             TokenTree::Ident(name) => {
                 let text = name.to_string();
-                let Some(k) = suffixes.iter().position(|s| text.ends_with(s)) else {
+                let Some(k) = kinds.iter().position(|(s, _)| text.ends_with(s)) else {
                     continue;
                 };
                 let after_dot =
@@ -171,10 +174,13 @@ mod tests {
 
     #[test]
     fn one_fallback_per_method_and_arity() {
-        let body = quote!(x.sin_vjp_full([n[0]]); (a.mm_vjp_full(&b, [true, false],)).y; f.sin_vjp_full([n[0]]); g.mm_vjp_full(c, d, e); t.x_vjp_full);
+        let body = quote!(x.sin_vjp_full([n[0]]); (a.mm_vjp_full(&b, [true, false],)).y; acc.add_vjp_mut(x, n); f.sin_vjp_full([n[0]]); g.mm_vjp_full(c, d, e); t.x_vjp_full);
         let mut calls = vec![Vec::new(), Vec::new()];
-        collect(body, &["_vjp_full", "_vjp_mut"], &mut calls);
-        assert!(calls[1].is_empty(), "no `_vjp_mut` call: {:?}", calls[1]);
+        let kinds = [("_vjp_full", Mode::Reverse), ("_vjp_mut", Mode::Mutating)];
+        collect(body, &kinds, &mut calls);
+        let mutating: Vec<(String, usize)> =
+            calls[1].iter().map(|(n, a)| (n.to_string(), *a)).collect();
+        assert_eq!(mutating, [("add_vjp_mut".into(), 2)]);
         let found: Vec<(String, usize)> =
             calls[0].iter().map(|(n, a)| (n.to_string(), *a)).collect();
         assert_eq!(
