@@ -26,7 +26,7 @@ use gemm::{backward_input, backward_weight, forward, forward_plain};
 fn applies(s: &Conv2dSpec) -> bool {
     direct::supported(s)
         && s.geometry.batch >= rayon::current_num_threads()
-        && !crate::ops::gemm::avx512::available()
+        && !std::is_x86_feature_detected!("avx512f")
 }
 
 macro_rules! dispatch {

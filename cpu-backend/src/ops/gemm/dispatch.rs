@@ -1,7 +1,7 @@
 //! The [`Gemm`] trait, and which kernel runs each float type's products on this CPU: for
-//! `f32`, the own AVX-512F kernel ([`super::avx512`], detected at run time) and the AVX2 dot
-//! products ([`super::avx2`]), else the `gemm` crate ([`super::generic`]); for `f64`, the `gemm`
-//! crate.
+//! `f32`, the own kernel ([`super::packed`], for AVX-512F or AVX2 and FMA, detected at run
+//! time) and the AVX2 dot products ([`super::avx2`]), else the `gemm` crate
+//! ([`super::generic`]); for `f64`, the `gemm` crate.
 
 use super::super::math::Elementary;
 use super::generic::{library, no_chunks, no_sharing, none};
@@ -62,11 +62,18 @@ pub(crate) trait Gemm: Real + Send + Sync + Elementary {
         next: &mut dyn FnMut() -> Option<Range<usize>>,
     );
 
-    /// Whether [`Gemm::gemm_chunks`] packs the chunks' shared operand once for a product with
-    /// these `B` and `C` and this β on this CPU, so that
+    /// Whether [`Gemm::gemm_chunks`] packs the chunks' shared operand once for this product
+    /// split into chunks of rows (`rows`) or of columns on this CPU, so that
     /// [`gemm_parallel`](super::gemm_parallel) can hand it out in chunks finer than one per
     /// thread without packing it again for each.
-    fn shares_packing(b: Operand<Self>, beta: Self, c: Output<Self>) -> bool;
+    fn shares_packing(
+        mkn: [usize; 3],
+        a: Operand<Self>,
+        b: Operand<Self>,
+        beta: Self,
+        c: Output<Self>,
+        rows: bool,
+    ) -> bool;
 
     /// `C = A·Bᵀ` by a kernel of this type for CPUs with AVX2 and FMA, when `A` (`m × k`,
     /// row stride `ar`) and `B` (`n × k`, row stride `bc`) have contiguous rows; returns
@@ -146,12 +153,12 @@ unsafe fn chunk_by_chunk<T: Gemm>(
 }
 
 #[cfg(target_arch = "x86_64")]
-use super::avx512::sgemm as own_f32;
+use super::packed::sgemm as own_f32;
 #[cfg(not(target_arch = "x86_64"))]
 use none as own_f32;
 
 #[cfg(target_arch = "x86_64")]
-use super::avx512::{handles as own_f32_shares, sgemm_chunks as own_f32_chunks};
+use super::packed::{sgemm_chunks as own_f32_chunks, shares_packing as own_f32_shares};
 #[cfg(not(target_arch = "x86_64"))]
 use {no_chunks as own_f32_chunks, no_sharing as own_f32_shares};
 
@@ -179,8 +186,15 @@ macro_rules! gemm_impl {
                 }
             }
 
-            fn shares_packing(b: Operand<Self>, beta: Self, c: Output<Self>) -> bool {
-                $shares(b, beta, c)
+            fn shares_packing(
+                mkn: [usize; 3],
+                a: Operand<Self>,
+                b: Operand<Self>,
+                beta: Self,
+                c: Output<Self>,
+                rows: bool,
+            ) -> bool {
+                $shares(mkn, a, b, beta, c, rows)
             }
 
             #[inline]
@@ -241,7 +255,7 @@ gemm_impl!(
         #[cfg(target_arch = "x86_64")]
         {
             // SAFETY: forwarded from the caller, whose contract is the kernel's.
-            unsafe { super::avx512::sgemm_shared_b(mkn, a, b, c, at) }
+            unsafe { super::packed::sgemm_shared_b(mkn, a, b, c, at) }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {

@@ -75,6 +75,13 @@ pub(super) unsafe fn no_chunks<T>(
 }
 
 /// No packing shared between chunks: each chunk is a product of its own.
-pub(super) fn no_sharing<T>(_: Operand<T>, _: T, _: Output<T>) -> bool {
+pub(super) fn no_sharing<T>(
+    _: [usize; 3],
+    _: Operand<T>,
+    _: Operand<T>,
+    _: T,
+    _: Output<T>,
+    _: bool,
+) -> bool {
     false
 }

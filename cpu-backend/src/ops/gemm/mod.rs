@@ -1,6 +1,6 @@
-//! The backend's one GEMM: on a single thread, [`avx512`]'s kernel for `f32` on
-//! CPUs with AVX-512F and the `gemm` crate's kernels otherwise; and a split of one product
-//! across rayon's threads.
+//! The backend's one GEMM: on a single thread, [`packed`]'s kernel for `f32` on CPUs with
+//! AVX-512F or AVX2 and FMA, and the `gemm` crate's kernels otherwise (and for `f64`); and a
+//! split of one product across rayon's threads.
 //!
 //! The `gemm` crate replaced `matrixmultiply` in the 20th session: its AVX2 `f32` tiles are
 //! 6 rows × 16 columns (two vectors of `B`, six broadcasts of `A` and twelve multiply-adds per
@@ -19,16 +19,16 @@
 //!
 //! The files: [`product`] describes a product (its operands, its output, the epilogue applied
 //! as `C` is written); [`dispatch`] is the [`Gemm`] trait and, for each float type, which
-//! kernel runs a product on this CPU ([`avx512`] for `f32` on AVX-512F, [`avx2`]'s dot
-//! products for `f32` on AVX2 where the caller asks for them, [`generic`] otherwise);
+//! kernel runs a product on this CPU ([`packed`] for `f32` on AVX-512F or AVX2, [`avx2`]'s
+//! dot products for `f32` on AVX2 where the caller asks for them, [`generic`] otherwise);
 //! [`parallel`] splits one product across the threads.
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
-#[cfg(target_arch = "x86_64")]
-pub(crate) mod avx512;
 mod dispatch;
 mod generic;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod packed;
 mod parallel;
 mod product;
 

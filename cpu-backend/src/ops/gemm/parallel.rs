@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 const PARALLEL_MIN: usize = 1 << 18;
 
 /// Chunk boundaries of a split are multiples of this, so that every chunk but the last keeps
-/// the kernels' register tiles full where they split columns (16 wide in the `gemm` crate's
-/// AVX2 tiles, 32 in [`super::avx512`]'s); a chunk of rows ends in a partial tile of the
-/// crate's 6-row tiles, a cost of at most one tile row per chunk.
+/// the kernels' register tiles full where they split columns (16 wide in the AVX2 tiles of
+/// [`super::packed`] and of the `gemm` crate, 32 in the AVX-512 ones); a chunk of rows ends in
+/// a partial tile of the 6-row AVX2 tiles, a cost of at most one tile row per chunk.
 const ALIGN: usize = 32;
 
 /// Raw pointers moved into rayon tasks.
@@ -58,7 +58,7 @@ pub(crate) unsafe fn gemm_parallel<T: Gemm>(
         // SAFETY: the caller's contract.
         return unsafe { T::gemm_epilogue(mkn, a, b, beta, c, epilogue) };
     }
-    let per_part = if T::shares_packing(b, beta, c) {
+    let per_part = if T::shares_packing(mkn, a, b, beta, c, rows) {
         CHUNKS_PER_THREAD
             .min(m * k * n / (parts * PARALLEL_MIN))
             .max(1)

@@ -5,19 +5,36 @@ use std::ops::Range;
 
 use super::super::product::{Epilogue, Operand, Output, Wrap};
 use super::block::{Share, product};
-use super::blocking::{MC, MR, NR, PACKED, PACKED_A, grow_to, inner_step, narrow};
-use super::pack::pack_a;
+use super::blocking::{PACKED, PACKED_A, grow_to, inner_step, narrow};
+use super::isa::{Avx2, Avx512, Isa};
+use super::pack::{pack_a, packs_a};
 use adjoint_backend::{BinaryOp, UnaryOp};
 
-/// Whether this CPU runs [`sgemm`] (`std` caches the answer after the first query).
+/// Whether this CPU runs [`sgemm`]: it has AVX-512F, or AVX2 and FMA (`std` caches the
+/// answers after the first query).
 #[inline]
 pub(crate) fn available() -> bool {
-    std::is_x86_feature_detected!("avx512f")
+    Avx512::available() || Avx2::available()
+}
+
+/// `$run` with `$isa` the widest extension this CPU has, else `$none`.
+macro_rules! on_widest {
+    ($isa:ident => $run:expr, else $none:expr) => {
+        if Avx512::available() {
+            type $isa = Avx512;
+            $run
+        } else if Avx2::available() {
+            type $isa = Avx2;
+            $run
+        } else {
+            $none
+        }
+    };
 }
 
 /// `C = act(A·B + β·C + bias)` as [`Gemm::gemm_epilogue`](crate::ops::gemm::Gemm::gemm_epilogue),
-/// by this module's kernel when it handles the product; returns whether it ran. It does when
-/// [`available`], β is 0 or 1, `C`'s columns are contiguous and `B`'s columns or rows are (`false`:
+/// by this module's kernel (for the widest extension the CPU has) when it handles the
+/// product; returns whether it ran. It does when [`available`], β is 0 or 1, `C`'s columns are contiguous and `B`'s columns or rows are (`false`:
 /// use another GEMM). The bias and a ReLU are applied in the register tiles as they are written;
 /// another activation to each block of rows after its product.
 ///
@@ -34,19 +51,38 @@ pub(crate) unsafe fn sgemm(
     epilogue: Epilogue<f32>,
 ) -> bool {
     let mut whole = Some(0..mkn[0]);
-    // SAFETY: the caller's contract; the one chunk is every row, and shares nothing.
-    unsafe {
-        chunks(mkn, a, b, beta, c, epilogue, (true, false), &mut || {
-            whole.take()
-        })
-    }
+    let mut next = || whole.take();
+    // SAFETY: the caller's contract; the one chunk is every row, and shares nothing; the
+    // CPU has the extension `on_widest` picked.
+    on_widest!(S => unsafe {
+        chunks::<S>(mkn, a, b, beta, c, epilogue, (true, false), &mut next)
+    }, else false)
 }
 
-/// Whether [`sgemm`] and [`sgemm_chunks`] run a product with this `B`, β and `C` (and
-/// [`sgemm_chunks`] packs what its chunks share once): on a CPU with AVX-512F, for β 0 or 1,
-/// `C`'s columns contiguous and `B`'s columns or rows.
-pub(crate) fn handles((_, [br, bc]): Operand<f32>, beta: f32, (_, [_, cc]): Output<f32>) -> bool {
-    available() && (beta == 0.0 || beta == 1.0) && cc == 1 && (bc == 1 || br == 1)
+/// Whether [`sgemm`] and [`sgemm_chunks`] run a product with this `B`, β and `C`: on a CPU
+/// with AVX-512F or AVX2 and FMA, for β 0 or 1, `C`'s columns contiguous and `B`'s columns or
+/// rows.
+pub(crate) fn handles(b: Operand<f32>, beta: f32, c: Output<f32>) -> bool {
+    available() && takes(b, beta, c)
+}
+
+/// Whether [`sgemm_chunks`] runs this product, split into chunks of rows (`rows`) or of
+/// columns, and packs the operand its chunks share once for all of them ([`sharing`]).
+pub(crate) fn shares_packing(
+    mkn: [usize; 3],
+    (_, a): Operand<f32>,
+    b: Operand<f32>,
+    beta: f32,
+    c: Output<f32>,
+    rows: bool,
+) -> bool {
+    handles(b, beta, c)
+        && on_widest!(S => sharing::<S>(mkn, a, b.1, rows) != Sharing::None, else false)
+}
+
+/// Whether the kernel takes a product with this `B`, β and `C` on a CPU it runs on.
+fn takes((_, [br, bc]): Operand<f32>, beta: f32, (_, [_, cc]): Output<f32>) -> bool {
+    (beta == 0.0 || beta == 1.0) && cc == 1 && (bc == 1 || br == 1)
 }
 
 /// The largest operand, in elements, that [`sgemm_chunks`] packs once for all the chunks a
@@ -56,9 +92,9 @@ const SHARED_MAX: usize = 1 << 18;
 /// `C = act(A·B + β·C + bias)` as [`sgemm`], over the chunks of rows (`rows`) or of columns of
 /// `C` that `next` hands out, until it hands out none; returns whether it ran (the conditions
 /// of [`sgemm`]). Chunks of columns share all of `A`, chunks of rows all of `B`: this thread
-/// packs that operand once, before its first chunk (a transposed `A`; a row-major one is
-/// read in place) or as its first chunk reads it (`B`), when it has at most [`SHARED_MAX`]
-/// elements, so that a product handed out in many chunks (for balance between threads)
+/// packs that operand once, before its first chunk (`A`, where the kernel packs it) or as
+/// its first chunk reads it (`B`), when it has at most [`SHARED_MAX`] elements
+/// ([`sharing`]), so that a product handed out in many chunks (for balance between threads)
 /// packs it no more often than in one.
 ///
 /// # Safety
@@ -74,16 +110,44 @@ pub(crate) unsafe fn sgemm_chunks(
     rows: bool,
     next: &mut dyn FnMut() -> Option<Range<usize>>,
 ) -> bool {
-    // SAFETY: the caller's contract.
-    unsafe { chunks(mkn, a, b, beta, c, epilogue, (rows, true), next) }
+    // SAFETY: the caller's contract; the CPU has the extension `on_widest` picked.
+    on_widest!(S => unsafe {
+        chunks::<S>(mkn, a, b, beta, c, epilogue, (rows, true), next)
+    }, else false)
 }
 
-/// [`sgemm_chunks`], packing the shared operand once only when `share`.
+/// What the chunks of a split product share, packed once by each thread.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sharing {
+    /// Nothing: each chunk packs what it reads.
+    None,
+    /// All of `A`, which chunks of columns share.
+    A,
+    /// All of `B`, which chunks of rows share.
+    B,
+}
+
+/// What `S`'s kernel shares between the chunks of rows (`rows`) or of columns of a product
+/// with these strides of `A` and `B`: all of an operand of at most [`SHARED_MAX`] elements
+/// that it packs ([`packs_a`] for `A`; `B` unless [`narrow`], read in place).
+fn sharing<S: Isa>([m, k, n]: [usize; 3], a: [isize; 2], b: [isize; 2], rows: bool) -> Sharing {
+    if k == 0 {
+        Sharing::None
+    } else if !rows && packs_a::<S>(a) && m.next_multiple_of(S::MR) * k <= SHARED_MAX {
+        Sharing::A
+    } else if rows && k * n.next_multiple_of(S::NR) <= SHARED_MAX && !narrow::<S>(b) {
+        Sharing::B
+    } else {
+        Sharing::None
+    }
+}
+
+/// [`sgemm_chunks`] in `S`'s kernel, packing the shared operand once only when `share`.
 ///
 /// # Safety
-/// As [`sgemm_chunks`].
+/// As [`sgemm_chunks`], on a CPU with `S`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn chunks(
+pub(super) unsafe fn chunks<S: Isa>(
     [m, k, n]: [usize; 3],
     (a, [ar, ac]): Operand<f32>,
     (b, [br, bc]): Operand<f32>,
@@ -93,7 +157,7 @@ unsafe fn chunks(
     (rows, share): (bool, bool),
     next: &mut dyn FnMut() -> Option<Range<usize>>,
 ) -> bool {
-    if !handles((b, [br, bc]), beta, (c, [cr, cc])) {
+    if !takes((b, [br, bc]), beta, (c, [cr, cc])) {
         return false;
     }
     let add = beta == 1.0;
@@ -116,10 +180,13 @@ unsafe fn chunks(
         sums: epilogue.sums.filter(|_| !sums_after),
         ..epilogue
     };
-    let m_tiles = m.next_multiple_of(MR);
-    let share_a = share && !rows && k > 0 && ar == 1 && m_tiles * k <= SHARED_MAX;
-    let share_b =
-        share && rows && k > 0 && k * n.next_multiple_of(NR) <= SHARED_MAX && !narrow([br, bc]);
+    let m_tiles = m.next_multiple_of(S::MR);
+    let sharing = if share {
+        sharing::<S>([m, k, n], [ar, ac], [br, bc], rows)
+    } else {
+        Sharing::None
+    };
+    let (share_a, share_b) = (sharing == Sharing::A, sharing == Sharing::B);
     // The shared operand's buffer is taken out of its cell for the chunks, whose blocks
     // borrow the other cell.
     let cell = if share_a {
@@ -134,22 +201,22 @@ unsafe fn chunks(
     let base = if share_a {
         grow_to(&mut buffer, m_tiles * k)
     } else if share_b {
-        grow_to(&mut buffer, k * n.next_multiple_of(NR))
+        grow_to(&mut buffer, k * n.next_multiple_of(S::NR))
     } else {
         std::ptr::null_mut()
     };
     if share_a {
-        // SAFETY: the CPU has AVX-512F; each block of `A` (rows `i0..`, inner indices
-        // `p0..`) is the caller's, and its tiles go to `p0·m_tiles + i0·kc..` of the buffer,
-        // inside its `m_tiles · k` elements.
+        // SAFETY: the CPU has `S` (the caller's contract); each block of `A` (rows `i0..`,
+        // inner indices `p0..`) is the caller's, and its tiles go to `p0·m_tiles + i0·kc..`
+        // of the buffer, inside its `m_tiles · k` elements.
         unsafe {
-            let step = inner_step(k);
+            let step = inner_step::<S>(k);
             for p0 in (0..k).step_by(step) {
                 let kc = step.min(k - p0);
-                for i0 in (0..m).step_by(MC) {
-                    let from = a.offset(p0 as isize * ac).add(i0);
+                for i0 in (0..m).step_by(S::MC) {
+                    let from = a.offset(p0 as isize * ac + i0 as isize * ar);
                     let to = base.add(p0 * m_tiles + i0 * kc);
-                    pack_a([MC.min(m - i0), kc], (from, ac), to);
+                    pack_a::<S>([S::MC.min(m - i0), kc], (from, [ar, ac]), to);
                 }
             }
         }
@@ -168,7 +235,7 @@ unsafe fn chunks(
         };
         fill = false;
         let (start, len) = (chunk.start as isize, chunk.len());
-        // SAFETY: the CPU has AVX-512F (checked above); the chunk's rows (columns) of `A`
+        // SAFETY: the CPU has `S` (the caller's contract); the chunk's rows (columns) of `A`
         // (of `B`), of `C` and of the bias lie inside what the caller described, and the
         // shared buffer holds what `share` says. The product initializes the chunk of `C`
         // before the remaining activation reads it.
@@ -177,7 +244,7 @@ unsafe fn chunks(
                 let c = c.offset(start * cr);
                 let a = (a.offset(start * ar), [ar, ac]);
                 let finish = in_tiles.at_row(chunk.start, cr);
-                product(
+                product::<S>(
                     [len, k, n],
                     a,
                     Wrap::NONE,
@@ -192,7 +259,7 @@ unsafe fn chunks(
                 let (b, c) = ((b.offset(start * bc), [br, bc]), c.offset(start));
                 let finish = in_tiles.at_column(chunk.start);
                 let a = (a, [ar, ac]);
-                product([m, k, len], a, Wrap::NONE, b, (c, cr), add, finish, share);
+                product::<S>([m, k, len], a, Wrap::NONE, b, (c, cr), add, finish, share);
                 after.at_column(chunk.start).apply([m, len], c, cr);
             }
         }
@@ -229,22 +296,38 @@ pub(crate) unsafe fn sgemm_shared_b(
     if declined || !handles(b, 1.0, (c, [cr, 1])) {
         return false;
     }
+    // SAFETY: the caller's contract; the CPU has the extension `on_widest` picked.
+    on_widest!(S => unsafe { shared_b::<S>([m, k, n], (a, ar, wrap), b, (c, cr), at) }, else false)
+}
+
+/// [`sgemm_shared_b`] in `S`'s kernel, for a product it takes.
+///
+/// # Safety
+/// As [`sgemm_shared_b`], on a CPU with `S`.
+unsafe fn shared_b<S: Isa>(
+    [m, k, n]: [usize; 3],
+    (a, ar, wrap): (*const f32, isize, Wrap),
+    b: Operand<f32>,
+    (c, cr): (*mut f32, isize),
+    at: &[(usize, usize)],
+) -> bool {
     if k == 0 {
         // Nothing to add to any `C`.
         return true;
     }
     let mut buffer = PACKED.take();
-    let base = grow_to(&mut buffer, k * n.next_multiple_of(NR));
+    let base = grow_to(&mut buffer, k * n.next_multiple_of(S::NR));
     for (t, &(a_at, c_at)) in at.iter().enumerate() {
         let share = Share::B {
             ptr: base,
             fill: t == 0,
         };
-        // SAFETY: the CPU has AVX-512F (`handles`); the pair's operands are the caller's, and
-        // the buffer holds all `k` rows of `B`'s panels, packed by the first product.
+        // SAFETY: the CPU has `S` (the caller's contract); the pair's operands are the
+        // caller's, and the buffer holds all `k` rows of `B`'s panels, packed by the first
+        // product.
         unsafe {
             let (a, c) = ((a.add(a_at), [ar, 1]), (c.add(c_at), cr));
-            product([m, k, n], a, wrap, b, c, true, Epilogue::NONE, share);
+            product::<S>([m, k, n], a, wrap, b, c, true, Epilogue::NONE, share);
         }
     }
     PACKED.set(buffer);

@@ -2,11 +2,10 @@
 //! panels, down to the register tiles ([`block`]).
 
 use super::super::product::{Epilogue, Operand, Wrap};
-use super::blocking::{
-    IN_PLACE_ROWS, MC, MR, NC, NR, PACKED, PACKED_A, grow_to, inner_step, narrow,
-};
-use super::pack::{Panels, pack_a, packing};
-use super::tile::{column_masks, tiles};
+use super::blocking::{PACKED, PACKED_A, grow_to, inner_step, narrow};
+use super::isa::Isa;
+use super::pack::{Panels, pack_a, packing, packs_a};
+use super::tile::{Columns, tiles};
 
 /// What the chunks of a product that one thread runs share ([`sgemm_chunks`](super::sgemm_chunks)):
 /// an operand the thread packed once for all of them.
@@ -28,15 +27,15 @@ pub(super) enum Share {
 /// column) as the tiles write their sums.
 ///
 /// # Safety
-/// AVX-512F; the pointers address matrices of these sizes, `C` overlaps neither operand.
-#[target_feature(enable = "avx512f")]
+/// A CPU with `S`; the pointers address matrices of these sizes, `C` overlaps neither
+/// operand.
 #[allow(clippy::too_many_arguments)]
-unsafe fn block(
+unsafe fn block<S: Isa>(
     [m, kc, nc]: [usize; 3],
     (a, ar, ac): (*const f32, isize, isize),
     wrap: Wrap,
     a_packed: Option<*const f32>,
-    panels: Panels,
+    panels: Panels<S>,
     (c, cr): (*mut f32, isize),
     add: bool,
     finish: Epilogue<f32>,
@@ -50,27 +49,30 @@ unsafe fn block(
     // transposes instead, one core of a Xeon (FMA peak 176) ran `128 × 784 × 512` at 145–148
     // GFLOP/s against 154–155 in place, `64 × 9216 × 128` at 74–109 against 124–125 and
     // 256³ at 148–152 against 166, and the MNIST MLP step took 1793–1809 µs against
-    // 1741–1754 (three alternating pairs, 22nd session).
+    // 1741–1754 (three alternating pairs, 22nd session; AVX-512 kernels, as the figures
+    // below).
     // Already packed (`a_packed`, by [`sgemm_chunks`]), tile `i` of `MR` rows is at
     // `a_packed + i·kc`.
     // A block of one panel reads each tile's `A` once, in place: packing it would add a copy
     // (the MNIST MLP's `W₃` tangent, `512 × 128 × 10`: 23.5 µs packed, 18.2 in place,
     // medians of ~2000 steps alternated in one process, 26th session).
-    let pack = a_packed.is_none() && kc > 0 && ar == 1 && nc > NR && !wrap.breaks();
+    let (mr, nr, mc) = (S::MR, S::NR, S::MC);
+    let pack = a_packed.is_none() && kc > 0 && packs_a::<S>([ar, ac]) && nc > nr && !wrap.breaks();
     let run = |packed: *mut f32| {
         // SAFETY: every pointer formed below addresses an element of the caller's matrices
         // (rows `< m`, columns `< nc`, panels `< nc / NR` rounded up) or of the buffer (tiles
         // `< MC / MR` of `kc × MR`) or of the caller's packed `A`, and each tile's accesses
         // are too.
         unsafe {
-            for i0 in (0..m).step_by(MC) {
-                let rows_end = m.min(i0 + MC);
+            for i0 in (0..m).step_by(mc) {
+                let rows_end = m.min(i0 + mc);
                 if pack {
-                    pack_a([rows_end - i0, kc], (a.add(i0), ac), packed);
+                    let a = (a.offset(i0 as isize * ar), [ar, ac]);
+                    pack_a::<S>([rows_end - i0, kc], a, packed);
                 }
-                for (q, j) in (0..nc).step_by(NR).enumerate() {
-                    let masks = column_masks(NR.min(nc - j));
-                    let masked = nc - j < NR && !panels.packed;
+                for (q, j) in (0..nc).step_by(nr).enumerate() {
+                    let cols = Columns::<S>::first(nr.min(nc - j));
+                    let masked = nc - j < nr && !panels.packed;
                     let at = panels.ptr.wrapping_offset(q as isize * panels.panel);
                     let panel = (at, panels.row, masked);
                     // Packed on the fly: the first tile reads the panel in place (its last
@@ -78,7 +80,7 @@ unsafe fn block(
                     let mut first = panels
                         .source
                         .filter(|_| i0 == 0)
-                        .map(|(src, br)| ((src.add(j), br, nc - j < NR), at.cast_mut()));
+                        .map(|(src, br)| ((src.add(j), br, nc - j < nr), at.cast_mut()));
                     let finish = finish.at_column(j);
                     let mut i = i0;
                     while i < rows_end {
@@ -86,17 +88,17 @@ unsafe fn block(
                             Some((source, fill)) => (source, Some(fill)),
                             None => (panel, None),
                         };
-                        let rows = MR.min(rows_end - i);
+                        let rows = mr.min(rows_end - i);
                         let a = if let Some(packed) = a_packed {
-                            (packed.add(i * kc), 1, MR as isize)
+                            (packed.add(i * kc), 1, mr as isize)
                         } else if pack {
-                            (packed.add((i - i0) * kc).cast_const(), 1, MR as isize)
+                            (packed.add((i - i0) * kc).cast_const(), 1, mr as isize)
                         } else {
                             (a.wrapping_offset(i as isize * ar), ar, ac)
                         };
                         let c = (c.offset(i as isize * cr).add(j), cr);
                         let finish = finish.at_row(i, cr);
-                        tiles(rows, kc, a, wrap, panel, fill, masks, c, add, finish);
+                        tiles(rows, kc, a, wrap, panel, fill, cols, c, add, finish);
                         i += rows;
                     }
                 }
@@ -105,7 +107,7 @@ unsafe fn block(
     };
     if pack {
         PACKED_A.with_borrow_mut(|buffer| {
-            run(grow_to(buffer, MC * kc));
+            run(grow_to(buffer, mc * kc));
         });
     } else {
         run(std::ptr::null_mut());
@@ -129,9 +131,9 @@ unsafe fn block(
 /// 3 × 256 + 16, whose last block would pay a tile's setup and stores for 16 steps).
 ///
 /// # Safety
-/// AVX-512F, and the pointers as for [`sgemm`](super::sgemm::sgemm).
+/// A CPU with `S`, and the pointers as for [`sgemm`](super::sgemm::sgemm).
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn product(
+pub(super) unsafe fn product<S: Isa>(
     [m, k, n]: [usize; 3],
     (a, [ar, ac]): Operand<f32>,
     wrap: Wrap,
@@ -146,22 +148,23 @@ pub(super) unsafe fn product(
         // with no steps (they read no operand).
         let empty = std::ptr::NonNull::<f32>::dangling().as_ptr();
         // SAFETY: no element of `A` or `B` is read; `C` is the caller's.
-        let panels = Panels::packed(empty, 0);
+        let panels = Panels::<S>::packed(empty, 0);
         let a = (empty.cast_const(), 0, 0);
         return unsafe { block([m, 0, n], a, Wrap::NONE, None, panels, (c, cr), add, finish) };
     }
-    let step = inner_step(k);
+    let step = inner_step::<S>(k);
     // A shared `B` is never read in place, nor packed into this call's buffer.
-    let in_place =
-        bc == 1 && (m <= IN_PLACE_ROWS || narrow([br, bc])) && !matches!(share, Share::B { .. });
+    let in_place = bc == 1
+        && (m <= S::IN_PLACE_ROWS || narrow::<S>([br, bc]))
+        && !matches!(share, Share::B { .. });
     let own_buffer = !in_place && !matches!(share, Share::B { .. });
     // In place, one block of columns: nothing is copied that a narrower block would keep in
     // cache.
-    let width = if in_place { n.max(1) } else { NC };
+    let width = if in_place { n.max(1) } else { S::NC };
     PACKED.with_borrow_mut(|buffer| {
         // Read only by the blocks that pack into this call's buffer.
         let dst = if own_buffer {
-            grow_to(buffer, step * NC.min(n).next_multiple_of(NR))
+            grow_to(buffer, step * S::NC.min(n).next_multiple_of(S::NR))
         } else {
             std::ptr::null_mut()
         };
@@ -183,9 +186,9 @@ pub(super) unsafe fn product(
                     let panels = match share {
                         // Panels of all `k` rows: this block's from column `j0`, row `p0`.
                         Share::B { ptr, fill } => {
-                            let at = ptr.add(j0 * k + p0 * NR);
+                            let at = ptr.add(j0 * k + p0 * S::NR);
                             if fill {
-                                packing([kc, nc], (src, [br, bc]), at, k)
+                                packing::<S>([kc, nc], (src, [br, bc]), at, k)
                             } else {
                                 Panels::packed(at, k)
                             }

@@ -2,8 +2,30 @@
 //! the product in one piece and the separate ops, and the products it declines.
 
 use super::super::product::{Epilogue, Operand, Output};
-use super::sgemm::{available, sgemm, sgemm_chunks};
+use super::isa::{Avx2, Avx512, Isa};
+use super::sgemm::{chunks, sgemm};
 use adjoint_backend::UnaryOp;
+
+/// Runs `$test::<S>()` for every extension `S` this CPU has, and says which it skipped.
+macro_rules! for_each_isa {
+    ($test:ident) => {{
+        let mut ran = 0;
+        for (has, name, test) in [
+            (Avx512::available(), Avx512::NAME, $test::<Avx512> as fn()),
+            (Avx2::available(), Avx2::NAME, $test::<Avx2> as fn()),
+        ] {
+            if has {
+                test();
+                ran += 1;
+            } else {
+                eprintln!("skipped the {name} kernel: this CPU does not have it");
+            }
+        }
+        if ran == 0 {
+            eprintln!("skipped: this CPU has neither extension, the kernel never runs here");
+        }
+    }};
+}
 
 /// Entries in [-1, 1) from a fixed sequence.
 fn values(len: usize, seed: usize) -> Vec<f32> {
@@ -91,18 +113,20 @@ impl Case {
         c
     }
 
-    /// `C` after [`sgemm`] ran with `beta` and `epilogue`.
-    fn run(&self, run @ (beta, ..): Run) -> Vec<f32> {
+    /// `C` after `S`'s kernel ran with `beta` and `epilogue` on the whole product.
+    fn run<S: Isa>(&self, run @ (beta, ..): Run) -> Vec<f32> {
         self.with(run, |a, b, c, epilogue| {
+            let mut whole = Some(0..self.mkn[0]);
+            let mut next = || whole.take();
             // SAFETY: the buffers hold the matrices under these strides and the bias `n`
-            // elements; `C` is separate.
-            unsafe { sgemm(self.mkn, a, b, beta, c, epilogue) }
+            // elements; `C` is separate; the CPU has `S` (`for_each_isa`).
+            unsafe { chunks::<S>(self.mkn, a, b, beta, c, epilogue, (true, false), &mut next) }
         })
     }
 
-    /// `C` after [`sgemm_chunks`] ran over chunks of `len` rows (`rows`) or columns,
-    /// handed out in the order `order` gives the chunk indices.
-    fn run_chunks(
+    /// `C` after `S`'s kernel ran over chunks of `len` rows (`rows`) or columns, handed out
+    /// in the order `order` gives the chunk indices, packing what they share once.
+    fn run_chunks<S: Isa>(
         &self,
         run @ (beta, ..): Run,
         (rows, len): (bool, usize),
@@ -110,14 +134,14 @@ impl Case {
     ) -> Vec<f32> {
         let [m, _, n] = self.mkn;
         let long = if rows { m } else { n };
-        let mut chunks = order(long.div_ceil(len))
+        let mut handed = order(long.div_ceil(len))
             .into_iter()
             .map(|i| i * len..long.min((i + 1) * len));
         self.with(run, |a, b, c, epilogue| {
-            let mut next = || chunks.next();
+            let mut next = || handed.next();
             // SAFETY: as in `run`; the chunks are disjoint ranges of `C`'s rows or
             // columns.
-            unsafe { sgemm_chunks(self.mkn, a, b, beta, c, epilogue, rows, &mut next) }
+            unsafe { chunks::<S>(self.mkn, a, b, beta, c, epilogue, (rows, true), &mut next) }
         })
     }
 
@@ -136,14 +160,14 @@ impl Case {
 
 #[test]
 fn products_match_f64_sums_for_every_layout_and_edge() {
-    if !available() {
-        eprintln!("skipped: this CPU has no AVX-512F, the kernel never runs here");
-        return;
-    }
-    // Rows around the tile (8) and the block (64) sizes, columns around the vector (16:
-    // one-vector tiles below it), tile (32) and packed-block (512) sizes, a packed `B` of
-    // one narrow panel (10 columns), inner sizes around the transposes' 16 and the block's
-    // 256 (and 513, three equal blocks), and k = 0.
+    for_each_isa!(products_match_f64_sums);
+}
+
+fn products_match_f64_sums<S: Isa>() {
+    // Rows around the tile (8 on AVX-512, 6 on AVX2) and the block (64, 72) sizes, columns
+    // around the vector (16, 8: one-vector tiles below it), tile (32, 16) and packed-block
+    // (512) sizes, a packed `B` of one narrow panel (10 columns), inner sizes around the
+    // transposes' 16 and 8 and the block's 256 (and 513, three equal blocks), and k = 0.
     let shapes = [
         [1, 1, 1],
         [7, 5, 15],
@@ -156,6 +180,9 @@ fn products_match_f64_sums_for_every_layout_and_edge() {
         [33, 47, 97],
         [16, 513, 65],
         [72, 40, 10],
+        [5, 7, 9],
+        [6, 8, 8],
+        [73, 9, 23],
     ];
     let layouts = [ALayout::Rows, ALayout::Transposed, ALayout::Strided];
     for mkn @ [m, k, n] in shapes {
@@ -169,7 +196,7 @@ fn products_match_f64_sums_for_every_layout_and_edge() {
                     (None, true, Some(UnaryOp::Relu)),
                 ];
                 for (scale, bias, act) in ends {
-                    let c = case.run((beta, scale, bias, act));
+                    let c = case.run::<S>((beta, scale, bias, act));
                     for i in 0..m {
                         for j in 0..case.c_row {
                             let got = c[i * case.c_row + j] as f64;
@@ -185,8 +212,9 @@ fn products_match_f64_sums_for_every_layout_and_edge() {
                             let tol = 1e-6 * (k as f64 + 2.0);
                             assert!(
                                 (got - want).abs() <= tol,
-                                "{mkn:?} a={a_t:?} b_t={b_t} β={beta} α={scale:?} \
-                                 bias={bias}: C[{i}, {j}] = {got}, want {want}"
+                                "{} {mkn:?} a={a_t:?} b_t={b_t} β={beta} α={scale:?} \
+                                 bias={bias}: C[{i}, {j}] = {got}, want {want}",
+                                S::NAME
                             );
                         }
                     }
@@ -201,10 +229,10 @@ fn products_match_f64_sums_for_every_layout_and_edge() {
 /// product in one piece, for every layout, factor and epilogue.
 #[test]
 fn chunks_give_the_bits_of_one_product() {
-    if !available() {
-        eprintln!("skipped: this CPU has no AVX-512F, the kernel never runs here");
-        return;
-    }
+    for_each_isa!(chunks_give_the_bits);
+}
+
+fn chunks_give_the_bits<S: Isa>() {
     let orders: [fn(usize) -> Vec<usize>; 2] = [
         |count| (0..count).collect(),
         // The last first, then the others from the middle on: the chunk that packs `B`
@@ -235,19 +263,20 @@ fn chunks_give_the_bits_of_one_product() {
                 (0.0, None, true, Some(UnaryOp::Tanh)),
             ];
             for run @ (beta, ..) in runs {
-                let whole = case.run(run);
+                let whole = case.run::<S>(run);
                 for (rows, len) in [(true, 32), (true, 64), (false, 32), (false, 96)] {
                     if (if rows { m } else { n }) <= len {
                         continue;
                     }
                     for order in orders {
-                        let got = case.run_chunks(run, (rows, len), order);
+                        let got = case.run_chunks::<S>(run, (rows, len), order);
                         let bits = |c: &[f32]| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                         assert_eq!(
                             bits(&got),
                             bits(&whole),
-                            "{mkn:?} a={a_t:?} b_t={b_t} β={beta} rows={rows} len={len} \
-                             k={k}"
+                            "{} {mkn:?} a={a_t:?} b_t={b_t} β={beta} rows={rows} len={len} \
+                             k={k}",
+                            S::NAME
                         );
                     }
                 }
@@ -263,10 +292,10 @@ fn chunks_give_the_bits_of_one_product() {
 /// against the backend's separate ops.)
 #[test]
 fn epilogues_give_the_bits_of_the_separate_ops() {
-    if !available() {
-        eprintln!("skipped: this CPU has no AVX-512F, the kernel never runs here");
-        return;
-    }
+    for_each_isa!(epilogues_give_the_bits);
+}
+
+fn epilogues_give_the_bits<S: Isa>() {
     let (relu, tanh, sigmoid) = (
         Some(UnaryOp::Relu),
         Some(UnaryOp::Tanh),
@@ -284,7 +313,7 @@ fn epilogues_give_the_bits_of_the_separate_ops() {
         for (a_t, b_t) in [(ALayout::Rows, false), (ALayout::Transposed, true)] {
             let case = Case::new(mkn, a_t, b_t);
             for beta in [0.0, 1.0] {
-                let product = case.run((beta, None, false, None));
+                let product = case.run::<S>((beta, None, false, None));
                 for (bias, act) in epilogues {
                     let mut want = product.clone();
                     let separate = Epilogue {
@@ -294,12 +323,13 @@ fn epilogues_give_the_bits_of_the_separate_ops() {
                     };
                     // SAFETY: `want` holds `m` initialized rows of `c_row ≥ n`.
                     unsafe { separate.apply([m, n], want.as_mut_ptr(), case.c_row as isize) };
-                    let got = case.run((beta, None, bias, act));
+                    let got = case.run::<S>((beta, None, bias, act));
                     let bits = |c: &[f32]| c.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                     assert_eq!(
                         bits(&got),
                         bits(&want),
-                        "{mkn:?} a={a_t:?} b_t={b_t} β={beta} bias={bias} act={act:?}"
+                        "{} {mkn:?} a={a_t:?} b_t={b_t} β={beta} bias={bias} act={act:?}",
+                        S::NAME
                     );
                 }
             }

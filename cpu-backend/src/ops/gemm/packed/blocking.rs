@@ -1,41 +1,20 @@
-//! The block and tile sizes of the kernel, and each thread's buffers for packed blocks.
+//! The blocks of a product (the sizes are each extension's, [`Isa`]), and each thread's
+//! buffers for packed blocks.
 
 use std::cell::RefCell;
 
-/// Rows of `C` per register tile.
-pub(super) const MR: usize = 8;
-/// Columns of `C` per register tile: two 16-lane vectors.
-pub(super) const NR: usize = 32;
-/// Inner-dimension block: a panel of `B` is `KC × NR` elements (32 KiB).
-const KC: usize = 256;
-/// Rows of `C` per row block: the block's `A` is `MC × KC` elements (64 KiB).
-pub(super) const MC: usize = 64;
-/// Columns of `B` packed into the buffer at a time.
-pub(super) const NC: usize = 512;
-/// A row-major `B` is read in place, not packed, by a product of at most this many rows: its
-/// panels are each read by at most `MC / MR` tiles, and packing them (a read and a write of
-/// `B`) cost more than it saved (the CNN step 21.5–21.8 ms in place against 22.1–22.3, its
-/// convolutions' `64 × 288 × 576` products reading the unfolded columns; with 128, the
-/// `128 × 512 × 512` product fell from 183 to 166 GFLOP/s, its rows of `B` 2 KiB apart).
-pub(super) const IN_PLACE_ROWS: usize = 64;
+use super::isa::Isa;
 
 /// Whether `B` (row and column strides) is read in place by a product of any size: a
 /// row-major `B` at most one vector wide whose rows are at most a vector apart, so that all
-/// of it lies in `k × 16` adjacent elements, which stay in L1 while every tile reads them.
+/// of it lies in `k × LANES` adjacent elements, which stay in L1 while every tile reads them.
 /// Packed, its one panel was padded to `NR` columns of zeros (a write of three times its
 /// size): in the MNIST MLP step, in place, `h₂·W₃` (`128 × 512 × 10`) took 16.7 µs against
 /// 20.5 and `W₃ += h₂ᵀ·z̄₃` (`512 × 128 × 10`) 21.8 against 22.9 (medians of ~2400 steps
-/// each, alternated in one process, 24th session).
-pub(super) fn narrow([br, bc]: [isize; 2]) -> bool {
-    bc == 1 && (0..=16).contains(&br)
+/// each, alternated in one process, 24th session, AVX-512).
+pub(super) fn narrow<S: Isa>([br, bc]: [isize; 2]) -> bool {
+    bc == 1 && (0..=S::LANES as isize).contains(&br)
 }
-/// How many rows ahead of its loads a tile that packs a row-major `B` (rows `n` apart, each a
-/// line or two of a panel) prefetches: the lines of a block of `B` that no other tile has read
-/// are fetched from L2 or another core's cache (a product's weight, written by the other
-/// thread's last update). 8, 16 and 32 rows were equal; with 8, the MNIST MLP step took
-/// 1735–1768 µs against 1761–1796 without (three in-process alternations, 22nd session),
-/// and on two threads `x·W₁` ran at 291–301 GFLOP/s against 284–294.
-pub(super) const PREFETCH_ROWS: isize = 8;
 
 thread_local! {
     /// Each thread's buffer for packed blocks of `B`: at most `KC × NC` elements.
@@ -74,8 +53,8 @@ fn line_start(buffer: &mut [f32]) -> *mut f32 {
 }
 
 /// The length of the blocks of the inner dimension: `k` split into equal blocks of at most
-/// `KC` (784 = 4 × 196). The blocks of a shared `A` ([`Share::A`](super::block::Share::A)) are laid
+/// `KC` (784 = 4 × 196 for a `KC` of 256). The blocks of a shared `A` ([`Share::A`](super::block::Share::A)) are laid
 /// out by it too.
-pub(super) fn inner_step(k: usize) -> usize {
-    k.div_ceil(k.div_ceil(KC))
+pub(super) fn inner_step<S: Isa>(k: usize) -> usize {
+    k.div_ceil(k.div_ceil(S::KC))
 }
