@@ -1,8 +1,9 @@
 //! CPU backend of adjoint: [`Cpu`] implements [`Backend`] on `ndarray` buffers.
 //!
-//! * Matrix products run single-threaded kernels: `f32` on CPUs with AVX-512F the backend's
-//!   own (`ops::gemm::avx512`: no packing of `A`, and none of a row-major `B`), everything else
-//!   the `gemm` crate's (6 × 16 tiles of `f32` on AVX2); all threading is rayon's, in one pool (a large product is split into row or column blocks, the
+//! * Matrix products run single-threaded kernels: `f32` on CPUs with AVX-512F or AVX2 and FMA
+//!   the backend's own (`ops::gemm::packed`, written once over the vector extension: 8 × 32
+//!   tiles on AVX-512F, 6 × 16 on AVX2, the epilogue applied as the tiles write), everything
+//!   else the `gemm` crate's; all threading is rayon's, in one pool (a large product is split into row or column blocks, the
 //!   convolution runs one image per task); `docs/tensors.md` has the measurements behind this.
 //! * Elementwise ops and reductions are one monomorphic loop per op over the buffers, split
 //!   across the threads from 2¹⁸ elements; `select` and layout changes are `ndarray` zips
