@@ -1,10 +1,10 @@
 //! `adjoint::check` as users meet it: companions written by `#[differentiable]`, a rule
 //! registered with `#[derivative_of]` that is deliberately wrong, and inputs of several kinds
-//! (scalars, `Vec`s, tensors) in one tuple.
+//! (scalars, `Vec`s, tensors) in one tuple, and second derivatives by forward-over-reverse.
 
 use adjoint::check::{
-    CheckError, Tolerance, check_dot_product, check_dot_product_by, check_gradient,
-    check_gradient_by, check_gradient_with,
+    CheckError, Derivative, Tolerance, check_dot_product, check_dot_product_by, check_gradient,
+    check_gradient_by, check_gradient_with, check_hessian, check_hvp,
 };
 use adjoint::prelude::*;
 
@@ -128,4 +128,91 @@ fn a_companion_of_reference_parameters() {
     assert_eq!(report.unwrap().checked, 8);
     let report = check_dot_product_by(Tolerance::default(), value, vjp, &(x, w));
     assert_eq!(report.unwrap().checked, 2);
+}
+
+/// `f = x₀²·sin x₁ + x₁³`, generic over the float type so that its gradient runs on dual
+/// numbers: H = [[2 sin x₁, 2x₀ cos x₁], [2x₀ cos x₁, −x₀² sin x₁ + 6x₁]].
+#[differentiable]
+fn curved<T: Float>(x: &[T]) -> T {
+    x[0] * x[0] * x[1].sin() + x[1] * x[1] * x[1]
+}
+
+/// The gradient of [`curved`] on dual numbers, as `check_hessian` takes it.
+fn curved_gradient(p: &[Dual<f64>]) -> Vec<Dual<f64>> {
+    gradient(curved_vjp::<Dual<f64>>(p))
+}
+
+#[test]
+fn a_forward_over_reverse_hessian_passes_its_check() {
+    let x = [0.7, -1.3];
+    let report = check_hessian(curved_gradient, &x).unwrap();
+    assert_eq!(report.checked, 4);
+    let worst = report.worst.expect("four comparisons");
+    assert_eq!(worst.derivative, Derivative::Hessian);
+    // The Hessian the checker compared, by hand: its entries against the exact ones.
+    let h = hessian(curved_gradient, &x).unwrap();
+    let exact = [
+        2.0 * x[1].sin(),
+        2.0 * x[0] * x[1].cos(),
+        2.0 * x[0] * x[1].cos(),
+        -x[0] * x[0] * x[1].sin() + 6.0 * x[1],
+    ];
+    for (got, want) in h.as_slice().iter().zip(exact) {
+        assert!((got - want).abs() < 1e-12, "{got} against {want}");
+    }
+    // Along one direction: n comparisons from three gradients.
+    assert_eq!(
+        check_hvp(curved_gradient, &x, &[0.5, -2.0])
+            .unwrap()
+            .checked,
+        2
+    );
+}
+
+#[test]
+fn a_wrong_second_derivative_is_reported_at_its_row_and_column() {
+    // The right gradient values, but the dual part of ∂f/∂x₁ loses its x₀ term:
+    // H[1][0] = 2x₀ cos x₁ becomes 0, H[1][1] stays right.
+    let wrong = |p: &[Dual<f64>]| {
+        let mut g = curved_gradient(p);
+        let x0 = p[0].re;
+        g[1] = Dual::new(g[1].re, g[1].eps - 2.0 * x0 * p[1].re.cos() * p[0].eps);
+        g
+    };
+    match check_hessian(wrong, &[0.7, -1.3]) {
+        Err(CheckError::Mismatch {
+            worst,
+            failures,
+            checked,
+            ..
+        }) => {
+            assert_eq!((failures, checked), (1, 4));
+            assert_eq!((worst.element, worst.input), (Some(1), 0));
+            assert!(worst.analytic.abs() < 1e-12, "{worst}");
+            assert!(
+                (worst.numeric - 2.0 * 0.7 * (-1.3f64).cos()).abs() < 1e-6,
+                "{worst}"
+            );
+        }
+        other => panic!("the wrong Hessian was not caught: {other:?}"),
+    }
+}
+
+#[test]
+fn second_order_checks_name_bad_inputs() {
+    assert!(matches!(
+        check_hessian(curved_gradient, &[f64::NAN, 1.0]),
+        Err(CheckError::NonFinite { .. })
+    ));
+    assert!(matches!(
+        check_hvp(curved_gradient, &[1.0, 1.0], &[1.0]),
+        Err(CheckError::TangentShape { .. })
+    ));
+    let short = |p: &[Dual<f64>]| curved_gradient(p)[..1].to_vec();
+    match check_hessian(short, &[1.0, 1.0]) {
+        Err(CheckError::TangentShape { message }) => {
+            assert!(message.contains("1 elements, the input 2"), "{message}")
+        }
+        other => panic!("a short gradient was not reported: {other:?}"),
+    }
 }

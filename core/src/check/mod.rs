@@ -13,6 +13,10 @@
 //! * [`check_jvp`] compares every element of a forward companion's `J·v` (from
 //!   `#[differentiable(forward)]`'s `f_jvp`) with `(f(x + h·v) − f(x − h·v)) / 2h`: one call of
 //!   the jvp and two of `f`, whatever the sizes.
+//! * [`check_hessian`] compares every element of a Hessian by forward-over-reverse (the
+//!   gradient of a function generic over `T: Float` run on [`Dual`](crate::Dual) numbers, as
+//!   [`hessian`](crate::hessian) takes it) with the central difference of the gradient,
+//!   `(gᵢ(x + h·eⱼ) − gᵢ(x − h·eⱼ)) / 2h`; [`check_hvp`] does so along one direction `v`.
 //!
 //! The function under test takes its inputs as one value, a tuple for several (`|(x, y)|
 //! f_vjp(x, y)`), and returns the `(value, pullback)` pair of a companion; the inputs and the
@@ -76,10 +80,12 @@
 mod flat;
 mod forward;
 mod report;
+mod second;
 
 pub use flat::Checkable;
 pub use forward::{check_jvp, check_jvp_with};
 pub use report::{CheckError, Comparison, Derivative, GradientReport, Tolerance};
+pub use second::{check_hessian, check_hessian_with, check_hvp, check_hvp_with};
 
 /// [`check_gradient_with`] at the default [`Tolerance`].
 ///

@@ -41,6 +41,11 @@ pub enum Derivative {
     Pullback,
     /// A jvp ([`check_jvp`](super::check_jvp)): the comparison names an output element.
     Jvp,
+    /// A second derivative by forward-over-reverse ([`check_hessian`](super::check_hessian),
+    /// [`check_hvp`](super::check_hvp)): the comparison names the Hessian's column (the
+    /// direction `eⱼ`; 0 for the one direction of `check_hvp`) as its `input` and its row
+    /// (the gradient element) as its `element`.
+    Hessian,
 }
 
 /// One comparison of a derivative from a companion with its finite difference.
@@ -55,9 +60,10 @@ pub struct Comparison {
     /// The element of that input (or output part), in [`Checkable`](super::Checkable) order,
     /// or `None` for a dot-product check along a random direction.
     pub element: Option<usize>,
-    /// What the companion gives (`∂⟨w, f⟩/∂xᵢ`, `⟨v, Jᵀw⟩`, or `(J v)ₖ`).
+    /// What the companion gives (`∂⟨w, f⟩/∂xᵢ`, `⟨v, Jᵀw⟩`, `(J v)ₖ`, or `(H v)ᵢ`).
     pub analytic: f64,
-    /// What central differences give (or `⟨J v, w⟩`, or `(f(x + hv) − f(x − hv))ₖ / 2h`).
+    /// What central differences give (or `⟨J v, w⟩`, or `(f(x + hv) − f(x − hv))ₖ / 2h`, or
+    /// `(∇f(x + hv) − ∇f(x − hv))ᵢ / 2h`).
     pub numeric: f64,
 }
 
@@ -103,6 +109,10 @@ impl fmt::Display for Comparison {
             (Derivative::Jvp, e) => {
                 write!(f, "output {}, element {}", self.input, e.unwrap_or(0))?;
                 "jvp"
+            }
+            (Derivative::Hessian, e) => {
+                write!(f, "Hessian row {}, column {}", e.unwrap_or(0), self.input)?;
+                "forward-over-reverse Hessian"
             }
         };
         write!(
@@ -153,6 +163,11 @@ pub enum CheckError {
         /// Which value, and how to fix it.
         message: String,
     },
+    /// A NaN or infinite input element or direction, where no derivative can be checked.
+    NonFinite {
+        /// Which element, and its value.
+        message: String,
+    },
 }
 
 impl fmt::Display for CheckError {
@@ -171,7 +186,9 @@ impl fmt::Display for CheckError {
             CheckError::TangentShape { message } => {
                 write!(f, "gradient check: a tangent does not fit: {message}")
             }
-            CheckError::Precision { message } => write!(f, "gradient check: {message}"),
+            CheckError::Precision { message } | CheckError::NonFinite { message } => {
+                write!(f, "gradient check: {message}")
+            }
         }
     }
 }
