@@ -186,6 +186,27 @@ fn gpair<A: Float, B: Float>(a: A, #[no_derivative] b: B) -> A {
     a * A::from_f64(b.to_f64())
 }
 
+/// x² of a float read through a reference: d/dx = 2x.
+#[differentiable]
+fn gsquare_ref<T: Float>(x: &T) -> T {
+    *x * *x
+}
+
+/// (2a)² + a, the square of a local taken by reference (its pullback kept `&b` borrowed
+/// past `b`'s scope: E0597 in the generated code): d/da = 8a + 1.
+#[differentiable]
+fn square_of_local(a: f64) -> f64 {
+    let b = a * 2.0;
+    gsquare_ref(&b) + a
+}
+
+/// The same from a generic caller, the local a sum: (a + a)²·a, d/da = 12a².
+#[differentiable]
+fn gsquare_of_local<T: Float>(a: T) -> T {
+    let b = a + a;
+    gsquare_ref(&b) * a
+}
+
 /// x sin x in f32: d/dx = sin x + x cos x.
 #[differentiable]
 fn f32_only(x: f32) -> f32 {
@@ -218,6 +239,9 @@ fn generic_functions() {
     check!(gpow::<f64, 3>, gpow_vjp::<f64, 3>; 2.0 => 12.0);
     check!(gpow::<f64, -1>, gpow_vjp::<f64, -1>; 2.0 => -0.25);
     check!(|a| gpair(a, 4.0_f32), |a| gpair_vjp(a, 4.0_f32); 1.5 => 4.0);
+    check!(|x| gsquare_ref::<f64>(&x), |x| gsquare_ref_vjp::<f64>(&x); 1.5 => 3.0);
+    check!(square_of_local, square_of_local_vjp; 3.0 => 25.0);
+    check!(gsquare_of_local::<f64>, gsquare_of_local_vjp::<f64>; 0.5 => 3.0);
 }
 
 #[test]

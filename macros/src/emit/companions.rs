@@ -139,7 +139,7 @@ fn full_companion(
 ) -> (TokenStream, TokenStream) {
     let name = &item.sig.ident;
     let vjp = names::public(name);
-    let generics = &item.sig.generics;
+    let generics = &companion_generics(item, sig);
     let where_clause = where_with_self(item, sig, args);
     let full_decls: Vec<&TokenStream> = sig.params.iter().map(|p| &p.full_decl).collect();
     let full_value = sig.full_value_type();
@@ -243,7 +243,7 @@ fn public_companion(
 ) -> TokenStream {
     let name = &item.sig.ident;
     let vjp = names::public(name);
-    let generics = &item.sig.generics;
+    let generics = &companion_generics(item, sig);
     let where_clause = where_with_self(item, sig, args);
     let decls: Vec<&TokenStream> = sig.params.iter().map(|p| &p.decl).collect();
     let ret = &sig.ret;
@@ -395,6 +395,16 @@ pub fn bound(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> TokenStream {
     }
 }
 
+/// The function's generic parameters, after the capture lifetime `'__p` where the companions
+/// take one ([`FnSignature::capture_lifetime`]).
+fn companion_generics(item: &FnItem, sig: &FnSignature) -> syn::Generics {
+    let mut generics = item.sig.generics.clone();
+    if sig.capture_lifetime {
+        generics.params.insert(0, parse_quote!('__p));
+    }
+    generics
+}
+
 /// The where clause, plus `T: Differentiable` for the result and each differentiated
 /// parameter type, spanned at the type. When a type is not `Differentiable`, rustc reports
 /// the false bound once, at the type, and checks the rest of the signature assuming it.
@@ -438,6 +448,12 @@ fn where_with_self(item: &FnItem, sig: &FnSignature, args: &DiffArgs) -> TokenSt
             && lone_method(item, sig, args)
             && (!matches!(item.vis, syn::Visibility::Inherited)
                 || names_outer_parameter(&item.sig)));
+    if sig.capture_lifetime {
+        for t in generics.type_params() {
+            let t = &t.ident;
+            clause.predicates.push(parse_quote!(#t: '__p));
+        }
+    }
     let receiver = |p: &&crate::parse::signature::Param| p.name == "self" && !in_impl;
     for p in sig
         .params

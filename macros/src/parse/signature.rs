@@ -60,14 +60,22 @@ pub struct FnSignature {
     pub ret: Type,
     /// Type and const generic parameters, in order, to forward with a turbofish.
     pub turbofish: TokenStream,
-    /// `use<T, N>`: the function's type and const parameters.
+    /// `use<T, N>`: the function's type and const parameters, after the capture lifetime
+    /// `'__p` where the function has one ([`FnSignature::capture_lifetime`]).
     pub captures: TokenStream,
     /// The function's type and const parameters.
     pub generic_names: Vec<Ident>,
-    /// A free function whose pullbacks can be declared not to borrow anything: one without
-    /// type parameters (its reference arguments are read, never kept), or whose only
-    /// references are inout parameters (which the uniform companion takes by value).
+    /// A free function whose pullbacks can be declared not to borrow its arguments: its
+    /// reference arguments are read, never kept (inout ones the uniform companion takes by
+    /// value).
     pub lifetime_free: bool,
+    /// A free function with type parameters and reference parameters (or lifetime
+    /// parameters): its companions take a lifetime `'__p` of their own, bounded by every type
+    /// parameter (`T: '__p`), which the pullback captures instead of the arguments' lifetimes.
+    /// Capturing none, a callee's boxed pullback (`Box<dyn FnOnce(..) + 'p>` of a method marked
+    /// alone, which holds values of `T`) could only take `'p = 'static`; capturing every
+    /// lifetime in scope, the pullback kept `&local` arguments borrowed (E0597 in the caller).
+    pub capture_lifetime: bool,
 }
 
 impl FnSignature {
@@ -235,10 +243,6 @@ pub fn analyse(
         quote!(::<#(#generics),*>)
     };
     let generic_params = generics;
-    let captures = quote!(use<#(#generic_params),*>);
-    // Reference parameters are left out of the capture unless the function has type
-    // parameters: a callee's boxed pullback bounded by `T: 'p` could then only take `'p =
-    // 'static` in a pullback that captures no lifetime.
     let borrows = params.iter().any(|p| p.by_ref)
         || sig
             .generics
@@ -246,7 +250,13 @@ pub fn analyse(
             .iter()
             .any(|g| matches!(g, GenericParam::Lifetime(_)));
     let has_types = sig.generics.type_params().next().is_some();
-    let lifetime_free = !(has_receiver || (borrows && has_types));
+    let lifetime_free = !has_receiver;
+    let capture_lifetime = lifetime_free && borrows && has_types;
+    let captures = if capture_lifetime {
+        quote!(use<'__p, #(#generic_params),*>)
+    } else {
+        quote!(use<#(#generic_params),*>)
+    };
     Some(FnSignature {
         params,
         has_receiver,
@@ -254,6 +264,7 @@ pub fn analyse(
         turbofish,
         captures,
         lifetime_free,
+        capture_lifetime,
         generic_names: generic_params,
     })
 }
