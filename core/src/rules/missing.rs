@@ -13,7 +13,8 @@
 #[diagnostic::on_unimplemented(
     message = "`{M}` has no derivative rule for `{Self}`",
     label = "`{M}` is called here on an active `{Self}`",
-    note = "give `{M}` a derivative: put #[differentiable] on its definition (or on its `impl`), or call a free function with a #[derivative_of] rule instead; if no gradient is needed through this call, call it on `without_derivative(..)` of its receiver and arguments"
+    note = "give `{M}` a derivative: put #[differentiable] on its definition (or on its `impl`), or call a free function with a #[derivative_of] rule instead; if no gradient is needed through this call, call it on `without_derivative(..)` of its receiver and arguments",
+    note = "if `{M}` takes `&mut self` and has #[differentiable], it is followed only as a statement (`x.{M}(..);`), not for the value it returns: call it as a statement and read what it changed from its receiver"
 )]
 pub trait NoDerivativeRule<M: ?Sized> {}
 
