@@ -292,6 +292,42 @@ fn no_derivative_fields_are_data() {
     assert!(dc.w.abs() < 1e-12, "{}", dc.w);
 }
 
+/// An integer `#[no_derivative]` field turned into a float (`k as f64`, `k as f32`): the
+/// conversion's derivative is zero, as of any function of an integer. `c·x³·k + (k as f32) as
+/// f64`: ∂c = x³·k, ∂x = 3c·x²·k.
+#[differentiable]
+fn counted(p: &Counted, x: f64) -> f64 {
+    let n = p.k as f64;
+    p.c * x * x * x * n + (p.k as f32) as f64
+}
+
+#[derive(Clone, Differentiable)]
+struct Counted {
+    c: f64,
+    #[no_derivative]
+    k: usize,
+}
+
+#[test]
+fn integer_fields_convert_to_floats_with_a_zero_derivative() {
+    let (c, k, x) = (2.0, 3, 1.5);
+    let p = Counted { c, k };
+    let (value, pullback) = counted_vjp(&p, x);
+    let (dp, dx) = pullback(1.0);
+    let kf = k as f64;
+    assert_eq!(value, c * x * x * x * kf + kf);
+    assert_eq!((dp.c, dx), (x * x * x * kf, 3.0 * c * x * x * kf));
+    // Central differences in c and x.
+    let h = 1e-6;
+    let f = |c: f64, x: f64| counted(&Counted { c, k }, x);
+    let dc_fd = (f(c + h, x) - f(c - h, x)) / (2.0 * h);
+    let dx_fd = (f(c, x + h) - f(c, x - h)) / (2.0 * h);
+    assert!(
+        (dc_fd - dp.c).abs() < 1e-6 && (dx_fd - dx).abs() < 1e-6,
+        "{dc_fd} {dx_fd}"
+    );
+}
+
 /// Layers in a `Vec` and in an array, read as `p.layers[i].k`.
 #[derive(Clone, Differentiable)]
 struct Deep {

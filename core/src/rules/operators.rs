@@ -302,6 +302,43 @@ impl<From: Float, To: Float> CastRule<To> for From {
     }
 }
 
+/// `k as f32` / `k as f64` of an integer `k` that reached differentiable code as part of an
+/// active value (a `#[no_derivative]` field of an active struct): the value is Rust's `as`
+/// conversion, and the derivative is zero, as of every function of an integer (`x as i64` of
+/// an active float is rejected by the macro, so no integer here depends on a differentiated
+/// value). The pullback's zero is absorbed by the field read it flows back to.
+macro_rules! integer_casts {
+    ($($int:ty),*) => {$(
+        impl CastRule<f32> for $int {
+            #[inline(always)]
+            fn cast_vjp(self, _needs: [bool; 1]) -> (f32, impl FnOnce(f32) -> ($int,)) {
+                (self as f32, |_| (0,))
+            }
+        }
+        impl CastRule<f64> for $int {
+            #[inline(always)]
+            fn cast_vjp(self, _needs: [bool; 1]) -> (f64, impl FnOnce(f64) -> ($int,)) {
+                (self as f64, |_| (0,))
+            }
+        }
+        impl CastJvp<f32> for $int {
+            #[inline(always)]
+            fn cast_jvp(self, _t: (Option<$int>,)) -> (f32, Option<f32>) {
+                (self as f32, None)
+            }
+        }
+        impl CastJvp<f64> for $int {
+            #[inline(always)]
+            fn cast_jvp(self, _t: (Option<$int>,)) -> (f64, Option<f64>) {
+                (self as f64, None)
+            }
+        }
+    )*};
+}
+integer_casts!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize
+);
+
 /// Forward rule (JVP) of unary `-a`: ẏ = −ȧ (`None` for `None`).
 pub trait NegJvp: Sized {
     /// The type of the result, as in [`NegRule`].

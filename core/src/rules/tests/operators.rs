@@ -96,3 +96,19 @@ fn negation_and_casts() {
     let (_, pullback) = CastRule::<f64>::cast_vjp(1.5_f32, [true]);
     assert_eq!(jv.unwrap() * w, f64::from(v * pullback(w).0));
 }
+
+/// An integer converted to a float: Rust's `as` value (rounded where the integer has more
+/// bits than the float's mantissa), and a zero derivative both ways.
+#[test]
+fn integer_casts_have_the_value_of_as_and_no_derivative() {
+    let big = (1_u64 << 53) + 1; // not an f64: `as` rounds it to even
+    let (value, pullback) = CastRule::<f64>::cast_vjp(big, [true]);
+    assert_eq!((value, pullback(1.0).0), (big as f64, 0));
+    let (value, pullback) = CastRule::<f32>::cast_vjp(-7_i32, [true]);
+    assert_eq!((value, pullback(2.5).0), (-7.0_f32, 0));
+    assert_eq!(CastJvp::<f64>::cast_jvp(12_usize, (Some(3),)), (12.0, None));
+    assert_eq!(
+        CastJvp::<f32>::cast_jvp(u128::MAX, (None,)),
+        (u128::MAX as f32, None)
+    );
+}
