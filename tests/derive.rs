@@ -294,8 +294,9 @@ fn no_derivative_fields_are_data() {
 
 /// An integer `#[no_derivative]` field turned into a float (`k as f64`, `k as f32`): the
 /// conversion's derivative is zero, as of any function of an integer. `c·x³·k + (k as f32) as
-/// f64`: ∂c = x³·k, ∂x = 3c·x²·k.
-#[differentiable]
+/// f64`: ∂c = x³·k, ∂x = 3c·x²·k. In forward mode too, where the field has no tangent (the
+/// tangent struct has no `k`; reading `t.k` was rustc's E0609 in generated code).
+#[differentiable(forward)]
 fn counted(p: &Counted, x: f64) -> f64 {
     let n = p.k as f64;
     p.c * x * x * x * n + (p.k as f32) as f64
@@ -326,6 +327,11 @@ fn integer_fields_convert_to_floats_with_a_zero_derivative() {
         (dc_fd - dp.c).abs() < 1e-6 && (dx_fd - dx).abs() < 1e-6,
         "{dc_fd} {dx_fd}"
     );
+    // Forward: J·(ċ, ẋ) = x³k·ċ + 3cx²k·ẋ, against the pullback's gradient.
+    let (tc, tx) = (0.5, -2.0);
+    let (forward_value, jv) = counted_jvp(&p, x, &CountedTangent { c: tc }, tx);
+    assert_eq!(forward_value, value);
+    assert_eq!(jv, dp.c * tc + dx * tx);
 }
 
 /// Layers in a `Vec` and in an array, read as `p.layers[i].k`.

@@ -516,9 +516,37 @@ fn field_accessors(shape: &Shape) -> TokenStream {
             }
         }
     });
+    // Forward mode reads a field's tangent through the tangent struct: `Some(&t.w)` for a
+    // differentiated field, `None` (no tangent: data) for a `#[no_derivative]` one, which the
+    // tangent struct does not have.
+    let tangent_reads = fields.iter().map(|f| {
+        let (ty, member) = (&f.ty, &f.member);
+        let method = format_ident!("__tangent_{}", f.label, span = Span::call_site());
+        if f.differentiable {
+            quote! {
+                #[doc(hidden)]
+                #[inline(always)]
+                pub fn #method(&self) -> ::core::option::Option<&<#ty as ::adjoint::Differentiable>::Tangent> {
+                    ::core::option::Option::Some(&self.#member)
+                }
+            }
+        } else {
+            quote! {
+                #[doc(hidden)]
+                #[inline(always)]
+                pub fn #method(&self) -> ::core::option::Option<&#ty> {
+                    ::core::option::Option::None
+                }
+            }
+        }
+    });
     quote! {
         impl #impl_generics #name #ty_generics #where_clause {
             #(#methods)*
+        }
+
+        impl #impl_generics #tangent #ty_generics #where_clause {
+            #(#tangent_reads)*
         }
     }
 }

@@ -15,6 +15,17 @@ pub struct Place {
     pub accesses: TokenStream,
     /// The index expressions among the accesses (`i`), which must be data.
     pub indices: TokenStream,
+    /// The accesses one by one, for reading the tangent.
+    steps: Vec<Step>,
+}
+
+/// One access of a place, as its tangent is read.
+enum Step {
+    /// A named field `.w`: read through the tangent struct's `__tangent_w()` (`None` for a
+    /// `#[no_derivative]` field, which the tangent struct does not have).
+    Named(syn::Ident),
+    /// A tuple field `.0` or an index `[i]`, the same on the tangent.
+    Same(TokenStream),
 }
 
 /// The place `e` denotes, if it is one.
@@ -24,11 +35,16 @@ pub fn place(e: &Expr) -> Option<Place> {
             root: p.path.get_ident()?.to_string(),
             accesses: TokenStream::new(),
             indices: TokenStream::new(),
+            steps: Vec::new(),
         }),
         Expr::Field(f) => {
             let mut base = place(&f.base)?;
             let member = &f.member;
             base.accesses.extend(quote!(.#member));
+            base.steps.push(match member {
+                syn::Member::Named(name) => Step::Named(name.clone()),
+                syn::Member::Unnamed(_) => Step::Same(quote!(.#member)),
+            });
             Some(base)
         }
         // A sub-slice `v[a..b]` is no place forward mode follows (its tangent would be a
@@ -39,6 +55,7 @@ pub fn place(e: &Expr) -> Option<Place> {
             let index = &i.index;
             base.accesses.extend(quote!([#index]));
             base.indices.extend(quote!((#index)));
+            base.steps.push(Step::Same(quote!([#index])));
             Some(base)
         }
         Expr::Paren(p) => place(&p.expr),
@@ -52,25 +69,41 @@ impl Place {
         self.accesses.is_empty()
     }
 
-    /// The tangent of the place, read by reference: `base.map(|__t| &__t.x[i])`.
+    /// The tangent of the place, read by reference (`Option<&T>`):
+    /// `base.and_then(|__t| __t.__tangent_x()).map(|__t| &__t[i])` for `.x[i]`, runs of tuple
+    /// fields and indices in one `map`.
     pub fn tangent_ref(&self, base_ref: TokenStream) -> TokenStream {
-        if self.is_variable() {
-            return base_ref;
+        let mut out = base_ref;
+        let mut same = TokenStream::new();
+        for step in &self.steps {
+            match step {
+                Step::Same(acc) => same.extend(acc.clone()),
+                Step::Named(name) => {
+                    if !same.is_empty() {
+                        out = quote!(#out.map(|__t| &__t #same));
+                        same = TokenStream::new();
+                    }
+                    let method = quote::format_ident!("__tangent_{}", name);
+                    out = quote!(#out.and_then(|__t| __t.#method()));
+                }
+            }
         }
-        let acc = &self.accesses;
-        quote!(#base_ref.map(|__t| &__t #acc))
+        if !same.is_empty() {
+            out = quote!(#out.map(|__t| &__t #same));
+        }
+        out
     }
 
     /// The tangent of the place, read by value (copied, as the place itself is).
     pub fn tangent_copy(&self, base_ref: TokenStream) -> TokenStream {
-        let acc = &self.accesses;
-        quote!(#base_ref.map(|__t| __t #acc))
+        let read = self.tangent_ref(base_ref);
+        quote!(#read.copied())
     }
 
     /// The tangent of the place, cloned.
     pub fn tangent_clone(&self, base_ref: TokenStream) -> TokenStream {
-        let acc = &self.accesses;
-        quote!(#base_ref.map(|__t| __t #acc .clone()))
+        let read = self.tangent_ref(base_ref);
+        quote!(#read.cloned())
     }
 
     /// The index expressions of the accesses, for the activity check (field names are not
