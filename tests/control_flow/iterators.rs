@@ -200,6 +200,62 @@ fn filtered(v: Vec<f64>, w: f64) -> f64 {
     s
 }
 
+/// Filtered reductions: `Σ_{x > 0} x²` as a typed sum, `Π_{x > w} x` as a typed product, a
+/// fold from `w` over the even positions, and the squares of the positives collected and
+/// summed: ∂v = 4x·[x > 0] + Π/x·[x > w] + [i even]; ∂w = 1 (w starts the fold; as the
+/// product's bound it moves no step).
+#[differentiable]
+fn filtered_reductions(v: Vec<f64>, w: f64) -> f64 {
+    let squares = v.iter().filter(|x| **x > 0.0).map(|x| x * x).sum::<f64>();
+    let product = v.iter().filter(|x| **x > w).product::<f64>();
+    let folded = v
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| i % 2 == 0)
+        .fold(w, |acc, (_, x)| acc + x);
+    let kept: Vec<f64> = v
+        .iter()
+        .filter(|x| **x > 0.0)
+        .map(|x| x * x)
+        .collect::<Vec<_>>();
+    squares + product + folded + kept.iter().sum::<f64>()
+}
+
+#[test]
+fn filters_in_reductions_keep_the_steps_where_they_hold() {
+    let v = [1.5, -2.0, 0.25, 3.0, -0.5];
+    let w = 0.5;
+    let (dv, dw) = gradient(filtered_reductions_vjp(v.to_vec(), w));
+    // The product is over 1.5 and 3.0 (the elements > w): ∂ = the other one.
+    let want: [f64; 5] = std::array::from_fn(|i| {
+        let squares = if v[i] > 0.0 { 4.0 * v[i] } else { 0.0 };
+        let product = match i {
+            0 => v[3],
+            3 => v[0],
+            _ => 0.0,
+        };
+        let folded = if i % 2 == 0 { 1.0 } else { 0.0 };
+        squares + product + folded
+    });
+    let value = filtered_reductions(v.to_vec(), w);
+    let squares: f64 = 1.5 * 1.5 + 0.25 * 0.25 + 9.0;
+    assert_eq!(value, 2.0 * squares + 1.5 * 3.0 + (w + 1.5 + 0.25 - 0.5));
+    check_vec(
+        "filtered_reductions/v",
+        |v| filtered_reductions(v, w),
+        v,
+        &dv,
+        want,
+    );
+    assert_eq!(dw, 1.0);
+    crate::common::check_gradient(
+        "filtered_reductions/w",
+        |w| filtered_reductions(v.to_vec(), w),
+        w,
+        dw,
+    );
+}
+
 #[test]
 fn filters_in_for_loops_run_the_body_where_they_hold() {
     let v = [1.5, -2.0, 0.25, 3.0, -0.5];

@@ -111,7 +111,8 @@ pub(super) fn adapted(
 }
 
 /// Iterator adapters a chain over active values cannot hold yet (each changes which elements
-/// are read, or how many, by the values themselves); `filter` only in a `for` loop.
+/// are read, or how many, by the values themselves); `filter` only in a `for` loop, a `fold`,
+/// a `collect` and a typed sum or product.
 const UNSUPPORTED_ADAPTERS: &[&str] = &[
     "filter",
     "filter_map",
@@ -134,7 +135,7 @@ pub fn unsupported_adapter(m: &syn::ExprMethodCall) -> Option<String> {
     let name = m.method.to_string();
     UNSUPPORTED_ADAPTERS.contains(&name.as_str()).then(|| {
         let instead = match name.as_str() {
-            "filter" => "a `for` loop over the same chain takes it (`for x in xs.iter().filter(..)`), as a reduction does not",
+            "filter" => "reverse mode takes it in a `for` loop over the same chain (`for x in xs.iter().filter(..)`), a `.fold(init, ..)`, a `.collect::<Vec<_>>()` and a sum or product that names its type (`.sum::<f64>()`)",
             _ => "loop `for x in xs.iter()` (through `enumerate`, `zip`, `rev`, `skip`, `take`, `step_by`, `filter`) and choose the elements in its body (`if`, `break`)",
         };
         format!(

@@ -280,6 +280,16 @@ pub(super) fn chain(e: &Expr, fresh: &mut usize) -> Option<Chain> {
     }
 }
 
+/// Whether the method chain `e` has a `.filter(..)` anywhere along its receivers (forward mode
+/// takes no filtered chain: its reduction is left to the adapter's error).
+pub fn has_filter(e: &Expr) -> bool {
+    match e {
+        Expr::MethodCall(m) => m.method == "filter" || has_filter(&m.receiver),
+        Expr::Paren(p) => has_filter(&p.expr),
+        _ => false,
+    }
+}
+
 /// Whether `e` is a chain with a `filter(..)`, which only a `for` loop over indices takes
 /// (lowering the iterator first would meet the adapter).
 pub fn is_filtered(e: &Expr) -> bool {

@@ -1,7 +1,10 @@
 //! Reductions of iterator chains over active collections (`.sum()`, `.product()`,
 //! `.fold(init, g)`, `.collect::<Vec<_>>()`, each after an optional `.map(|x| ..)`, and
 //! `xs.to_vec()`): loops over indices that accumulate from the first step's value, which
-//! types the accumulator (see the parent module).
+//! types the accumulator (see the parent module). Over a filtered chain (`.filter(p)`, whose
+//! predicate guards each step) the first step may not run: `fold` starts from its `init`,
+//! `.sum::<T>()` and `.product::<T>()` from zero and one of the named type, `collect` from an
+//! empty `Vec`; a sum or product without the turbofish is not taken.
 
 use super::{Bound, Chain, ItemsNamed, chain, index, indexed_loop};
 use proc_macro2::{Ident, Span, TokenStream};
@@ -34,12 +37,14 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
         receiver => (receiver, None),
     };
     let mut fresh = 0;
-    // A filtered chain's first step may not run, and the first step types the accumulator.
-    let mut chain =
-        chain(source, &mut fresh).filter(|c| !c.item.has_place() && c.guards.is_empty())?;
+    let mut chain = chain(source, &mut fresh).filter(|c| !c.item.has_place())?;
     if m.method == "fold" {
         return fold(m, &chain).filter(|_| map.is_none());
     }
+    // The first step types a sum's or product's accumulator, but a filtered chain's first
+    // step may not run: there the turbofish types it (`.sum::<f64>()`), which then starts
+    // from zero (one) and adds every step that passes the filters.
+    let filtered = !chain.guards.is_empty();
     let (pat, value): (Pat, Expr) = match map {
         Some(c) => (c.inputs[0].clone(), (*c.body).clone()),
         None => (parse_quote!(__adjoint_item), parse_quote!(__adjoint_item)),
@@ -55,6 +60,18 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
     let first = |empty| first_or(&chain, &pat, &value, empty);
     let (init, step, start): (syn::Stmt, syn::Stmt, usize) =
         match (m.method.to_string().as_str(), m.args.len()) {
+            ("sum" | "product", 0) if filtered => {
+                let (ty, start) = (turbofish.as_ref()?, zero_or_one(&m.method));
+                let op = match m.method == "sum" {
+                    true => quote!(+),
+                    false => quote!(*),
+                };
+                (
+                    parse_quote!(let mut #acc: #ty = #start;),
+                    parse_quote!(#acc = #acc #op (#value);),
+                    0,
+                )
+            }
             ("sum", 0) => {
                 let init = first(quote!(::core::default::Default::default()))?;
                 (
@@ -83,6 +100,14 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
     let prelude = std::mem::take(&mut chain.prelude);
     let the_loop = indexed_loop(&chain, &pat, &[], Some(step), start)?;
     Some(parse_quote!({ #(#prelude)* #init #the_loop; #acc }))
+}
+
+/// Where a sum (zero) or a product (one) of a filtered chain starts.
+fn zero_or_one(method: &Ident) -> TokenStream {
+    match method == "sum" {
+        true => quote!(::core::default::Default::default()),
+        false => quote!(::adjoint::__private::one()),
+    }
 }
 
 /// The first step's value (`value` with `pat` bound to the first item), or `empty` for an
