@@ -25,7 +25,9 @@ use crate::{Dual, JacobianError, hvp};
 /// // right: H[0][0] is 2, the dual parts give 0.
 /// let flat = |p: &[Dual<f64>]| vec![Dual::new(2.0 * p[0].re, 0.0)];
 /// match check_hessian(flat, &[3.0]) {
-///     Err(CheckError::Mismatch { worst, .. }) => assert_eq!((worst.analytic, worst.element), (0.0, Some(0))),
+///     Err(CheckError::Mismatch { worst, .. }) => {
+///         assert_eq!((worst.analytic, worst.element), (0.0, Some(0)));
+///     }
 ///     other => panic!("the wrong second derivative was not caught: {other:?}"),
 /// }
 /// ```

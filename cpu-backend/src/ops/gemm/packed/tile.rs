@@ -36,19 +36,18 @@ impl<S: Isa> Columns<S> {
 /// `V` is 1); adds to `C` when `add`, else overwrites it; then `finish`'s bias (at the
 /// tile's first column) and ReLU, its only activation here. With `PACK`, each row of `B` it
 /// loads is also stored at `fill` (rows `NR` apart, the masked-off lanes and a one-vector
-/// tile's second vector as zeros): the tile
-/// packs the panel that the tiles after it read, prefetching the rows
-/// [`PREFETCH_ROWS`](Isa::PREFETCH_ROWS) ahead.
+/// tile's second vector as zeros): the tile packs the panel that the tiles after it read,
+/// prefetching the rows [`PREFETCH_ROWS`](Isa::PREFETCH_ROWS) ahead.
 ///
 /// # Safety (of `run`)
-/// In `S`'s build; `a` addresses `R × kc` elements under `(ar, ac)` (`ar` is 1 when `UNIT`), `b`
-/// `kc` rows (stride `br`) of `NR` columns (of the masked columns when `MASKED`), `c` `R` rows
-/// (stride `cr`) of the masked columns, a bias the masked columns; with `PACK`, `fill`
+/// In `S`'s build; `a` addresses `R × kc` elements under `(ar, ac)` (`ar` is 1 when `UNIT`),
+/// `b` `kc` rows (stride `br`) of `NR` columns (of the masked columns when `MASKED`), `c` `R`
+/// rows (stride `cr`) of the masked columns, a bias the masked columns; with `PACK`, `fill`
 /// addresses `kc × NR` writable elements that nothing else reads or writes meanwhile.
 ///
-/// Each instance runs in a function of its own (`S`'s build of it): inlined into `block` with the packing variants
-/// beside it, LLVM kept the accumulators in memory (a store after every multiply-add, the
-/// products at a third of their speed).
+/// Each instance runs in a function of its own (`S`'s build of it): inlined into `block` with
+/// the packing variants beside it, LLVM kept the accumulators in memory (a store after every
+/// multiply-add, the products at a third of their speed).
 struct Tile<
     S: Isa,
     const V: usize,
