@@ -187,7 +187,7 @@ fn reductions_over_chains() {
 /// at even positions that exceed w (`enumerate().filter(..)`, a guard reading an active `w`,
 /// data to the branch): ∂vᵢ = 2vᵢ [vᵢ > 0] + w [i even, vᵢ > w], ∂w = Σ_{i even, vᵢ > w} vᵢ.
 /// Reverse mode only (forward mode rejects a filtered loop by name).
-#[differentiable]
+#[differentiable(forward)]
 fn filtered(v: Vec<f64>, w: f64) -> f64 {
     let mut s = 0.0;
     for x in v.iter().filter(|x| **x > 0.0) {
@@ -203,8 +203,8 @@ fn filtered(v: Vec<f64>, w: f64) -> f64 {
 /// Filtered reductions: `Σ_{x > 0} x²` as a typed sum, `Π_{x > w} x` as a typed product, a
 /// fold from `w` over the even positions, and the squares of the positives collected and
 /// summed: ∂v = 4x·[x > 0] + Π/x·[x > w] + [i even]; ∂w = 1 (w starts the fold; as the
-/// product's bound it moves no step).
-#[differentiable]
+/// product's bound it moves no step). Forward mode takes them too.
+#[differentiable(forward)]
 fn filtered_reductions(v: Vec<f64>, w: f64) -> f64 {
     let squares = v.iter().filter(|x| **x > 0.0).map(|x| x * x).sum::<f64>();
     let product = v.iter().filter(|x| **x > w).product::<f64>();
@@ -254,6 +254,12 @@ fn filters_in_reductions_keep_the_steps_where_they_hold() {
         w,
         dw,
     );
+    // Forward along (v̇, ẇ): the gradient dotted with the direction.
+    let (tv, tw) = (vec![0.5, 1.0, -1.0, 0.25, 2.0], -0.75);
+    let (forward_value, jv) = filtered_reductions_jvp(v.to_vec(), w, tv.clone(), tw);
+    let want: f64 = dv.iter().zip(&tv).map(|(d, t)| d * t).sum::<f64>() + dw * tw;
+    assert_eq!(forward_value, value);
+    assert!((jv - want).abs() < 1e-12, "{jv} against {want}");
 }
 
 #[test]
@@ -270,4 +276,9 @@ fn filters_in_for_loops_run_the_body_where_they_hold() {
     // Elements 0 (1.5) and 4 (−0.5 ≤ w: no) at even positions; 2 (0.25 ≤ w: no).
     assert_eq!(dw, 1.5);
     crate::common::check_gradient("filtered/w", |w| filtered(v.to_vec(), w), w, dw);
+    // Forward mode takes the loops too: J·(v̇, ẇ) against the gradient.
+    let (tv, tw) = (vec![1.0, -0.5, 2.0, 0.25, 1.5], 0.75);
+    let (_, jv) = filtered_jvp(v.to_vec(), w, tv.clone(), tw);
+    let want: f64 = dv.iter().zip(&tv).map(|(d, t)| d * t).sum::<f64>() + dw * tw;
+    assert!((jv - want).abs() < 1e-12, "{jv} against {want}");
 }

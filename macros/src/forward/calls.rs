@@ -67,8 +67,7 @@ impl Forward {
             self.error(m.method.span(), message);
             return Fx::Data(m.to_token_stream());
         }
-        if !crate::patterns::iterators::has_filter(&m.receiver)
-            && let Some(the_loop) = crate::patterns::iterators::reduction(m)
+        if let Some(the_loop) = crate::patterns::iterators::reduction(m)
             && self
                 .mentions_tracked(m.receiver.to_token_stream())
                 .is_some()

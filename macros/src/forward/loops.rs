@@ -39,6 +39,14 @@ impl Forward {
 
     pub fn for_loop(&mut self, f: &syn::ExprForLoop) -> Fx {
         if crate::patterns::iterators::is_filtered(&f.expr)
+            && self.mentions_tracked(f.expr.to_token_stream()).is_some()
+            && let Some(indexed) = crate::patterns::iterators::indexed_for(f)
+        {
+            // `for x in xs.iter().filter(p)`: a loop over indices whose body runs where the
+            // predicate holds (its guard, data, is read as written: `condition`).
+            return self.expr(&indexed);
+        }
+        if crate::patterns::iterators::is_filtered(&f.expr)
             && let Some(n) = self.mentions_tracked(f.expr.to_token_stream())
         {
             self.error(

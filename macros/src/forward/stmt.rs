@@ -373,6 +373,7 @@ impl Forward {
                 self.bind_pattern(&l.pat, false);
                 cond.to_token_stream()
             }
+            c if crate::patterns::iterators::is_guard_chain(c) => c.to_token_stream(),
             c => self.expr(c).value(),
         }
     }

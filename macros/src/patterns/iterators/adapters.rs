@@ -135,7 +135,7 @@ pub fn unsupported_adapter(m: &syn::ExprMethodCall) -> Option<String> {
     let name = m.method.to_string();
     UNSUPPORTED_ADAPTERS.contains(&name.as_str()).then(|| {
         let instead = match name.as_str() {
-            "filter" => "reverse mode takes it in a `for` loop over the same chain (`for x in xs.iter().filter(..)`), a `.fold(init, ..)`, a `.collect::<Vec<_>>()` and a sum or product that names its type (`.sum::<f64>()`)",
+            "filter" => "a `for` loop over the same chain takes it (`for x in xs.iter().filter(..)`), and so do `.fold(init, ..)`, `.collect::<Vec<_>>()` and a sum or product that names its type (`.sum::<f64>()`)",
             _ => "loop `for x in xs.iter()` (through `enumerate`, `zip`, `rev`, `skip`, `take`, `step_by`, `filter`) and choose the elements in its body (`if`, `break`)",
         };
         format!(

@@ -280,12 +280,21 @@ pub(super) fn chain(e: &Expr, fresh: &mut usize) -> Option<Chain> {
     }
 }
 
-/// Whether the method chain `e` has a `.filter(..)` anywhere along its receivers (forward mode
-/// takes no filtered chain: its reduction is left to the adapter's error).
-pub fn has_filter(e: &Expr) -> bool {
-    match e {
-        Expr::MethodCall(m) => m.method == "filter" || has_filter(&m.receiver),
-        Expr::Paren(p) => has_filter(&p.expr),
+/// Whether `cond` is the guard of a filtered loop over indices ([`indexed_loop`]): `true &&
+/// { let p = &item; predicate } && ..`. It is data (a filter's predicate only reads), and
+/// forward mode evaluates it as written, on the values, which keep their names there.
+pub fn is_guard_chain(cond: &Expr) -> bool {
+    match cond {
+        Expr::Binary(b) if matches!(b.op, syn::BinOp::And(_)) => {
+            let guard = matches!(&*b.right, Expr::Block(block) if matches!(
+                block.block.stmts.first(),
+                Some(syn::Stmt::Local(syn::Local { init: Some(init), .. }))
+                    if matches!(&*init.expr, Expr::Reference(_))
+            ));
+            guard
+                && (matches!(&*b.left, Expr::Lit(l) if matches!(&l.lit, syn::Lit::Bool(t) if t.value))
+                    || is_guard_chain(&b.left))
+        }
         _ => false,
     }
 }
