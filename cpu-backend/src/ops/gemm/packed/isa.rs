@@ -72,6 +72,10 @@ pub(super) trait Isa: Copy + Send + Sync + 'static {
     const PREFETCH_ROWS: isize;
     /// Whether a tile prefetches its rows of `C` before its loop.
     const PREFETCH_C: bool;
+    /// Whether a product is cut into chunks finer than one per thread only where the chunks
+    /// pack nothing again ([`shares_packing`](super::sgemm::shares_packing)); without it, for
+    /// every product the kernel takes.
+    const CHUNKS_BY_SHAPE: bool;
     /// Whether a row-major `A` is packed into runs of `MR` rows (else read in place).
     const PACK_ROW_MAJOR_A: bool;
     /// The extension's name, for the tests' messages.

@@ -67,7 +67,10 @@ pub(crate) fn handles(b: Operand<f32>, beta: f32, c: Output<f32>) -> bool {
 }
 
 /// Whether [`sgemm_chunks`] runs this product, split into chunks of rows (`rows`) or of
-/// columns, and packs the operand its chunks share once for all of them ([`sharing`]).
+/// columns, without packing again per chunk what they share: it packs that operand once for
+/// all of them ([`sharing`]), or reads it in place (a row-major `A` where the extension does
+/// not pack one, a [`narrow`] `B`). An extension without [`Isa::CHUNKS_BY_SHAPE`] says yes for
+/// every product it takes.
 pub(crate) fn shares_packing(
     mkn: [usize; 3],
     (_, a): Operand<f32>,
@@ -76,8 +79,16 @@ pub(crate) fn shares_packing(
     c: Output<f32>,
     rows: bool,
 ) -> bool {
-    handles(b, beta, c)
-        && on_widest!(S => sharing::<S>(mkn, a, b.1, rows) != Sharing::None, else false)
+    handles(b, beta, c) && on_widest!(S => cheap_chunks::<S>(mkn, a, b.1, rows), else false)
+}
+
+/// [`shares_packing`] for `S`, on the strides of `A` and `B`.
+fn cheap_chunks<S: Isa>(mkn: [usize; 3], a: [isize; 2], b: [isize; 2], rows: bool) -> bool {
+    !S::CHUNKS_BY_SHAPE
+        || mkn[1] == 0
+        || sharing::<S>(mkn, a, b, rows) != Sharing::None
+        || (!rows && !packs_a::<S>(a))
+        || (rows && narrow::<S>(b))
 }
 
 /// Whether the kernel takes a product with this `B`, β and `C` on a CPU it runs on.

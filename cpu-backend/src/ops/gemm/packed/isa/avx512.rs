@@ -49,6 +49,9 @@ impl Isa for Avx512 {
     /// `x·W₁` ran at 291–301 GFLOP/s against 284–294.
     const PREFETCH_ROWS: isize = 8;
     const PREFETCH_C: bool = false;
+    /// Off, as the AVX-512 kernel was measured (eight chunks per thread for every product,
+    /// 26th session); the shape rule of the AVX2 one is untried on AVX-512 hosts.
+    const CHUNKS_BY_SHAPE: bool = false;
     const PACK_ROW_MAJOR_A: bool = false;
     #[cfg(test)]
     const NAME: &'static str = "AVX-512F";
