@@ -251,7 +251,7 @@ struct Configured {
 
 #[differentiable]
 impl Configured {
-    #[differentiable]
+    #[differentiable(forward)]
     fn apply(&self, x: f64) -> f64 {
         let mut y = x;
         for _ in 0..self.repeats {
@@ -282,6 +282,11 @@ fn no_derivative_fields_are_data() {
     // y = x (w s)³ + eps: ∂w = 3 x w² s³, ∂x = (w s)³; scale, repeats and eps get no tangent
     let (dc, dx) = gradient(c.apply_vjp(1.5));
     assert_eq!((dc.w, dx), (3.0 * 1.5 * 4.0 * 0.125, 1.0));
+    // Forward mode reads the `#[no_derivative]` fields (a float factor, the loop's bound, an
+    // offset) as data: J·(ẇ, ẋ) = ∂w·ẇ + ∂x·ẋ.
+    let (value, jv) = c.apply_jvp(1.5, &ConfiguredTangent { w: 0.5 }, -2.0);
+    assert_eq!(value, c.apply(1.5));
+    assert_eq!(jv, dc.w * 0.5 + dx * -2.0);
     // the sum of a layer norm is 0 whatever x, so the w-derivative is 0
     let x = Tensor::from_vec(vec![1.0_f64, 2.0, 4.0], &[1, 3]);
     let (g, b) = (
