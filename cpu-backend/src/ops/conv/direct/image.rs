@@ -3,8 +3,7 @@
 
 use std::arch::x86_64::{
     __m256, _mm256_add_ps, _mm256_broadcast_ss, _mm256_fmadd_ps, _mm256_loadu_ps,
-    _mm256_permute2f128_ps, _mm256_setzero_ps, _mm256_shuffle_ps, _mm256_storeu_ps,
-    _mm256_unpackhi_ps, _mm256_unpacklo_ps,
+    _mm256_setzero_ps, _mm256_storeu_ps,
 };
 
 use super::plan::{MR, MR_W, NR_W, Plan};
@@ -172,38 +171,13 @@ pub(super) unsafe fn transpose_blocks(p: &Plan, dy: &[f32], out: &mut [f32]) {
 unsafe fn transpose8(rows: &[f32], l: usize, out: &mut [f32]) {
     let full = l / 8 * 8;
     // SAFETY: loads read `rows[i·l + j..][..8]` with `j + 8 ≤ full ≤ l`, stores write
-    // `out[(j + t)·NR_W..][..8]` with `j + t < l`.
+    // `out[(j + t)·NR_W..][..8]` with `j + t < l`; the transpose needs AVX, which this build
+    // has.
     unsafe {
         let (src, dst) = (rows.as_ptr(), out.as_mut_ptr());
         for j in (0..full).step_by(8) {
             let r: [__m256; 8] = std::array::from_fn(|i| _mm256_loadu_ps(src.add(i * l + j)));
-            // Pairs, then quads, then halves: the standard 8 × 8 transpose in 24 shuffles.
-            let t0 = _mm256_unpacklo_ps(r[0], r[1]);
-            let t1 = _mm256_unpackhi_ps(r[0], r[1]);
-            let t2 = _mm256_unpacklo_ps(r[2], r[3]);
-            let t3 = _mm256_unpackhi_ps(r[2], r[3]);
-            let t4 = _mm256_unpacklo_ps(r[4], r[5]);
-            let t5 = _mm256_unpackhi_ps(r[4], r[5]);
-            let t6 = _mm256_unpacklo_ps(r[6], r[7]);
-            let t7 = _mm256_unpackhi_ps(r[6], r[7]);
-            let s0 = _mm256_shuffle_ps::<0x44>(t0, t2);
-            let s1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
-            let s2 = _mm256_shuffle_ps::<0x44>(t1, t3);
-            let s3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
-            let s4 = _mm256_shuffle_ps::<0x44>(t4, t6);
-            let s5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
-            let s6 = _mm256_shuffle_ps::<0x44>(t5, t7);
-            let s7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
-            let columns = [
-                _mm256_permute2f128_ps::<0x20>(s0, s4),
-                _mm256_permute2f128_ps::<0x20>(s1, s5),
-                _mm256_permute2f128_ps::<0x20>(s2, s6),
-                _mm256_permute2f128_ps::<0x20>(s3, s7),
-                _mm256_permute2f128_ps::<0x31>(s0, s4),
-                _mm256_permute2f128_ps::<0x31>(s1, s5),
-                _mm256_permute2f128_ps::<0x31>(s2, s6),
-                _mm256_permute2f128_ps::<0x31>(s3, s7),
-            ];
+            let columns = crate::ops::simd::transpose8x8(r);
             for (t, &column) in columns.iter().enumerate() {
                 _mm256_storeu_ps(dst.add((j + t) * NR_W), column);
             }

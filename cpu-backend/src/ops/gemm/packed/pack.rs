@@ -10,6 +10,7 @@ use super::isa::{Body, Isa};
 /// `ptr + q·panel`, its rows `row` apart. Packed, `row` is `NR` and `panel` `kc·NR`, and the
 /// last panel is padded with zeros; in place (a row-major `B`), `row` is `B`'s row stride
 /// and `panel` `NR`, and the last panel's loads are masked.
+#[derive(Clone, Copy)]
 pub(super) struct Panels<S> {
     pub(super) ptr: *const f32,
     pub(super) row: isize,
@@ -21,14 +22,6 @@ pub(super) struct Panels<S> {
     pub(super) source: Option<(*const f32, isize)>,
     isa: PhantomData<S>,
 }
-
-impl<S> Clone for Panels<S> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<S> Copy for Panels<S> {}
 
 impl<S: Isa> Panels<S> {
     /// The panels of a packed `kc`-row block at `ptr`.

@@ -4,8 +4,7 @@
 use std::arch::x86_64::{
     __m256, __m256i, _CMP_GT_OQ, _MM_HINT_T0, _mm_prefetch, _mm256_add_ps, _mm256_blendv_ps,
     _mm256_cmp_ps, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_maskload_ps, _mm256_maskstore_ps,
-    _mm256_max_ps, _mm256_mul_ps, _mm256_permute2f128_ps, _mm256_set1_ps, _mm256_setzero_ps,
-    _mm256_shuffle_ps, _mm256_storeu_ps, _mm256_unpackhi_ps, _mm256_unpacklo_ps,
+    _mm256_max_ps, _mm256_mul_ps, _mm256_set1_ps, _mm256_setzero_ps, _mm256_storeu_ps,
 };
 
 use super::{Body, ForRows, Isa};
@@ -42,7 +41,8 @@ impl Isa for Avx2 {
     const PREFETCH_ROWS: isize = 8;
     const PREFETCH_C: bool = true;
     /// On: `1024²` cut into 64-row chunks had each chunk read `B` in place, its rows 4 KiB
-    /// apart (100–106 GFLOP/s on two threads, 125–135 in two chunks; 36th session).
+    /// apart (106 GFLOP/s on two threads; 135 and 143 in one chunk per thread, two runs; 36th
+    /// session).
     const CHUNKS_BY_SHAPE: bool = true;
     const PACK_ROW_MAJOR_A: bool = true;
     #[cfg(test)]
@@ -50,7 +50,7 @@ impl Isa for Avx2 {
 
     #[inline]
     fn available() -> bool {
-        std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma")
+        crate::ops::simd::has_avx2_fma()
     }
 
     #[inline(always)]
@@ -151,45 +151,6 @@ impl Isa for Avx2 {
     #[inline(always)]
     unsafe fn transpose(square: [__m256; 8]) -> [__m256; 8] {
         // SAFETY: register-only shuffles, on a CPU with AVX (the caller's contract).
-        unsafe { transpose8(square) }
-    }
-}
-
-/// The transpose of the `8 × 8` matrix whose rows are `r`: interleaving pairs of rows
-/// (`[r₀[0], r₁[0], r₀[1], r₁[1]]` in each 128-bit half), then pairs of pairs (64-bit
-/// lanes: columns `q` and `q + 4` of four rows), then the 128-bit halves of the two groups of
-/// four rows.
-///
-/// # Safety
-/// AVX.
-#[inline(always)]
-unsafe fn transpose8(r: [__m256; 8]) -> [__m256; 8] {
-    // SAFETY: register-only AVX shuffles, on a CPU with it (the caller's contract).
-    unsafe {
-        let t: [__m256; 8] = std::array::from_fn(|i| {
-            let (x, y) = (r[2 * (i / 2)], r[2 * (i / 2) + 1]);
-            if i % 2 == 0 {
-                _mm256_unpacklo_ps(x, y)
-            } else {
-                _mm256_unpackhi_ps(x, y)
-            }
-        });
-        // `s[q]` (q < 4): columns `q` and `q + 4` of rows 0–3; `s[4 + q]`, of rows 4–7.
-        let s: [__m256; 8] = std::array::from_fn(|i| {
-            let (group, q) = (i / 4, i % 4);
-            let (x, y) = (t[4 * group + q / 2], t[4 * group + 2 + q / 2]);
-            if q % 2 == 0 {
-                _mm256_shuffle_ps::<0x44>(x, y)
-            } else {
-                _mm256_shuffle_ps::<0xee>(x, y)
-            }
-        });
-        std::array::from_fn(|q| {
-            if q < 4 {
-                _mm256_permute2f128_ps::<0x20>(s[q], s[4 + q])
-            } else {
-                _mm256_permute2f128_ps::<0x31>(s[q - 4], s[q])
-            }
-        })
+        unsafe { crate::ops::simd::transpose8x8(square) }
     }
 }
