@@ -39,19 +39,16 @@ impl Forward {
 
     pub fn for_loop(&mut self, f: &syn::ExprForLoop) -> Fx {
         if crate::patterns::iterators::is_filtered(&f.expr)
-            && self.mentions_tracked(f.expr.to_token_stream()).is_some()
-            && let Some(indexed) = crate::patterns::iterators::indexed_for(f)
+            && let Some(n) = self.mentions_tracked(f.expr.to_token_stream())
         {
             // `for x in xs.iter().filter(p)`: a loop over indices whose body runs where the
             // predicate holds (its guard, data, is read as written: `condition`).
-            return self.expr(&indexed);
-        }
-        if crate::patterns::iterators::is_filtered(&f.expr)
-            && let Some(n) = self.mentions_tracked(f.expr.to_token_stream())
-        {
+            if let Some(indexed) = crate::patterns::iterators::indexed_for(f) {
+                return self.expr(&indexed);
+            }
             self.error(
                 f.expr.span(),
-                format!("forward mode: a `for` loop over `.filter(..)` of the active value `{n}` is not supported yet (reverse mode takes it); loop without the filter and put an `if` around the body"),
+                format!("forward mode: this `for` loop over `.filter(..)` of the active value `{n}` cannot be read as a loop over indices; loop without the filter and put an `if` around the body"),
             );
             return Fx::Data(quote!(#f));
         }

@@ -1,7 +1,8 @@
 //! Places: a local variable followed by field and index accesses (`x`, `p.x`, `v[i]`,
 //! `self.w[i][j]`). A place's tangent is the same accesses applied to the root's tangent,
-//! which has the same shape (a tangent struct has the fields of its struct, the tangent of a
-//! `Vec` is a `Vec`).
+//! which has the same shape (a tangent struct has the differentiated fields of its struct, the
+//! tangent of a `Vec` is a `Vec`), a named field read through the tangent struct's
+//! `__tangent_w()` (`None` for a `#[no_derivative]` field, which it lacks).
 
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
@@ -11,11 +12,9 @@ use syn::Expr;
 pub struct Place {
     /// The root variable (`self` for a receiver).
     pub root: String,
-    /// The accesses after the root, as written (`.x[i]`); empty for the variable itself.
-    pub accesses: TokenStream,
     /// The index expressions among the accesses (`i`), which must be data.
     pub indices: TokenStream,
-    /// The accesses one by one, for reading the tangent.
+    /// The accesses after the root, one by one (`.x`, `[i]`); none for the variable itself.
     steps: Vec<Step>,
 }
 
@@ -33,14 +32,12 @@ pub fn place(e: &Expr) -> Option<Place> {
     match e {
         Expr::Path(p) if p.qself.is_none() && p.path.get_ident().is_some() => Some(Place {
             root: p.path.get_ident()?.to_string(),
-            accesses: TokenStream::new(),
             indices: TokenStream::new(),
             steps: Vec::new(),
         }),
         Expr::Field(f) => {
             let mut base = place(&f.base)?;
             let member = &f.member;
-            base.accesses.extend(quote!(.#member));
             base.steps.push(match member {
                 syn::Member::Named(name) => Step::Named(name.clone()),
                 syn::Member::Unnamed(_) => Step::Same(quote!(.#member)),
@@ -53,7 +50,6 @@ pub fn place(e: &Expr) -> Option<Place> {
         Expr::Index(i) => {
             let mut base = place(&i.expr)?;
             let index = &i.index;
-            base.accesses.extend(quote!([#index]));
             base.indices.extend(quote!((#index)));
             base.steps.push(Step::Same(quote!([#index])));
             Some(base)
@@ -66,7 +62,18 @@ pub fn place(e: &Expr) -> Option<Place> {
 impl Place {
     /// Whether the place is the variable itself.
     pub fn is_variable(&self) -> bool {
-        self.accesses.is_empty()
+        self.steps.is_empty()
+    }
+
+    /// The accesses after the root, as written (`.x[i]`).
+    pub fn accesses(&self) -> TokenStream {
+        self.steps
+            .iter()
+            .map(|step| match step {
+                Step::Named(name) => quote!(.#name),
+                Step::Same(acc) => acc.clone(),
+            })
+            .collect()
     }
 
     /// The tangent of the place, read by reference (`Option<&T>`):

@@ -242,7 +242,7 @@ impl Forward {
             return Fx::Data(quote!({ let (__v, __t) = #pair; #left = __v; #tp = __t; }));
         }
         let root: syn::Ident = syn::parse_str(&p.root).expect("a variable name");
-        let acc = &p.accesses;
+        let acc = &p.accesses();
         Fx::Data(quote! {{
             let (__v, __t) = #pair;
             match __t {

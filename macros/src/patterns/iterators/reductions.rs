@@ -73,7 +73,7 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
                 )
             }
             ("sum", 0) => {
-                let init = first(quote!(::core::default::Default::default()))?;
+                let init = first(zero_or_one(&m.method))?;
                 (
                     parse_quote!(let mut #acc #ty = #init;),
                     parse_quote!(#acc = #acc + (#value);),
@@ -81,7 +81,7 @@ pub fn reduction(m: &syn::ExprMethodCall) -> Option<Expr> {
                 )
             }
             ("product", 0) => {
-                let init = first(quote!(::adjoint::__private::one()))?;
+                let init = first(zero_or_one(&m.method))?;
                 (
                     parse_quote!(let mut #acc #ty = #init;),
                     parse_quote!(#acc = #acc * (#value);),
