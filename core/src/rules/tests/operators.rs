@@ -111,4 +111,9 @@ fn integer_casts_have_the_value_of_as_and_no_derivative() {
         CastJvp::<f32>::cast_jvp(u128::MAX, (None,)),
         (u128::MAX as f32, None)
     );
+    // Rounded once, as `as` does: through `f64` this integer would round twice, to 2⁶⁰.
+    let n: u64 = (1 << 60) + (1 << 36) + 1;
+    assert_ne!(n as f32, (n as f64) as f32);
+    assert_eq!(CastRule::<f32>::cast_vjp(n, [true]).0, n as f32);
+    assert_eq!(CastJvp::<f32>::cast_jvp(n, (None,)), (n as f32, None));
 }
